@@ -1,0 +1,149 @@
+"""The ``memstream`` command: run the local stack, the worker, the projector, and tools.
+
+Each subcommand is a thin wrapper: parse flags, build :class:`Settings`, call the module
+that does the work, turn expected failures into one clear line and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from memstream.settings import Settings, SettingsError
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env()
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from projections.schema import migrate
+
+    settings = _settings(args)
+    applied = migrate(settings.database_url, settings.embedding_dim)
+    print(f"migrations applied: {', '.join(applied)}" if applied else "read models up to date")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from streams.worker import run_worker
+
+    run_worker(_settings(args), loglevel=args.loglevel)
+    return 0
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    from projections.projector import run_projector
+
+    run_projector(_settings(args))
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from memstream.jsonl import read_events
+    from memstream.publisher import MemoryPublisher, PublishError, now_millis
+
+    path = Path(args.file)
+    if not path.exists():
+        print(f"error: {path} does not exist", file=sys.stderr)
+        return 2
+    published = failed = 0
+    with MemoryPublisher(_settings(args), source=args.source) as publisher:
+        for line in read_events(path, now_millis()):
+            if line.error is not None:
+                failed += 1
+                print(f"{path}:{line.number}: {line.error}", file=sys.stderr)
+                continue
+            assert line.event is not None
+            publisher.publish(line.event)
+            published += 1
+        try:
+            publisher.flush()
+        except PublishError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    print(f"published {published} event(s) to {publisher.topic}; {failed} line(s) rejected")
+    return 1 if failed else 0
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    from memstream.publisher import MemoryPublisher
+
+    with MemoryPublisher(_settings(args), source="cli") as publisher:
+        event_id = publisher.request_consolidation(
+            args.user, conversation_id=args.conversation, force=args.force, profile=args.profile
+        )
+    print(f"consolidation requested for {args.user} (event {event_id})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from memstream.demo import run_demo
+
+    return run_demo(_settings(args), users=args.users)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from bench.run import run_bench
+
+    return run_bench(_settings(args), events=args.events, users=args.users)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memstream",
+        description="Consolidate AI-agent memory in the stream: Kafka + Faust + PostgreSQL.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from memstream.stack.commands import add_stack_commands
+
+    add_stack_commands(sub)
+
+    p = sub.add_parser("migrate", help="apply the read-model migrations to MEMSTREAM_DATABASE_URL")
+    p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser("worker", help="run the Faust worker (memory.events -> ledger)")
+    p.add_argument("--loglevel", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("project", help="run the projector (ledger -> PostgreSQL read models)")
+    p.set_defaults(func=cmd_project)
+
+    p = sub.add_parser("publish", help="publish events from a JSON Lines file")
+    p.add_argument("file", help="one JSON event per line (see memstream/jsonl.py)")
+    p.add_argument("--source", default="cli", help="the envelope's source (default: cli)")
+    p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser("consolidate", help="request a consolidation cycle for a user")
+    p.add_argument("--user", required=True)
+    p.add_argument("--conversation")
+    p.add_argument("--force", action="store_true")
+    p.add_argument("--profile")
+    p.set_defaults(func=cmd_consolidate)
+
+    p = sub.add_parser("demo", help="up + worker + projector + sample events, then show the result")
+    p.add_argument("--users", type=int, default=5)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", help="throughput/latency ratios vs a bare Faust agent and raw COPY")
+    p.add_argument("--events", type=int, default=20000)
+    p.add_argument("--users", type=int, default=50)
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except SettingsError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

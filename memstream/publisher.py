@@ -1,0 +1,203 @@
+"""The publisher services use to write memory events: idempotent, Avro, keyed by user_id.
+
+A write is acknowledged by Kafka in milliseconds; consolidation happens later, in the stream.
+This is an edge module: it reads the clock and draws random ids for new events, which the
+engine never does.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from memstream.settings import Settings
+from streams import codec
+from streams.engine.model import (
+    ConsolidationRequested,
+    ForgetRequested,
+    InputPayload,
+    Memory,
+    MemoryAccessed,
+    MemoryEvent,
+    MemoryPinned,
+    MemoryUnpinned,
+    MemoryWritten,
+    SessionEnded,
+)
+
+
+class PublishError(RuntimeError):
+    """Kafka did not acknowledge some events; ``failures`` lists (event_id, error)."""
+
+    def __init__(self, failures: list[tuple[str, str]]) -> None:
+        first = "; ".join(f"{eid}: {err}" for eid, err in failures[:3])
+        super().__init__(
+            f"{len(failures)} event(s) were not acknowledged by Kafka ({first}). "
+            f"Check that the broker is up (`memstream status`) and publish them again: "
+            f"their event_ids make the retry idempotent."
+        )
+        self.failures = failures
+
+
+def now_millis() -> int:
+    return int(time.time() * 1000)
+
+
+class MemoryPublisher:
+    """Publishes :class:`MemoryEvent` s to ``memory.events``.
+
+    >>> with MemoryPublisher() as pub:                       # doctest: +SKIP
+    ...     pub.write("user-1", "Project uses PostgreSQL", importance=0.8)
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        source: str = "unknown",
+        producer_config: dict[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings or Settings.from_env()
+        self.source = source
+        self.topic = self.settings.events_topic
+        self._failures: list[tuple[str, str]] = []
+        self._producer = Producer(
+            {
+                "bootstrap.servers": self.settings.kafka_bootstrap,
+                "enable.idempotence": True,
+                "acks": "all",
+                # murmur2 is what the Java client and aiokafka use: every producer of a user
+                # lands on the same partition, hence the same worker.
+                "partitioner": "murmur2_random",
+                "linger.ms": 5,
+                "compression.type": "lz4",
+                **(producer_config or {}),
+            }
+        )
+
+    # -- typed helpers ------------------------------------------------------------------------
+
+    def write(
+        self,
+        user_id: str,
+        content: str,
+        *,
+        memory_id: str | None = None,
+        embedding: Sequence[float] | bytes | None = None,
+        occurred_at: int | None = None,
+        event_id: str | None = None,
+        **fields: Any,
+    ) -> str:
+        """Write (or, with an existing ``memory_id``, update) a memory. Returns the memory id.
+
+        ``fields`` are any :class:`Memory` fields (layer, kind, importance, tags, …).
+        """
+        memory_id = memory_id or str(uuid.uuid4())
+        if embedding is not None and not isinstance(embedding, bytes):
+            embedding = codec.pack_embedding(embedding)
+        for name in ("tags", "trigger_conditions"):
+            if name in fields:
+                fields[name] = tuple(fields[name])
+        memory = Memory(memory_id=memory_id, user_id=user_id, content=content,
+                        embedding=embedding, **fields)
+        self.publish_payload(user_id, MemoryWritten(memory), occurred_at, event_id)
+        return memory_id
+
+    def access(self, user_id: str, memory_id: str, *, occurred_at: int | None = None) -> str:
+        return self.publish_payload(user_id, MemoryAccessed(memory_id), occurred_at)
+
+    def forget(self, user_id: str, memory_id: str, reason: str = "user_request") -> str:
+        return self.publish_payload(user_id, ForgetRequested(memory_id, reason))
+
+    def pin(self, user_id: str, memory_id: str, reason: str = "permanent") -> str:
+        return self.publish_payload(user_id, MemoryPinned(memory_id, reason))
+
+    def unpin(self, user_id: str, memory_id: str) -> str:
+        return self.publish_payload(user_id, MemoryUnpinned(memory_id))
+
+    def end_session(self, user_id: str, session_id: str, conversation_id: str | None = None) -> str:
+        return self.publish_payload(user_id, SessionEnded(session_id, conversation_id))
+
+    def request_consolidation(
+        self,
+        user_id: str,
+        *,
+        conversation_id: str | None = None,
+        force: bool = False,
+        profile: str | None = None,
+    ) -> str:
+        return self.publish_payload(
+            user_id, ConsolidationRequested(conversation_id, force, profile)
+        )
+
+    # -- the general case ---------------------------------------------------------------------
+
+    def publish_payload(
+        self,
+        user_id: str,
+        payload: InputPayload,
+        occurred_at: int | None = None,
+        event_id: str | None = None,
+    ) -> str:
+        event = MemoryEvent(
+            event_id=event_id or str(uuid.uuid4()),
+            user_id=user_id,
+            occurred_at=now_millis() if occurred_at is None else occurred_at,
+            payload=payload,
+            source=self.source,
+        )
+        self.publish(event)
+        return event.event_id
+
+    def publish(self, event: MemoryEvent) -> None:
+        """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`)."""
+        self.publish_raw(event.user_id.encode(), codec.encode_event(event), event.event_type,
+                         event.event_id)
+
+    def publish_raw(self, key: bytes | None, value: bytes, event_type: str, label: str = "") -> None:
+        """Enqueue already-encoded bytes (tools and tests that need to send odd records)."""
+        while True:
+            try:
+                self._producer.produce(
+                    self.topic,
+                    key=key,
+                    value=value,
+                    headers=[("event_type", event_type.encode())],
+                    on_delivery=lambda err, msg, label=label: self._delivered(err, msg, label),
+                )
+                break
+            except BufferError:
+                self._producer.poll(0.05)  # local queue full: let deliveries drain
+        self._producer.poll(0)
+
+    def _delivered(self, err: KafkaError | None, msg: Message, label: str) -> None:
+        if err is not None:
+            self._failures.append((label, str(err)))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until every event is acknowledged; raise :class:`PublishError` otherwise."""
+        remaining = self._producer.flush(timeout)
+        failures, self._failures = self._failures, []
+        if remaining:
+            failures.append(("(queued)", f"{remaining} event(s) still queued after {timeout}s"))
+        if failures:
+            raise PublishError(failures)
+
+    def close(self) -> None:
+        self.flush()
+
+    def __enter__(self) -> MemoryPublisher:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

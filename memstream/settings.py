@@ -1,0 +1,155 @@
+"""Process settings: one frozen value read from the environment (and the local stack's file).
+
+Every process (worker, projector, publisher, CLI) reads its configuration here so the names and
+defaults are documented once. Precedence: explicit environment variable > the exports that
+`memstream up` wrote to ``<state dir>/stack.env`` > the default below.
+This module must never start anything or open a connection.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import platformdirs
+
+ENV_PREFIX = "MEMSTREAM_"
+STACK_ENV_FILE = "stack.env"
+
+
+class SettingsError(ValueError):
+    """A configuration value is missing or malformed; the message names the variable to fix."""
+
+
+def default_state_dir() -> Path:
+    return Path(platformdirs.user_state_dir("memstream"))
+
+
+def default_cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("memstream"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Configuration shared by every memstream process. See README "Configuration"."""
+
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    database_url: str = "postgresql://postgres@127.0.0.1:5432/memstream"
+    topic_prefix: str = ""
+    partitions: int = 12
+    embedding_dim: int = 384
+    app_id: str = "memstream-worker"
+    projector_group: str = "memstream-projector"
+    table_store: str = "rocksdb://"
+    worker_data_dir: Path = field(default_factory=lambda: default_state_dir() / "worker")
+    commit_interval_seconds: float = 0.2
+    worker_metrics_port: int = 9101
+    projector_metrics_port: int = 9102
+    projector_batch_size: int = 2000
+    projector_batch_ms: int = 100
+    retry_attempts: int = 3
+    retry_backoff_seconds: float = 5.0
+    max_content_bytes: int = 65536
+    state_dir: Path = field(default_factory=default_state_dir)
+    cache_dir: Path = field(default_factory=default_cache_dir)
+
+    @property
+    def events_topic(self) -> str:
+        return f"{self.topic_prefix}memory.events"
+
+    @property
+    def ledger_topic(self) -> str:
+        return f"{self.topic_prefix}memory.consolidation"
+
+    @property
+    def deadletter_topic(self) -> str:
+        return f"{self.topic_prefix}memory.deadletter"
+
+    def with_overrides(self, **changes: object) -> Settings:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from ``environ`` (default: the process environment).
+
+        The stack file written by ``memstream up`` fills in whatever the environment leaves
+        unset, so commands run after ``up`` find the stack without flags.
+        """
+        env = dict(os.environ if environ is None else environ)
+        state_dir = Path(env.get(f"{ENV_PREFIX}STATE_DIR", str(default_state_dir())))
+        merged = {**read_env_file(state_dir / STACK_ENV_FILE), **env}
+        values: dict[str, object] = {"state_dir": state_dir}
+        for name, kind in _FIELD_KINDS.items():
+            raw = merged.get(ENV_PREFIX + name.upper())
+            if raw is None or name == "state_dir":
+                continue
+            values[name] = _parse(name, raw, kind)
+        if "worker_data_dir" not in values:
+            values["worker_data_dir"] = state_dir / "worker"
+        return cls(**values)  # type: ignore[arg-type]
+
+    def as_env(self) -> dict[str, str]:
+        """The exports that reproduce these settings in another process."""
+        return {
+            ENV_PREFIX + name.upper(): str(getattr(self, name)) for name in _FIELD_KINDS
+        }
+
+
+_FIELD_KINDS: dict[str, type] = {
+    "kafka_bootstrap": str,
+    "database_url": str,
+    "topic_prefix": str,
+    "partitions": int,
+    "embedding_dim": int,
+    "app_id": str,
+    "projector_group": str,
+    "table_store": str,
+    "worker_data_dir": Path,
+    "commit_interval_seconds": float,
+    "worker_metrics_port": int,
+    "projector_metrics_port": int,
+    "projector_batch_size": int,
+    "projector_batch_ms": int,
+    "retry_attempts": int,
+    "retry_backoff_seconds": float,
+    "max_content_bytes": int,
+    "state_dir": Path,
+    "cache_dir": Path,
+}
+
+
+def _parse(name: str, raw: str, kind: type) -> object:
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SettingsError(
+            f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind.__name__}; "
+            f"unset it to use the default"
+        ) from None
+    if kind in (int, float) and value < 0:  # type: ignore[operator]
+        raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be >= 0, got {raw!r}")
+    return value
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Parse ``export NAME=value`` / ``NAME=value`` lines; a missing file is empty."""
+    if not path.exists():
+        return {}
+    result: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.removeprefix("export ").strip()
+        name, sep, value = line.partition("=")
+        if sep:
+            result[name.strip()] = value.strip().strip("'\"")
+    return result
+
+
+def write_env_file(path: Path, values: Mapping[str, str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"export {name}='{value}'" for name, value in values.items()]
+    path.write_text("\n".join(lines) + "\n")

@@ -1,0 +1,33 @@
+"""The projector's Prometheus metrics (SPEC §7). Labels never carry user ids or content."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+projector_rows = Counter(
+    "memstream_projector_rows", "Rows written to the read models.", ["table"]
+)
+projector_events = Counter(
+    "memstream_projector_events", "Ledger events applied to the read models.", ["event_type"]
+)
+projector_batch = Histogram(
+    "memstream_projector_batch_seconds",
+    "Time to apply one batch (rows + offsets, one transaction).",
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+projector_lag = Gauge(
+    "memstream_projector_lag_seconds",
+    "Wall time minus the event time of the last applied ledger event.",
+)
+projector_retries = Counter(
+    "memstream_projector_retries", "Batch attempts that failed and were retried."
+)
+projector_undecodable = Counter(
+    "memstream_projector_undecodable",
+    "Ledger records the projector could not decode (skipped, sent to the dead-letter topic).",
+)
+consumer_lag = Gauge(
+    "memstream_consumer_lag",
+    "Records behind the partition's high watermark.",
+    ["topic", "partition"],
+)

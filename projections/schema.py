@@ -1,0 +1,63 @@
+"""Applies the read-model migrations in ``projections/migrations`` once each, in order.
+
+Migrations are plain SQL files named ``NNN_name.sql``; ``{embedding_dim}`` is replaced by the
+configured vector dimension (pgvector columns and HNSW indexes need a fixed one). Applied
+names are recorded in ``schema_migrations`` so running this again is a no-op.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psycopg
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+LAYER_TABLES: dict[str, str] = {
+    "working": "working_memories",
+    "episodic": "episodic_events",
+    "semantic": "semantic_facts",
+    "procedural": "procedural_patterns",
+}
+
+
+def migration_files() -> list[Path]:
+    return sorted(MIGRATIONS_DIR.glob("[0-9][0-9][0-9]_*.sql"))
+
+
+def migrate(conninfo: str, embedding_dim: int) -> list[str]:
+    """Apply pending migrations; return the names applied now (empty when up to date)."""
+    applied_now: list[str] = []
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " name text PRIMARY KEY, embedding_dim integer NOT NULL)"
+        )
+        rows = conn.execute("SELECT name, embedding_dim FROM schema_migrations").fetchall()
+        done = {name: dim for name, dim in rows}
+        if done and embedding_dim not in set(done.values()):
+            raise RuntimeError(
+                f"the read models were created with embedding dimension "
+                f"{sorted(set(done.values()))}, not {embedding_dim}: set MEMSTREAM_EMBEDDING_DIM "
+                f"to match, or drop the database and run `memstream up` again"
+            )
+        for path in migration_files():
+            if path.stem in done:
+                continue
+            sql = path.read_text().replace("{embedding_dim}", str(int(embedding_dim)))
+            with conn.transaction():
+                conn.execute(sql)  # type: ignore[arg-type]
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, embedding_dim) VALUES (%s, %s)",
+                    (path.stem, embedding_dim),
+                )
+            applied_now.append(path.stem)
+    return applied_now
+
+
+def ensure_database(server_conninfo: str, dbname: str) -> None:
+    """Create ``dbname`` on the server if it does not exist (CREATE DATABASE cannot run in a
+    transaction, hence autocommit)."""
+    with psycopg.connect(server_conninfo, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{dbname}"')  # type: ignore[arg-type]

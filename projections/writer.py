@@ -1,0 +1,175 @@
+"""Applies one :class:`projections.rows.RowBatch` and the projector's position atomically.
+
+One transaction per batch: binary COPY of the folded rows into a temporary staging table,
+``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version`` into each layer table, guarded
+updates and deletes, the audit log, and finally ``projection_offsets``. Either all of it is
+visible or none, so the stored offset never runs ahead of the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.types.json import Jsonb
+
+from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, RowBatch
+from projections.schema import LAYER_TABLES
+
+_STAGE_TYPES = [
+    "text",  # layer
+    "text",
+    "text",
+    "int8",
+    "text",
+    "text",
+    "text",
+    "text[]",
+    "float8",
+    "float8",
+    "float8",
+    "float8",
+    "text",
+    "text",
+    "text",
+    "text",
+    "bool",
+    "bool",
+    "text",
+    "text",
+    "float8",
+    "text[]",
+    "vector",
+    "jsonb",
+    "timestamptz",
+    "timestamptz",
+    "int4",
+    "timestamptz",
+    "timestamptz",
+    "text",
+]
+_LOG_TYPES = [
+    "text",
+    "text",
+    "timestamptz",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "text",
+    "int8",
+    "int4",
+    "int8",
+]
+_COLS = ", ".join(MEMORY_COLUMNS)
+_UPDATE_SET = ", ".join(
+    f"{c} = EXCLUDED.{c}" for c in MEMORY_COLUMNS if c not in ("user_id", "memory_id")
+)
+
+
+def prepare_connection(conn: psycopg.Connection) -> None:
+    """Per-connection setup: the vector type and the session's staging tables."""
+    register_vector(conn)
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS stage_memories "
+        "(layer text, LIKE working_memories INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+    )
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS stage_log "
+        "(LIKE consolidation_log INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+    )
+    conn.commit()
+
+
+def stored_offsets(conn: psycopg.Connection, projector: str, topic: str) -> dict[int, int]:
+    rows = conn.execute(
+        "SELECT partition, next_offset FROM projection_offsets WHERE projector = %s AND topic = %s",
+        (projector, topic),
+    ).fetchall()
+    conn.commit()
+    return {partition: offset for partition, offset in rows}
+
+
+def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> None:
+    """Apply ``batch`` and move the stored offsets, in one transaction."""
+    with conn.transaction(), conn.cursor() as cur:
+        _apply_deletes(cur, batch)
+        if batch.upserts:
+            _copy_rows(cur, "stage_memories", ("layer", *MEMORY_COLUMNS), _STAGE_TYPES,
+                       ([key[0], *_adapt(row)] for key, row in batch.upserts.items()))
+            for layer in {key[0] for key in batch.upserts}:
+                table = LAYER_TABLES[layer]
+                cur.execute(
+                    f"INSERT INTO {table} ({_COLS}) SELECT {_COLS} FROM stage_memories "  # noqa: S608
+                    f"WHERE layer = %s ON CONFLICT (user_id, memory_id) DO UPDATE SET "
+                    f"{_UPDATE_SET} WHERE {table}.version < EXCLUDED.version",
+                    (layer,),
+                )
+        _apply_access_updates(cur, batch)
+        if batch.log:
+            _copy_rows(cur, "stage_log", LOG_COLUMNS, _LOG_TYPES, batch.log)
+            cols = ", ".join(LOG_COLUMNS)
+            cur.execute(
+                f"INSERT INTO consolidation_log ({cols}) SELECT {cols} FROM stage_log "
+                f"ON CONFLICT (event_id) DO NOTHING"
+            )
+        cur.executemany(
+            "INSERT INTO projection_offsets (projector, topic, partition, next_offset) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (projector, topic, partition) DO UPDATE "
+            "SET next_offset = EXCLUDED.next_offset "
+            "WHERE projection_offsets.next_offset < EXCLUDED.next_offset",
+            [(projector, t, p, o) for (t, p), o in batch.next_offsets.items()],
+        )
+
+
+def _adapt(row: list) -> list:
+    adapted = list(row)
+    embedding_at = MEMORY_COLUMNS.index("embedding")
+    metadata_at = MEMORY_COLUMNS.index("metadata")
+    packed = adapted[embedding_at]
+    adapted[embedding_at] = None if packed is None else np.frombuffer(packed, dtype="<f4")
+    adapted[metadata_at] = Jsonb(adapted[metadata_at])
+    return adapted
+
+
+def _copy_rows(
+    cur: psycopg.Cursor,
+    table: str,
+    columns: Iterable[str],
+    types: list[str],
+    rows: Iterable[Iterable[object]],
+) -> None:
+    with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(types)
+        for row in rows:
+            copy.write_row(row)
+
+
+def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    by_table: dict[str, list[tuple[str, str, int]]] = {}
+    for (layer, user_id, memory_id), version in batch.deletes.items():
+        by_table.setdefault(LAYER_TABLES[layer], []).append((user_id, memory_id, version))
+    for table, params in by_table.items():
+        cur.executemany(
+            f"DELETE FROM {table} WHERE user_id = %s AND memory_id = %s AND version < %s",
+            params,
+        )
+
+
+def _apply_access_updates(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    by_table: dict[str, list[tuple[object, ...]]] = {}
+    for (layer, user_id, memory_id), update in batch.access_updates.items():
+        by_table.setdefault(LAYER_TABLES[layer], []).append(
+            (update.version, update.access_count, update.last_accessed, user_id, memory_id,
+             update.version)
+        )
+    for table, params in by_table.items():
+        cur.executemany(
+            f"UPDATE {table} SET version = %s, access_count = %s, "
+            f"last_accessed = GREATEST(last_accessed, %s) "
+            f"WHERE user_id = %s AND memory_id = %s AND version < %s",
+            params,
+        )

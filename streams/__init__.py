@@ -1,0 +1,1 @@
+"""The Faust application: topics, tables and agents around the pure engine in ``streams.engine``."""

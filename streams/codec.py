@@ -1,0 +1,327 @@
+"""Avro single-object encoding of the contract in ``schemas/``, on the hot path with fastavro.
+
+Wire format (Avro spec, "Single-object encoding"): ``C3 01`` + the 8-byte little-endian
+CRC-64-AVRO fingerprint of the writer schema's parsing canonical form + the Avro binary body.
+A reader resolves the fingerprint to the writer schema (current or any checked-in baseline)
+and reads into the current schema, so older producers keep working.
+
+fastavro runs on a copy of each schema with ``logicalType`` removed. That copy is wire-
+identical (logical types do not change the bytes nor the fingerprint) and keeps times as int
+epoch millis, which is what the engine uses, instead of building ``datetime`` objects per field.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import typing
+from dataclasses import dataclass, fields
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import numpy as np
+from fastavro.schema import load_schema, to_parsing_canonical_form
+
+from streams.engine import ledger
+from streams.engine.model import (
+    INPUT_TYPE_NAMES,
+    Memory,
+    MemoryEvent,
+)
+from streams.engine.state import MemoryRecord
+
+MAGIC = b"\xc3\x01"
+HEADER_SIZE = 10
+NAMESPACE = "memstream.v1"
+LEDGER_NAMESPACE = "memstream.v1.ledger"
+ENVELOPES = ("MemoryEvent", "ConsolidationEvent", "state.MemoryRecord")
+
+
+class DecodeError(ValueError):
+    """Bytes that cannot be read as the expected envelope. ``reason`` is machine-readable."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def schemas_dir() -> Path:
+    """Where the contract lives: ``$MEMSTREAM_SCHEMAS_DIR`` or the repository's ``schemas/``."""
+    configured = os.environ.get("MEMSTREAM_SCHEMAS_DIR")
+    path = Path(configured) if configured else Path(__file__).resolve().parents[1] / "schemas"
+    if not (path / "memstream.v1.MemoryEvent.avsc").exists():
+        raise FileNotFoundError(
+            f"Avro schemas not found in {path}: set MEMSTREAM_SCHEMAS_DIR to the schemas/ "
+            f"folder of the memstream source tree"
+        )
+    return path
+
+
+# --- CRC-64-AVRO -----------------------------------------------------------------------------
+
+_EMPTY64 = 0xC15D213AA4D7A795
+
+
+def _crc64_table() -> list[int]:
+    table = []
+    for i in range(256):
+        fp = i
+        for _ in range(8):
+            fp = (fp >> 1) ^ (_EMPTY64 & -(fp & 1))
+        table.append(fp)
+    return table
+
+
+_TABLE = _crc64_table()
+
+
+def crc64_avro(data: bytes) -> int:
+    """The Rabin fingerprint the Avro spec names CRC-64-AVRO."""
+    fp = _EMPTY64
+    for byte in data:
+        fp = (fp >> 8) ^ _TABLE[(fp ^ byte) & 0xFF]
+    return fp
+
+
+def fingerprint(schema: dict[str, Any] | str) -> bytes:
+    """8-byte little-endian CRC-64-AVRO of the schema's parsing canonical form."""
+    canonical = to_parsing_canonical_form(schema)
+    return crc64_avro(canonical.encode()).to_bytes(8, "little")
+
+
+# --- schema registry -------------------------------------------------------------------------
+
+
+def _strip_logical_types(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _strip_logical_types(v) for k, v in node.items() if k != "logicalType"}
+    if isinstance(node, list):
+        return [_strip_logical_types(v) for v in node]
+    return node
+
+
+@dataclass(frozen=True)
+class WriterSchema:
+    envelope: str
+    fingerprint: bytes
+    parsed: Any  # fastavro parsed schema, logical types stripped
+    origin: Path
+
+
+class SchemaRegistry:
+    """Every schema this process can read (current + baselines), indexed by fingerprint."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or schemas_dir()
+        self.current: dict[str, WriterSchema] = {}
+        self.by_fingerprint: dict[bytes, WriterSchema] = {}
+        for envelope in ENVELOPES:
+            self.current[envelope] = self._register(envelope, self.directory)
+        baseline_root = self.directory / "baseline"
+        for version_dir in sorted(p for p in baseline_root.glob("*") if p.is_dir()):
+            for envelope in ENVELOPES:
+                if (version_dir / f"{NAMESPACE}.{envelope}.avsc").exists():
+                    self._register(envelope, version_dir)
+
+    def _register(self, envelope: str, directory: Path) -> WriterSchema:
+        path = directory / f"{NAMESPACE}.{envelope}.avsc"
+        expanded = load_schema(str(path), _write_hint=False)
+        raw = _strip_logical_types(expanded)
+        parsed = fastavro.parse_schema(raw)
+        entry = WriterSchema(envelope, fingerprint(expanded), parsed, path)
+        self.by_fingerprint.setdefault(entry.fingerprint, entry)
+        return entry
+
+    def expanded_json(self, envelope: str, directory: Path | None = None) -> str:
+        """The schema with every named type inlined, for tools such as avro.compatibility."""
+        path = (directory or self.directory) / f"{NAMESPACE}.{envelope}.avsc"
+        return json.dumps(load_schema(str(path), _write_hint=False))
+
+
+@cache
+def default_registry() -> SchemaRegistry:
+    return SchemaRegistry()
+
+
+# --- dataclass <-> Avro datum ----------------------------------------------------------------
+
+_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
+
+
+def memory_to_datum(memory: Memory) -> dict[str, Any]:
+    return {name: getattr(memory, name) for name in _MEMORY_FIELDS}
+
+
+def memory_from_datum(datum: dict[str, Any]) -> Memory:
+    datum["tags"] = tuple(datum["tags"])
+    datum["trigger_conditions"] = tuple(datum["trigger_conditions"])
+    return Memory(**datum)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """How to convert one payload dataclass: which fields hold a Memory, which a tuple."""
+
+    cls: type
+    avro_name: str
+    field_names: tuple[str, ...]
+    memory_fields: frozenset[str]
+    tuple_fields: frozenset[str]
+
+
+def _shape(cls: type, avro_name: str) -> _Shape:
+    hints = typing.get_type_hints(cls)
+    names = tuple(f.name for f in fields(cls))
+    memory_fields = frozenset(n for n in names if hints[n] is Memory)
+    tuple_fields = frozenset(n for n in names if typing.get_origin(hints[n]) is tuple)
+    return _Shape(cls, avro_name, names, memory_fields, tuple_fields)
+
+
+_INPUT_SHAPES = {cls: _shape(cls, f"{NAMESPACE}.{name}") for cls, name in INPUT_TYPE_NAMES.items()}
+_LEDGER_SHAPES = {
+    cls: _shape(cls, f"{LEDGER_NAMESPACE}.{cls.__name__}") for cls in ledger.LEDGER_PAYLOAD_TYPES
+}
+_BY_AVRO_NAME = {s.avro_name: s for s in (*_INPUT_SHAPES.values(), *_LEDGER_SHAPES.values())}
+
+
+def _payload_to_datum(payload: Any, shapes: dict[type, _Shape]) -> tuple[str, dict[str, Any]]:
+    shape = shapes[type(payload)]
+    datum: dict[str, Any] = {}
+    for name in shape.field_names:
+        value = getattr(payload, name)
+        datum[name] = memory_to_datum(value) if name in shape.memory_fields else value
+    return shape.avro_name, datum
+
+
+def _payload_from_datum(named: tuple[str, dict[str, Any]]) -> Any:
+    avro_name, datum = named
+    shape = _BY_AVRO_NAME[avro_name]
+    for name in shape.memory_fields:
+        datum[name] = memory_from_datum(datum[name])
+    for name in shape.tuple_fields:
+        datum[name] = tuple(datum[name])
+    return shape.cls(**datum)
+
+
+# --- embeddings ------------------------------------------------------------------------------
+
+
+def pack_embedding(values: Any) -> bytes:
+    """Floats -> packed little-endian float32 (the wire form of ``Memory.embedding``)."""
+    return np.asarray(values, dtype="<f4").tobytes()
+
+
+def unpack_embedding(packed: bytes) -> np.ndarray:
+    return np.frombuffer(packed, dtype="<f4")
+
+
+# --- framing ---------------------------------------------------------------------------------
+
+
+def _frame(schema: WriterSchema, datum: dict[str, Any]) -> bytes:
+    buf = io.BytesIO()
+    buf.write(MAGIC)
+    buf.write(schema.fingerprint)
+    fastavro.schemaless_writer(buf, schema.parsed, datum)
+    return buf.getvalue()
+
+
+def _unframe(data: bytes, envelope: str, registry: SchemaRegistry) -> dict[str, Any]:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise DecodeError("undecodable", "the record has no value bytes")
+    if len(data) < HEADER_SIZE or data[:2] != MAGIC:
+        raise DecodeError("undecodable", "not Avro single-object encoding (missing C3 01 header)")
+    fp = bytes(data[2:HEADER_SIZE])
+    writer = registry.by_fingerprint.get(fp)
+    if writer is None:
+        raise DecodeError(
+            "unknown_schema",
+            f"schema fingerprint {fp.hex()} is not in schemas/ or schemas/baseline/",
+        )
+    if writer.envelope != envelope:
+        raise DecodeError("wrong_schema", f"expected {envelope}, got {writer.envelope}")
+    reader = registry.current[envelope]
+    try:
+        body = io.BytesIO(data[HEADER_SIZE:])
+        datum = fastavro.schemaless_reader(
+            body,
+            writer.parsed,
+            None if writer is reader else reader.parsed,
+            return_record_name=True,
+            return_record_name_override=True,
+        )
+        if body.tell() != len(data) - HEADER_SIZE:
+            raise ValueError("trailing bytes after the record")
+    except DecodeError:
+        raise
+    except Exception as exc:  # fastavro raises many types on corrupt input
+        raise DecodeError("undecodable", f"Avro body does not match its schema: {exc}") from None
+    return datum  # type: ignore[no-any-return]
+
+
+# --- public API ------------------------------------------------------------------------------
+
+
+def encode_event(event: MemoryEvent, registry: SchemaRegistry | None = None) -> bytes:
+    reg = registry or default_registry()
+    datum = {
+        "event_id": event.event_id,
+        "user_id": event.user_id,
+        "occurred_at": event.occurred_at,
+        "source": event.source,
+        "payload": _payload_to_datum(event.payload, _INPUT_SHAPES),
+    }
+    return _frame(reg.current["MemoryEvent"], datum)
+
+
+def decode_event(data: bytes, registry: SchemaRegistry | None = None) -> MemoryEvent:
+    datum = _unframe(data, "MemoryEvent", registry or default_registry())
+    datum["payload"] = _payload_from_datum(datum["payload"])
+    return MemoryEvent(**datum)
+
+
+def encode_ledger(event: ledger.ConsolidationEvent, registry: SchemaRegistry | None = None) -> bytes:
+    reg = registry or default_registry()
+    datum = {
+        "event_id": event.event_id,
+        "user_id": event.user_id,
+        "occurred_at": event.occurred_at,
+        "causation_id": event.causation_id,
+        "cycle_id": event.cycle_id,
+        "trigger": event.trigger,
+        "payload": _payload_to_datum(event.payload, _LEDGER_SHAPES),
+    }
+    return _frame(reg.current["ConsolidationEvent"], datum)
+
+
+def decode_ledger(data: bytes, registry: SchemaRegistry | None = None) -> ledger.ConsolidationEvent:
+    datum = _unframe(data, "ConsolidationEvent", registry or default_registry())
+    datum["payload"] = _payload_from_datum(datum["payload"])
+    return ledger.ConsolidationEvent(**datum)
+
+
+def peek_fingerprint(data: bytes) -> bytes | None:
+    """The writer fingerprint of a framed record, without decoding it."""
+    if len(data) >= HEADER_SIZE and data[:2] == MAGIC:
+        return bytes(data[2:HEADER_SIZE])
+    return None
+
+
+def encode_record(record: MemoryRecord, registry: SchemaRegistry | None = None) -> bytes:
+    """A worker-state record (Faust table value)."""
+    reg = registry or default_registry()
+    datum = {
+        "memory": memory_to_datum(record.memory),
+        "version": record.version,
+        "forgotten": record.forgotten,
+    }
+    return _frame(reg.current["state.MemoryRecord"], datum)
+
+
+def decode_record(data: bytes, registry: SchemaRegistry | None = None) -> MemoryRecord:
+    datum = _unframe(data, "state.MemoryRecord", registry or default_registry())
+    return MemoryRecord(memory_from_datum(datum["memory"]), datum["version"], datum["forgotten"])

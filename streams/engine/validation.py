@@ -1,0 +1,120 @@
+"""Checks an input event against the contract's rules before the engine acts on it.
+
+Avro already guarantees the shape; this guards the values (ids, ranges, NaN, sizes,
+embedding dimension). Each failure carries a machine-readable ``reason`` — the label of
+``memstream_events_rejected_total`` and the dead-letter header — and a sentence for humans.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+
+from streams.engine.model import Memory, MemoryEvent, MemoryWritten
+
+REJECTION_REASONS = (
+    "undecodable",
+    "unknown_schema",
+    "wrong_schema",
+    "missing_field",
+    "invalid_event_id",
+    "key_mismatch",
+    "user_mismatch",
+    "not_a_number",
+    "out_of_range",
+    "content_too_large",
+    "embedding_dimension",
+    "unknown_memory",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The contract's limits (SPEC §4); the worker builds this from its settings."""
+
+    embedding_dim: int = 384
+    max_content_bytes: int = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    reason: str
+    detail: str
+
+
+_UNIT_FIELDS = ("importance", "confidence", "emotional_salience")
+
+
+def validate_event(event: MemoryEvent, limits: Limits, key: str | None = None) -> Rejection | None:
+    """The first rule ``event`` breaks, or None. ``key`` is the Kafka record key, if any."""
+    if not event.event_id:
+        return Rejection("missing_field", "event_id is empty")
+    try:
+        uuid.UUID(event.event_id)
+    except ValueError:
+        return Rejection("invalid_event_id", f"event_id {event.event_id[:64]!r} is not a UUID")
+    if not event.user_id:
+        return Rejection("missing_field", "user_id is empty")
+    if key is not None and key != event.user_id:
+        return Rejection(
+            "key_mismatch",
+            "the Kafka key must be the user_id (it decides the partition that owns the user)",
+        )
+    if event.occurred_at < 0:
+        return Rejection("out_of_range", "occurred_at is before 1970")
+    memory_id = getattr(event.payload, "memory_id", None)
+    if memory_id is not None and not memory_id:
+        return Rejection("missing_field", "memory_id is empty")
+    if isinstance(event.payload, MemoryWritten):
+        return validate_memory(event.payload.memory, event.user_id, limits)
+    return None
+
+
+def validate_memory(memory: Memory, user_id: str, limits: Limits) -> Rejection | None:
+    if not memory.memory_id:
+        return Rejection("missing_field", "memory.memory_id is empty")
+    if memory.user_id != user_id:
+        return Rejection("user_mismatch", "memory.user_id differs from the event's user_id")
+    if not memory.content:
+        return Rejection("missing_field", "memory.content is empty")
+    size = len(memory.content.encode("utf-8"))
+    if size > limits.max_content_bytes:
+        return Rejection(
+            "content_too_large",
+            f"content is {size} bytes; the limit is {limits.max_content_bytes}",
+        )
+    for name in _UNIT_FIELDS:
+        if (problem := _check_range(name, getattr(memory, name), 0.0, 1.0)) is not None:
+            return problem
+    if (problem := _check_range("valence", memory.valence, -1.0, 1.0)) is not None:
+        return problem
+    if memory.success is not None and (
+        problem := _check_range("success", memory.success, 0.0, 1.0)
+    ) is not None:
+        return problem
+    if memory.access_count < 0:
+        return Rejection("out_of_range", "access_count is negative")
+    if memory.embedding is not None:
+        return _check_embedding(memory.embedding, limits.embedding_dim)
+    return None
+
+
+def _check_range(name: str, value: float, low: float, high: float) -> Rejection | None:
+    if math.isnan(value) or math.isinf(value):
+        return Rejection("not_a_number", f"{name} is {value}")
+    if not low <= value <= high:
+        return Rejection("out_of_range", f"{name}={value} is outside [{low}, {high}]")
+    return None
+
+
+def _check_embedding(packed: bytes, dim: int) -> Rejection | None:
+    if len(packed) != 4 * dim:
+        got = f"{len(packed) / 4:g}"
+        return Rejection(
+            "embedding_dimension", f"embedding has {got} float32 values; expected {dim}"
+        )
+    values = memoryview(packed).cast("f")
+    if any(math.isnan(v) or math.isinf(v) for v in values):
+        return Rejection("not_a_number", "embedding contains NaN or infinity")
+    return None

@@ -1,0 +1,45 @@
+"""The worker's Prometheus metrics (SPEC §7): base units, ``_total`` counters, ``_seconds``
+histograms, prefix ``memstream_``. Labels never carry user ids or content.
+
+Faust's own Prometheus monitor is not enabled: its names are unprefixed and in milliseconds.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
+
+events_ingested = Counter(
+    "memstream_events_ingested",
+    "Input events accepted by the ingest agent.",
+    ["event_type"],
+)
+events_rejected = Counter(
+    "memstream_events_rejected",
+    "Input events sent to the dead-letter topic.",
+    ["reason"],
+)
+events_duplicate = Counter(
+    "memstream_events_duplicate",
+    "Input events ignored because their event_id was already processed.",
+)
+ledger_events = Counter(
+    "memstream_ledger_events",
+    "Events appended to memory.consolidation.",
+    ["event_type"],
+)
+event_lag = Histogram(
+    "memstream_event_lag_seconds",
+    "Event time of the input to the moment its decision was emitted.",
+    buckets=LAG_BUCKETS,
+)
+consumer_lag = Gauge(
+    "memstream_consumer_lag",
+    "Records behind the partition's high watermark.",
+    ["topic", "partition"],
+)
+partitions_assigned = Gauge(
+    "memstream_worker_partitions_assigned",
+    "Partitions of memory.events this worker owns.",
+)
