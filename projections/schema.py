@@ -12,6 +12,7 @@ from pathlib import Path
 import psycopg
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+MIGRATION_LOCK_ID = 0x6D656D73  # "mems": the advisory lock key serialising migrations
 LAYER_TABLES: dict[str, str] = {
     "working": "working_memories",
     "episodic": "episodic_events",
@@ -28,6 +29,9 @@ def migrate(conninfo: str, embedding_dim: int) -> list[str]:
     """Apply pending migrations; return the names applied now (empty when up to date)."""
     applied_now: list[str] = []
     with psycopg.connect(conninfo, autocommit=True) as conn:
+        # Several projectors (or k8s init containers) may start together: one migrates at a
+        # time, the others then find nothing left to do.
+        conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_ID,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
             " name text PRIMARY KEY, embedding_dim integer NOT NULL)"

@@ -51,9 +51,16 @@ def build_app(settings: Settings) -> Worker:
     ledger = app.topic(settings.ledger_topic, partitions=settings.partitions, **raw)
     deadletter = app.topic(settings.deadletter_topic, partitions=settings.partitions, **raw)
 
-    raw_schema = faust.Schema(key_type=bytes, value_type=bytes, **raw)
-    memories = app.Table("memories", partitions=settings.partitions, schema=raw_schema)
-    seen_events = app.Table("seen_events", partitions=settings.partitions, schema=raw_schema)
+    # Values are our own Avro bytes. key_type/value_type=bytes is what makes Faust pick the
+    # raw codec for the store and the changelog alike (a schema alone only covers the latter).
+    table: dict[str, Any] = {
+        "partitions": settings.partitions,
+        "key_type": bytes,
+        "value_type": bytes,
+        "schema": faust.Schema(key_type=bytes, value_type=bytes, **raw),
+    }
+    memories = app.Table("memories", **table)
+    seen_events = app.Table("seen_events", **table)
 
     limits = Limits(settings.embedding_dim, settings.max_content_bytes)
     processor = IngestProcessor(memories, seen_events, limits)

@@ -25,6 +25,7 @@ import fastavro
 import numpy as np
 from fastavro.schema import load_schema, to_parsing_canonical_form
 
+from schemas import SCHEMAS_DIR
 from streams.engine import ledger
 from streams.engine.model import (
     INPUT_TYPE_NAMES,
@@ -52,7 +53,7 @@ class DecodeError(ValueError):
 def schemas_dir() -> Path:
     """Where the contract lives: ``$MEMSTREAM_SCHEMAS_DIR`` or the repository's ``schemas/``."""
     configured = os.environ.get("MEMSTREAM_SCHEMAS_DIR")
-    path = Path(configured) if configured else Path(__file__).resolve().parents[1] / "schemas"
+    path = Path(configured) if configured else SCHEMAS_DIR
     if not (path / "memstream.v1.MemoryEvent.avsc").exists():
         raise FileNotFoundError(
             f"Avro schemas not found in {path}: set MEMSTREAM_SCHEMAS_DIR to the schemas/ "

@@ -1,0 +1,68 @@
+"""Read helpers over the read models: what services ask memstream's PostgreSQL side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+from projections.schema import LAYER_TABLES
+
+
+@dataclass(frozen=True)
+class NearMemory:
+    layer: str
+    memory_id: str
+    content: str
+    distance: float
+
+
+@dataclass(frozen=True)
+class Link:
+    source_id: str
+    target_id: str
+    link_type: str
+    confidence: float | None
+    created_at: datetime
+
+
+def nearest_memories(
+    conn: psycopg.Connection, user_id: str, embedding: bytes, k: int = 5
+) -> list[NearMemory]:
+    """The user's ``k`` memories closest to ``embedding`` (cosine distance, HNSW indexes)."""
+    register_vector(conn)
+    query = np.frombuffer(embedding, dtype="<f4")
+    union = " UNION ALL ".join(
+        f"(SELECT '{layer}' AS layer, memory_id, content, embedding <=> %(q)s AS distance "
+        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL "
+        f"ORDER BY embedding <=> %(q)s LIMIT %(k)s)"
+        for layer, table in LAYER_TABLES.items()
+    )
+    rows = conn.execute(
+        f"SELECT * FROM ({union}) AS near ORDER BY distance, memory_id LIMIT %(k)s",  # type: ignore[arg-type]
+        {"q": query, "u": user_id, "k": k},
+    ).fetchall()
+    return [NearMemory(*row) for row in rows]
+
+
+def contradictions(conn: psycopg.Connection, user_id: str) -> list[Link]:
+    return _links(conn, "user_id = %s AND link_type = 'contradicts'", (user_id,))
+
+
+def lineage(conn: psycopg.Connection, user_id: str, memory_id: str) -> list[Link]:
+    """Every link into or out of a memory: where it came from and what it became."""
+    return _links(
+        conn, "user_id = %s AND (source_id = %s OR target_id = %s)", (user_id, memory_id, memory_id)
+    )
+
+
+def _links(conn: psycopg.Connection, where: str, params: tuple[str, ...]) -> list[Link]:
+    rows = conn.execute(
+        f"SELECT source_id, target_id, link_type, confidence, created_at FROM memory_links "  # type: ignore[arg-type]
+        f"WHERE {where} ORDER BY created_at, source_id, target_id",
+        params,
+    ).fetchall()
+    return [Link(*row) for row in rows]

@@ -1,0 +1,38 @@
+"""Shared fixtures. Integration tests get ONE real local stack (Kafka broker + PostgreSQL)
+per test session, started in a temporary state dir on free ports and stopped at the end;
+each test then gets its own topics (a unique prefix), database, worker and projector."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import pytest
+
+warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from memstream.settings import Settings
+    from memstream.stack import LocalStack
+
+    state_dir = tmp_path_factory.mktemp("stack")
+    settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(state_dir), "MEMSTREAM_PARTITIONS": "4"})
+    local = LocalStack(settings)
+    info = local.up(progress=lambda _message: None)
+    try:
+        yield info
+    finally:
+        local.down(progress=lambda _message: None)
+
+
+@pytest.fixture
+def pipeline(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from tests.support import Pipeline
+
+    p = Pipeline.create(stack, tmp_path_factory.mktemp("pipeline"))
+    try:
+        yield p
+    finally:
+        p.close()

@@ -1,0 +1,175 @@
+"""An isolated pipeline on the shared real stack: its own topics, database and processes.
+
+Tests drive the real ``memstream worker`` and ``memstream project`` commands as subprocesses
+and read the real read models; nothing here replaces Kafka or PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from confluent_kafka import Consumer
+from prometheus_client.parser import text_string_to_metric_families
+from psycopg.conninfo import make_conninfo
+
+from memstream.processes import ManagedProcess, start_command
+from memstream.publisher import MemoryPublisher
+from memstream.settings import Settings
+from memstream.stack import LocalStack
+from memstream.stack.ports import pick_port
+from memstream.waiting import wait_until
+from projections.schema import LAYER_TABLES, ensure_database, migrate
+
+PARTITIONS = 4
+
+
+@dataclass
+class Pipeline:
+    settings: Settings
+    workdir: Path
+    processes: dict[str, ManagedProcess] = field(default_factory=dict)
+    _publisher: MemoryPublisher | None = None
+
+    @classmethod
+    def create(cls, stack: Any, workdir: Path, table_store: str = "memory://") -> Pipeline:
+        run = uuid.uuid4().hex[:10]
+        dbname = f"t_{run}"
+        ensure_database(stack.database_url, dbname)
+        settings = Settings.from_env(
+            {"MEMSTREAM_STATE_DIR": str(stack.state_dir)}
+        ).with_overrides(
+            kafka_bootstrap=stack.kafka_bootstrap,
+            database_url=make_conninfo(stack.database_url, dbname=dbname),
+            topic_prefix=f"t{run}.",
+            partitions=PARTITIONS,
+            app_id=f"worker-{run}",
+            projector_group=f"projector-{run}",
+            table_store=table_store,
+            worker_data_dir=workdir / "worker-data",
+            worker_metrics_port=pick_port(None)[0],
+            projector_metrics_port=pick_port(None)[0],
+            projector_batch_ms=50,
+            commit_interval_seconds=0.1,
+            retry_backoff_seconds=0.5,
+        )
+        migrate(settings.database_url, settings.embedding_dim)
+        LocalStack(settings).create_topics(settings.topic_prefix, PARTITIONS)
+        return cls(settings, workdir)
+
+    # -- processes ----------------------------------------------------------------------------
+
+    def start(self, name: str, args: list[str] | None = None) -> ManagedProcess:
+        command = args or {"worker": ["worker"], "projector": ["project"]}[name.split("-")[0]]
+        process = start_command(name, command, self.settings, self.workdir / "logs")
+        self.processes[name] = process
+        return process
+
+    def start_all(self) -> None:
+        self.start("worker")
+        self.start("projector")
+
+    def close(self) -> None:
+        if self._publisher is not None:
+            self._publisher.flush()
+            self._publisher = None  # drops the librdkafka client before the stack goes down
+        for process in self.processes.values():
+            process.stop()
+
+    def logs(self) -> str:
+        return "\n".join(
+            f"--- {name} (pid {p.pid}, alive={p.alive()})\n{p.log_tail(40)}"
+            for name, p in self.processes.items()
+        )
+
+    # -- Kafka --------------------------------------------------------------------------------
+
+    @property
+    def publisher(self) -> MemoryPublisher:
+        if self._publisher is None:
+            self._publisher = MemoryPublisher(self.settings, source="tests")
+        return self._publisher
+
+    def read_topic(self, topic: str, expected: int, timeout: float = 60.0) -> list[Any]:
+        """Read ``expected`` committed records of ``topic`` from the beginning."""
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.settings.kafka_bootstrap,
+                "group.id": f"reader-{uuid.uuid4().hex[:8]}",
+                "auto.offset.reset": "earliest",
+                "isolation.level": "read_committed",
+                "enable.auto.commit": False,
+            }
+        )
+        consumer.subscribe([topic])
+        records: list[Any] = []
+
+        def enough() -> bool:
+            for message in consumer.consume(500, 0.2):
+                if message.error() is None:
+                    records.append(message)
+            return len(records) >= expected
+
+        try:
+            wait_until(enough, timeout=timeout, interval=0, what=f"{expected} records on {topic}",
+                       describe=lambda: f"got {len(records)}\n{self.logs()}")
+        finally:
+            consumer.close()
+        return records
+
+    # -- PostgreSQL ---------------------------------------------------------------------------
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.settings.database_url) as conn:
+            return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+
+    def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self.query(sql, params)[0][0]
+
+    def wait_for_log_count(self, expected: int, timeout: float = 90.0) -> None:
+        """Wait until ``expected`` ledger events reached consolidation_log."""
+        wait_until(
+            lambda: self.scalar("SELECT count(*) FROM consolidation_log") >= expected,
+            timeout=timeout,
+            what=f"{expected} ledger events in consolidation_log",
+            describe=lambda: f"have {self.scalar('SELECT count(*) FROM consolidation_log')}\n"
+            f"{self.logs()}",
+        )
+
+    def memory_rows(self) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+        """(layer, user, memory) -> (version, access_count, content) over all layer tables."""
+        rows = {}
+        for layer, table in LAYER_TABLES.items():
+            for user_id, memory_id, version, count, content in self.query(
+                f"SELECT user_id, memory_id, version, access_count, content FROM {table}"
+            ):
+                rows[(layer, user_id, memory_id)] = (version, count, content)
+        return rows
+
+    def dump_tables(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every read-model table's full content, ordered, for replay comparisons."""
+        tables = [*LAYER_TABLES.values(), "memory_links", "sessions", "user_profiles",
+                  "consolidation_reports", "consolidation_log"]
+        return {t: self.query(f"SELECT * FROM {t} ORDER BY 1, 2, 3") for t in tables}
+
+    # -- metrics ------------------------------------------------------------------------------
+
+    def metrics(self, process: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        port = (
+            self.settings.worker_metrics_port
+            if process == "worker"
+            else self.settings.projector_metrics_port
+        )
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        samples = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+        return samples
+
+    def metric_sum(self, process: str, name: str) -> float:
+        return sum(v for (n, _), v in self.metrics(process).items() if n == name)

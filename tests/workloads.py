@@ -1,0 +1,82 @@
+"""Deterministic workloads for end-to-end tests, and what the oracle says they should produce."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from typing import Any
+
+from streams import codec
+from streams.engine.model import (
+    LAYERS,
+    ForgetRequested,
+    Memory,
+    MemoryAccessed,
+    MemoryEvent,
+    MemoryPinned,
+    MemoryWritten,
+)
+from streams.engine.oracle import OracleRun
+
+BASE_TIME = 1_790_000_000_000  # a fixed event time: tests never read the clock for it
+DIM = 384
+
+
+def event_id(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def embedding(rng: random.Random) -> bytes:
+    return codec.pack_embedding([rng.uniform(-1, 1) for _ in range(DIM)])
+
+
+def mixed_workload(count: int, users: int, seed: int = 7) -> list[MemoryEvent]:
+    """Writes in every layer, updates, accesses, pins and forgets, spread over ``users``."""
+    rng = random.Random(seed)
+    live: dict[str, list[str]] = {f"user-{u}": [] for u in range(users)}
+    events = []
+    for i in range(count):
+        user = f"user-{i % users}"
+        memories = live[user]
+        roll = rng.random()
+        at = BASE_TIME + i * 1000
+        if memories and roll < 0.15:
+            payload: Any = MemoryAccessed(rng.choice(memories))
+        elif memories and roll < 0.22:
+            target = rng.choice(memories)
+            payload = MemoryWritten(_memory(rng, user, target, f"updated {i}"))
+        elif memories and roll < 0.25:
+            payload = MemoryPinned(rng.choice(memories))
+        elif memories and roll < 0.28:
+            target = memories.pop(rng.randrange(len(memories)))
+            payload = ForgetRequested(target, "user_request")
+        else:
+            memory_id = f"{user}-m{i}"
+            memories.append(memory_id)
+            payload = MemoryWritten(_memory(rng, user, memory_id, f"memory {i} of {user}"))
+        events.append(MemoryEvent(event_id(rng), user, at, payload, source="tests"))
+    return events
+
+
+def _memory(rng: random.Random, user: str, memory_id: str, content: str) -> Memory:
+    return Memory(
+        memory_id=memory_id,
+        user_id=user,
+        content=content,
+        layer=rng.choice(LAYERS),
+        importance=round(rng.random(), 3),
+        tags=("t1",) if rng.random() < 0.5 else (),
+        embedding=embedding(rng) if rng.random() < 0.5 else None,
+        metadata={"i": content},
+    )
+
+
+def expected_rows(run: OracleRun) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+    """What the layer tables must hold after ``run``: (layer, user, memory) -> row facts."""
+    rows = {}
+    for user_id, state in run.users.items():
+        for record in state.live_memories():
+            memory = record.memory
+            key = (memory.layer, user_id, memory.memory_id)
+            rows[key] = (record.version, memory.access_count, memory.content)
+    return rows
