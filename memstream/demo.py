@@ -15,6 +15,7 @@ import time
 import urllib.request
 import uuid
 from collections import Counter
+from typing import Any
 
 import psycopg
 from prometheus_client.parser import text_string_to_metric_families
@@ -205,20 +206,20 @@ def run_demo(settings: Settings, users: int = 5) -> int:
         with MemoryPublisher(settings, source="demo") as publisher:
             for event in events:
                 publisher.publish(event)
-            for what, key, value in bad_records(settings.embedding_dim):
+            bad = bad_records(settings.embedding_dim)
+            for what, key, value in bad:
                 publisher.publish_raw(key, value, event_type="demo-bad-record", label=what)
-        print(
-            f"  published {len(events)} events for {users} users + {len(bad_records(settings.embedding_dim))} bad records"
-        )
+        print(f"  published {len(events)} events for {users} users + {len(bad)} bad records")
         _wait_for_read_models(settings, expected, processes)
         wait_until(
-            lambda: sum(_rejections(settings.worker_metrics_port).values()) >= len(bad_records(1)),
+            lambda: sum(_rejections(settings.worker_metrics_port).values()) >= len(bad),
             timeout=30,
             what="the bad records to be dead-lettered",
         )
         elapsed = time.monotonic() - started
         print(
-            f"  the read models hold all {len(expected)} ledger events the oracle predicts ({elapsed:.1f} s)\n"
+            f"  the read models hold all {len(expected)} ledger events the oracle predicts "
+            f"({elapsed:.1f} s)\n"
         )
         _report(settings, events)
     except (WaitTimeout, psycopg.Error) as exc:
@@ -245,9 +246,9 @@ def _wait_for_read_models(
             if not process.alive():
                 raise WaitTimeout(f"the {process.name} exited (code {process.popen.returncode})")
         with psycopg.connect(settings.database_url) as conn:
-            done = conn.execute(
-                "SELECT count(*) FROM consolidation_log WHERE event_id = ANY(%s)", (ids,)
-            ).fetchone()[0]
+            done = _one(
+                conn, "SELECT count(*) FROM consolidation_log WHERE event_id = ANY(%s)", (ids,)
+            )[0]
         bar.show(done)
         return done >= len(ids)
 
@@ -269,24 +270,28 @@ def _report(settings: Settings, events: list[MemoryEvent]) -> None:
             counts = []
             accesses = pinned = 0
             for table in LAYER_TABLES.values():
-                n, a, p = conn.execute(
-                    f"SELECT count(*), coalesce(sum(access_count), 0), count(*) FILTER (WHERE pinned) "
-                    f"FROM {table} WHERE user_id = %s",
+                n, a, p = _one(
+                    conn,
+                    f"SELECT count(*), coalesce(sum(access_count), 0), "
+                    f"count(*) FILTER (WHERE pinned) FROM {table} WHERE user_id = %s",
                     (user,),
-                ).fetchone()
+                )
                 counts.append(n)
                 accesses += a
                 pinned += p
             print(
                 f"  {user:<14}" + "".join(f"{n:>12}" for n in counts) + f"{accesses:>10}{pinned:>8}"
             )
-        forgotten = conn.execute(
-            "SELECT count(*) FROM consolidation_log WHERE action = 'MemoryForgotten' AND user_id LIKE 'demo-%'"
-        ).fetchone()[0]
-        actions = Counter(
+        forgotten = _one(
+            conn,
+            "SELECT count(*) FROM consolidation_log "
+            "WHERE action = 'MemoryForgotten' AND user_id LIKE 'demo-%'",
+        )[0]
+        actions: Counter[str] = Counter(
             dict(
                 conn.execute(
-                    "SELECT action, count(*) FROM consolidation_log WHERE user_id LIKE 'demo-%' GROUP BY action"
+                    "SELECT action, count(*) FROM consolidation_log "
+                    "WHERE user_id LIKE 'demo-%' GROUP BY action"
                 ).fetchall()
             )
         )
@@ -303,6 +308,12 @@ def _report(settings: Settings, events: list[MemoryEvent]) -> None:
     print(f"\n  dead-lettered to {settings.deadletter_topic} (the pipeline kept going):")
     for reason, count in sorted(rejected.items()):
         print(f"    {reason:<22}{count:>4}")
+
+
+def _one(conn: psycopg.Connection, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...]:
+    row = conn.execute(sql, params).fetchone()
+    assert row is not None, "an aggregate query returns one row"
+    return row
 
 
 def _rejections(port: int) -> dict[str, int]:

@@ -15,10 +15,11 @@ so a line that parses is published and, if it breaks a rule, lands in the dead-l
 from __future__ import annotations
 
 import json
+import typing
 import uuid
 from collections.abc import Iterator
-from dataclasses import MISSING, dataclass, fields
-from datetime import datetime
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ PAYLOAD_CLASSES = {name: cls for cls, name in INPUT_TYPE_NAMES.items()}
 ENVELOPE_KEYS = {"type", "user_id", "event_id", "occurred_at", "source"}
 _TIME_FIELDS = {"created_at", "last_accessed", "valid_at", "invalid_at", "accessed_at"}
 _MEMORY_FIELDS = {f.name: f for f in fields(Memory)}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class EventFormatError(ValueError):
@@ -82,8 +84,9 @@ def event_from_json(obj: Any, now_ms: int) -> MemoryEvent:
         allowed = {f.name for f in fields(cls)}
         _reject_unknown(body, allowed, type_name)
         for name in allowed & _TIME_FIELDS:
-            if name in body:
+            if body.get(name) is not None:
                 body[name] = parse_time(body[name], name)
+        _check_payload_types(cls, body, type_name)
         try:
             payload = cls(**body)
         except TypeError as exc:
@@ -125,8 +128,18 @@ def _memory_from_json(obj: dict[str, Any], user_id: str) -> Memory:
 
 _NUMBER_FIELDS = {"importance", "confidence", "emotional_salience", "valence", "success"}
 _STR_FIELDS = {
-    "memory_id", "user_id", "content", "layer", "kind", "subtype", "priority", "scope",
-    "scope_id", "created_by", "conversation_id", "session_id",
+    "memory_id",
+    "user_id",
+    "content",
+    "layer",
+    "kind",
+    "subtype",
+    "priority",
+    "scope",
+    "scope_id",
+    "created_by",
+    "conversation_id",
+    "session_id",
 }
 _ENUMS = {
     "layer": ("working", "episodic", "semantic", "procedural"),
@@ -139,7 +152,7 @@ _ENUMS = {
 def _check_type(name: str, value: Any) -> None:
     field = _MEMORY_FIELDS[name]
     if value is None:
-        if field.default is not None and field.default is not MISSING:
+        if field.default is not None:  # only fields whose default is null may be null
             raise EventFormatError(f"memory.{name} cannot be null")
         return
     if name in _NUMBER_FIELDS and (isinstance(value, bool) or not isinstance(value, int | float)):
@@ -156,6 +169,21 @@ def _check_type(name: str, value: Any) -> None:
         isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
     ):
         raise EventFormatError("memory.metadata must be an object of strings")
+
+
+def _check_payload_types(cls: type, body: dict[str, Any], where: str) -> None:
+    """Every field of the small payloads is text, a flag or a time (already parsed)."""
+    hints = typing.get_type_hints(cls)
+    for name, value in body.items():
+        hint = hints[name]
+        nullable = type(None) in typing.get_args(hint)
+        if value is None:
+            if not nullable:
+                raise EventFormatError(f"{where}.{name} cannot be null")
+        elif (str in (hint, *typing.get_args(hint))) and not isinstance(value, str):
+            raise EventFormatError(f"{where}.{name} must be a string")
+        elif hint is bool and not isinstance(value, bool):
+            raise EventFormatError(f"{where}.{name} must be true or false")
 
 
 def _reject_unknown(obj: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -184,5 +212,5 @@ def parse_time(value: Any, name: str) -> int:
             raise EventFormatError(f"{name}: {value!r} is not ISO-8601") from None
         if parsed.tzinfo is None:
             raise EventFormatError(f"{name}: {value!r} needs a timezone (e.g. Z)")
-        return int(parsed.timestamp() * 1000)
+        return (parsed - _EPOCH) // timedelta(milliseconds=1)  # exact, unlike float seconds
     raise EventFormatError(f"{name} must be epoch millis or ISO-8601 text")

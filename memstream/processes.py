@@ -52,7 +52,11 @@ class ManagedProcess:
 
 
 def start_command(
-    name: str, args: list[str], settings: Settings, log_dir: Path, extra_env: dict[str, str] | None = None
+    name: str,
+    args: list[str],
+    settings: Settings,
+    log_dir: Path,
+    extra_env: dict[str, str] | None = None,
 ) -> ManagedProcess:
     """Run ``memstream <args>`` with ``settings`` exported, logging to ``log_dir/<name>.log``."""
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -103,8 +104,9 @@ class MemoryPublisher:
         for name in ("tags", "trigger_conditions"):
             if name in fields:
                 fields[name] = tuple(fields[name])
-        memory = Memory(memory_id=memory_id, user_id=user_id, content=content,
-                        embedding=embedding, **fields)
+        memory = Memory(
+            memory_id=memory_id, user_id=user_id, content=content, embedding=embedding, **fields
+        )
         self.publish_payload(user_id, MemoryWritten(memory), occurred_at, event_id)
         return memory_id
 
@@ -156,10 +158,13 @@ class MemoryPublisher:
 
     def publish(self, event: MemoryEvent) -> None:
         """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`)."""
-        self.publish_raw(event.user_id.encode(), codec.encode_event(event), event.event_type,
-                         event.event_id)
+        self.publish_raw(
+            event.user_id.encode(), codec.encode_event(event), event.event_type, event.event_id
+        )
 
-    def publish_raw(self, key: bytes | None, value: bytes, event_type: str, label: str = "") -> None:
+    def publish_raw(
+        self, key: bytes | None, value: bytes, event_type: str, label: str = ""
+    ) -> None:
         """Enqueue already-encoded bytes (tools and tests that need to send odd records)."""
         while True:
             try:
@@ -168,14 +173,14 @@ class MemoryPublisher:
                     key=key,
                     value=value,
                     headers=[("event_type", event_type.encode())],
-                    on_delivery=lambda err, msg, label=label: self._delivered(err, msg, label),
+                    on_delivery=partial(self._delivered, label=label),
                 )
                 break
             except BufferError:
                 self._producer.poll(0.05)  # local queue full: let deliveries drain
         self._producer.poll(0)
 
-    def _delivered(self, err: KafkaError | None, msg: Message, label: str) -> None:
+    def _delivered(self, err: KafkaError | None, msg: Message, *, label: str) -> None:
         if err is not None:
             self._failures.append((label, str(err)))
 

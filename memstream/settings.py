@@ -92,9 +92,7 @@ class Settings:
 
     def as_env(self) -> dict[str, str]:
         """The exports that reproduce these settings in another process."""
-        return {
-            ENV_PREFIX + name.upper(): str(getattr(self, name)) for name in _FIELD_KINDS
-        }
+        return {ENV_PREFIX + name.upper(): str(getattr(self, name)) for name in _FIELD_KINDS}
 
 
 _FIELD_KINDS: dict[str, type] = {
@@ -128,7 +126,7 @@ def _parse(name: str, raw: str, kind: type) -> object:
             f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind.__name__}; "
             f"unset it to use the default"
         ) from None
-    if kind in (int, float) and value < 0:  # type: ignore[operator]
+    if kind in (int, float) and value < 0:
         raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be >= 0, got {raw!r}")
     return value
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-projector_rows = Counter(
-    "memstream_projector_rows", "Rows written to the read models.", ["table"]
-)
+projector_rows = Counter("memstream_projector_rows", "Rows written to the read models.", ["table"])
 projector_events = Counter(
     "memstream_projector_events", "Ledger events applied to the read models.", ["event_type"]
 )

@@ -9,13 +9,22 @@ to the stored position so nothing past unapplied work is ever considered done.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import psycopg
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    Message,
+    Producer,
+    TopicPartition,
+)
 
 from memstream.settings import Settings
 from projections import metrics
@@ -25,6 +34,7 @@ from streams import codec
 
 log = logging.getLogger("memstream.projector")
 LAG_REPORT_SECONDS = 5.0
+T = TypeVar("T")
 
 
 class Projector:
@@ -59,10 +69,8 @@ class Projector:
 
     def _drop_connection(self) -> None:
         if self._conn is not None:
-            try:
+            with contextlib.suppress(psycopg.Error):
                 self._conn.close()
-            except psycopg.Error:
-                pass
         self._conn = None
 
     # -- assignment ---------------------------------------------------------------------------
@@ -88,7 +96,9 @@ class Projector:
 
     # -- the loop -----------------------------------------------------------------------------
 
-    def run(self, stop: threading.Event | None = None, on_batch: Callable[[int], None] | None = None) -> None:
+    def run(
+        self, stop: threading.Event | None = None, on_batch: Callable[[int], None] | None = None
+    ) -> None:
         stop = stop or threading.Event()
         self.consumer.subscribe([self.topic], on_assign=self._on_assign)
         try:
@@ -116,9 +126,9 @@ class Projector:
                 if error.code() != KafkaError._PARTITION_EOF:
                     log.warning("consumer error: %s", error)
                 continue
-            topic, partition, offset = message.topic(), message.partition(), message.offset()
+            topic, partition, offset = _position(message)
             try:
-                event = codec.decode_ledger(message.value(), self.registry)
+                event = codec.decode_ledger(message.value() or b"", self.registry)
             except codec.DecodeError as exc:
                 self._dead_letter(message, exc)
                 batch.advance(topic, partition, offset)
@@ -132,7 +142,11 @@ class Projector:
         try:
             self._with_retries(lambda: write_batch(self.connection(), batch, self.name))
         except psycopg.Error as exc:
-            log.error("batch not applied after %d attempts (%s); rewinding", self.settings.retry_attempts, exc)
+            log.error(
+                "batch not applied after %d attempts (%s); rewinding",
+                self.settings.retry_attempts,
+                exc,
+            )
             self._rewind(batch)
             return
         metrics.projector_batch.observe(time.perf_counter() - started)
@@ -141,7 +155,7 @@ class Projector:
         if batch.last_event_time_ms is not None:
             metrics.projector_lag.set(max(0.0, time.time() - batch.last_event_time_ms / 1000))
 
-    def _with_retries(self, action: Callable[[], object], forever: bool = False):  # type: ignore[no-untyped-def]
+    def _with_retries(self, action: Callable[[], T], forever: bool = False) -> T:
         """Run ``action``; on a database error wait ``backoff × attempt`` and try again."""
         attempt = 0
         while True:
@@ -154,12 +168,20 @@ class Projector:
                 if not forever and attempt >= self.settings.retry_attempts:
                     raise
                 delay = min(self.settings.retry_backoff_seconds * attempt, 60.0)
-                log.warning("database error (%s); attempt %d, retrying in %.1fs", exc, attempt, delay)
+                log.warning(
+                    "database error (%s); attempt %d, retrying in %.1fs", exc, attempt, delay
+                )
                 time.sleep(delay)
 
     def _dead_letter(self, message: Message, exc: codec.DecodeError) -> None:
         metrics.projector_undecodable.inc()
-        log.error("undecodable ledger record at %s[%d]@%d: %s", message.topic(), message.partition(), message.offset(), exc)
+        log.error(
+            "undecodable ledger record at %s[%d]@%d: %s",
+            message.topic(),
+            message.partition(),
+            message.offset(),
+            exc,
+        )
         if self._deadletter is None:
             self._deadletter = Producer({"bootstrap.servers": self.settings.kafka_bootstrap})
         self._deadletter.produce(
@@ -169,7 +191,7 @@ class Projector:
             headers=[
                 ("reason", f"ledger_{exc.reason}".encode()),
                 ("detail", exc.detail.encode()),
-                ("source.topic", message.topic().encode()),
+                ("source.topic", (message.topic() or "").encode()),
                 ("source.partition", str(message.partition()).encode()),
                 ("source.offset", str(message.offset()).encode()),
             ],
@@ -194,6 +216,13 @@ class Projector:
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(max(0, high - done))
 
 
+def _position(message: Message) -> tuple[str, int, int]:
+    """(topic, partition, offset) of a consumed record; librdkafka sets all three on data."""
+    topic, partition, offset = message.topic(), message.partition(), message.offset()
+    assert topic is not None and partition is not None and offset is not None
+    return topic, partition, offset
+
+
 def run_projector(settings: Settings) -> None:
     """Process entry point: metrics endpoint, migrations check, then project until signalled."""
     import signal
@@ -202,7 +231,9 @@ def run_projector(settings: Settings) -> None:
 
     from projections.schema import migrate
 
-    logging.basicConfig(level=logging.INFO, format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="[%(asctime)s] %(levelname)s %(name)s: %(message)s"
+    )
     migrate(settings.database_url, settings.embedding_dim)
     start_http_server(settings.projector_metrics_port, addr="0.0.0.0")
     stop = threading.Event()

@@ -42,7 +42,7 @@ def nearest_memories(
         for layer, table in LAYER_TABLES.items()
     )
     rows = conn.execute(
-        f"SELECT * FROM ({union}) AS near ORDER BY distance, memory_id LIMIT %(k)s",  # type: ignore[arg-type]
+        f"SELECT * FROM ({union}) AS near ORDER BY distance, memory_id LIMIT %(k)s",
         {"q": query, "u": user_id, "k": k},
     ).fetchall()
     return [NearMemory(*row) for row in rows]
@@ -61,7 +61,7 @@ def lineage(conn: psycopg.Connection, user_id: str, memory_id: str) -> list[Link
 
 def _links(conn: psycopg.Connection, where: str, params: tuple[str, ...]) -> list[Link]:
     rows = conn.execute(
-        f"SELECT source_id, target_id, link_type, confidence, created_at FROM memory_links "  # type: ignore[arg-type]
+        f"SELECT source_id, target_id, link_type, confidence, created_at FROM memory_links "
         f"WHERE {where} ORDER BY created_at, source_id, target_id",
         params,
     ).fetchall()

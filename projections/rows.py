@@ -130,7 +130,9 @@ class RowBatch:
     def __len__(self) -> int:
         return len(self.log)
 
-    def add(self, event: ledger.ConsolidationEvent, topic: str, partition: int, offset: int) -> None:
+    def add(
+        self, event: ledger.ConsolidationEvent, topic: str, partition: int, offset: int
+    ) -> None:
         memory_id, layer, version = _subject(event.payload)
         self._apply(event.user_id, event.payload)
         self.log.append(
@@ -179,7 +181,9 @@ class RowBatch:
         self.deletes[key] = max(version, self.deletes.get(key, 0))
 
     def _record_access(self, key: RowKey, payload: ledger.MemoryAccessRecorded) -> None:
-        update = AccessUpdate(payload.version, payload.access_count, to_datetime(payload.accessed_at))
+        update = AccessUpdate(
+            payload.version, payload.access_count, to_datetime(payload.accessed_at)
+        )
         pending = self.upserts.get(key)
         if pending is not None:
             if pending[_VERSION] < update.version:

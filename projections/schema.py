@@ -49,7 +49,7 @@ def migrate(conninfo: str, embedding_dim: int) -> list[str]:
                 continue
             sql = path.read_text().replace("{embedding_dim}", str(int(embedding_dim)))
             with conn.transaction():
-                conn.execute(sql)  # type: ignore[arg-type]
+                conn.execute(sql)
                 conn.execute(
                     "INSERT INTO schema_migrations (name, embedding_dim) VALUES (%s, %s)",
                     (path.stem, embedding_dim),
@@ -64,4 +64,4 @@ def ensure_database(server_conninfo: str, dbname: str) -> None:
     with psycopg.connect(server_conninfo, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{dbname}"')  # type: ignore[arg-type]
+            conn.execute(f'CREATE DATABASE "{dbname}"')

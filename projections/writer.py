@@ -8,7 +8,7 @@ visible or none, so the stored offset never runs ahead of the rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import psycopg
@@ -98,8 +98,13 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
     with conn.transaction(), conn.cursor() as cur:
         _apply_deletes(cur, batch)
         if batch.upserts:
-            _copy_rows(cur, "stage_memories", ("layer", *MEMORY_COLUMNS), _STAGE_TYPES,
-                       ([key[0], *_adapt(row)] for key, row in batch.upserts.items()))
+            _copy_rows(
+                cur,
+                "stage_memories",
+                ("layer", *MEMORY_COLUMNS),
+                _STAGE_TYPES,
+                ([key[0], *_adapt(row)] for key, row in batch.upserts.items()),
+            )
             for layer in {key[0] for key in batch.upserts}:
                 table = LAYER_TABLES[layer]
                 cur.execute(
@@ -140,7 +145,7 @@ def _copy_rows(
     table: str,
     columns: Iterable[str],
     types: list[str],
-    rows: Iterable[Iterable[object]],
+    rows: Iterable[Sequence[object]],
 ) -> None:
     with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
         copy.set_types(types)
@@ -163,8 +168,14 @@ def _apply_access_updates(cur: psycopg.Cursor, batch: RowBatch) -> None:
     by_table: dict[str, list[tuple[object, ...]]] = {}
     for (layer, user_id, memory_id), update in batch.access_updates.items():
         by_table.setdefault(LAYER_TABLES[layer], []).append(
-            (update.version, update.access_count, update.last_accessed, user_id, memory_id,
-             update.version)
+            (
+                update.version,
+                update.access_count,
+                update.last_accessed,
+                user_id,
+                memory_id,
+                update.version,
+            )
         )
     for table, params in by_table.items():
         cur.executemany(

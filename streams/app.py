@@ -6,7 +6,7 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
                       └─────▶ memory.deadletter      (rejected: original bytes + reason)
     tables (changelog-backed, co-partitioned with memory.events by user_id):
       memories     user_id␟memory_id → state.MemoryRecord
-      seen_events  event_id          → 1   (idempotency)
+      seen_events  user_id␟event_id  → 1   (idempotency)
 
 Runs with ``processing_guarantee="exactly_once"``: a record's table writes, its ledger
 events and its input offset commit in one Kafka transaction.
@@ -38,7 +38,7 @@ def build_app(settings: Settings) -> Worker:
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap}",
         store=settings.table_store,
-        datadir=str(settings.worker_data_dir),
+        datadir=str(settings.worker_data_dir / settings.app_id),
         processing_guarantee="exactly_once",
         topic_partitions=settings.partitions,
         topic_replication_factor=1,
@@ -84,7 +84,7 @@ def build_app(settings: Settings) -> Worker:
     async def report_consumer_lag() -> None:
         progress.report(app)
 
-    @app.on_partitions_assigned.connect
+    @app.on_partitions_assigned.connect  # type: ignore[arg-type]
     async def on_assigned(app: faust.App, assigned: set[TP], **_: Any) -> None:
         owned = {tp for tp in app.consumer.assignment() if tp.topic == settings.events_topic}
         metrics.partitions_assigned.set(len(owned))

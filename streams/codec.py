@@ -133,7 +133,7 @@ class SchemaRegistry:
         expanded = load_schema(str(path), _write_hint=False)
         raw = _strip_logical_types(expanded)
         parsed = fastavro.parse_schema(raw)
-        entry = WriterSchema(envelope, fingerprint(expanded), parsed, path)
+        entry = WriterSchema(envelope, fingerprint(expanded), parsed, path)  # type: ignore[arg-type]
         self.by_fingerprint.setdefault(entry.fingerprint, entry)
         return entry
 
@@ -261,7 +261,9 @@ def _unframe(data: bytes, envelope: str, registry: SchemaRegistry) -> dict[str, 
         raise
     except Exception as exc:  # fastavro raises many types on corrupt input
         raise DecodeError("undecodable", f"Avro body does not match its schema: {exc}") from None
-    return datum  # type: ignore[no-any-return]
+    if not isinstance(datum, dict):
+        raise DecodeError("undecodable", f"expected a record, got {type(datum).__name__}")
+    return datum
 
 
 # --- public API ------------------------------------------------------------------------------
@@ -285,7 +287,9 @@ def decode_event(data: bytes, registry: SchemaRegistry | None = None) -> MemoryE
     return MemoryEvent(**datum)
 
 
-def encode_ledger(event: ledger.ConsolidationEvent, registry: SchemaRegistry | None = None) -> bytes:
+def encode_ledger(
+    event: ledger.ConsolidationEvent, registry: SchemaRegistry | None = None
+) -> bytes:
     reg = registry or default_registry()
     datum = {
         "event_id": event.event_id,

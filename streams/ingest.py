@@ -41,8 +41,9 @@ class Emission:
     duplicate: bool = False
 
 
-def memory_key(user_id: str, memory_id: str) -> bytes:
-    return user_id.encode() + SEP + memory_id.encode()
+def memory_key(user_id: str, item_id: str) -> bytes:
+    """Table key of a user's memory or seen event id: ids are only unique per user."""
+    return user_id.encode() + SEP + item_id.encode()
 
 
 class TableUserView:
@@ -65,13 +66,13 @@ class TableUserView:
         return None if raw is None else codec.decode_record(raw, self._registry)
 
     def has_seen(self, event_id: str) -> bool:
-        return self._seen.get(event_id.encode()) is not None
+        return self._seen.get(memory_key(self._user_id, event_id)) is not None
 
     def apply(self, event_id: str, records: tuple[MemoryRecord, ...]) -> None:
         for record in records:
             key = memory_key(self._user_id, record.memory.memory_id)
             self._memories[key] = codec.encode_record(record, self._registry)
-        self._seen[event_id.encode()] = b"1"
+        self._seen[memory_key(self._user_id, event_id)] = b"1"
 
 
 class IngestProcessor:

@@ -18,7 +18,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from memstream.stack import LocalStack
 
     state_dir = tmp_path_factory.mktemp("stack")
-    settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(state_dir), "MEMSTREAM_PARTITIONS": "4"})
+    settings = Settings.from_env(
+        {"MEMSTREAM_STATE_DIR": str(state_dir), "MEMSTREAM_PARTITIONS": "4"}
+    )
     local = LocalStack(settings)
     info = local.up(progress=lambda _message: None)
     try:

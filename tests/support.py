@@ -40,9 +40,7 @@ class Pipeline:
         run = uuid.uuid4().hex[:10]
         dbname = f"t_{run}"
         ensure_database(stack.database_url, dbname)
-        settings = Settings.from_env(
-            {"MEMSTREAM_STATE_DIR": str(stack.state_dir)}
-        ).with_overrides(
+        settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(stack.state_dir)}).with_overrides(
             kafka_bootstrap=stack.kafka_bootstrap,
             database_url=make_conninfo(stack.database_url, dbname=dbname),
             topic_prefix=f"t{run}.",
@@ -115,8 +113,13 @@ class Pipeline:
             return len(records) >= expected
 
         try:
-            wait_until(enough, timeout=timeout, interval=0, what=f"{expected} records on {topic}",
-                       describe=lambda: f"got {len(records)}\n{self.logs()}")
+            wait_until(
+                enough,
+                timeout=timeout,
+                interval=0,
+                what=f"{expected} records on {topic}",
+                describe=lambda: f"got {len(records)}\n{self.logs()}",
+            )
         finally:
             consumer.close()
         return records
@@ -136,8 +139,9 @@ class Pipeline:
             lambda: self.scalar("SELECT count(*) FROM consolidation_log") >= expected,
             timeout=timeout,
             what=f"{expected} ledger events in consolidation_log",
-            describe=lambda: f"have {self.scalar('SELECT count(*) FROM consolidation_log')}\n"
-            f"{self.logs()}",
+            describe=lambda: (
+                f"have {self.scalar('SELECT count(*) FROM consolidation_log')}\n{self.logs()}"
+            ),
         )
 
     def memory_rows(self) -> dict[tuple[str, str, str], tuple[Any, ...]]:
@@ -152,8 +156,14 @@ class Pipeline:
 
     def dump_tables(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every read-model table's full content, ordered, for replay comparisons."""
-        tables = [*LAYER_TABLES.values(), "memory_links", "sessions", "user_profiles",
-                  "consolidation_reports", "consolidation_log"]
+        tables = [
+            *LAYER_TABLES.values(),
+            "memory_links",
+            "sessions",
+            "user_profiles",
+            "consolidation_reports",
+            "consolidation_log",
+        ]
         return {t: self.query(f"SELECT * FROM {t} ORDER BY 1, 2, 3") for t in tables}
 
     # -- metrics ------------------------------------------------------------------------------

@@ -65,7 +65,8 @@ def ingest(
             f"memory {payload.memory_id[:64]!r} does not exist for this user (or was forgotten)",
         )
     if isinstance(payload, MemoryAccessed):
-        return _record_access(event, current, payload.accessed_at or event.occurred_at)
+        accessed_at = event.occurred_at if payload.accessed_at is None else payload.accessed_at
+        return _record_access(event, current, accessed_at)
     if isinstance(payload, ForgetRequested):
         return _forget(event, current, payload.reason)
     if isinstance(payload, MemoryPinned | MemoryUnpinned):
@@ -78,7 +79,7 @@ def _decision(
     event: MemoryEvent, action: str, subject: str, payload: ledger.LedgerPayload
 ) -> ledger.ConsolidationEvent:
     return ledger.ConsolidationEvent(
-        event_id=ledger.derived_event_id(event.event_id, action, subject),
+        event_id=ledger.derived_event_id(event.user_id, event.event_id, action, subject),
         user_id=event.user_id,
         occurred_at=event.occurred_at,
         causation_id=event.event_id,
@@ -89,15 +90,16 @@ def _decision(
 def _store(event: MemoryEvent, written: Memory, current: MemoryRecord | None) -> Accepted:
     if current is None or current.forgotten:
         created_at = written.created_at if written.created_at is not None else event.occurred_at
-        memory = written.evolve(created_at=created_at, valid_at=written.valid_at or created_at)
+        valid_at = created_at if written.valid_at is None else written.valid_at
+        memory = written.evolve(created_at=created_at, valid_at=valid_at)
         previous_layer = None
     else:
         # An update keeps what only the pipeline knows (when it was created, how it was used).
         old = current.memory
-        created_at = old.created_at if written.created_at is None else written.created_at
+        kept_created_at = old.created_at if written.created_at is None else written.created_at
         memory = written.evolve(
-            created_at=created_at,
-            valid_at=written.valid_at or old.valid_at or created_at,
+            created_at=kept_created_at,
+            valid_at=_first_known(written.valid_at, old.valid_at, kept_created_at),
             access_count=max(old.access_count, written.access_count),
             last_accessed=_latest(old.last_accessed, written.last_accessed),
         )
@@ -147,3 +149,7 @@ def _latest(a: int | None, b: int | None) -> int | None:
     if b is None:
         return a
     return max(a, b)
+
+
+def _first_known(*values: int | None) -> int | None:
+    return next((v for v in values if v is not None), None)

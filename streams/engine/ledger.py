@@ -21,9 +21,13 @@ DriftLevel = Literal["ok", "warning", "critical"]
 LEDGER_NAMESPACE = uuid.UUID("5b0d6a5e-8f9c-4f0e-9c7e-6d656d737472")
 
 
-def derived_event_id(causation_id: str, action: str, subject: str) -> str:
-    """The id of the ledger event that ``causation_id`` produced for ``action`` on ``subject``."""
-    return str(uuid.uuid5(LEDGER_NAMESPACE, f"{causation_id}\x1f{action}\x1f{subject}"))
+def derived_event_id(user_id: str, causation_id: str, action: str, subject: str) -> str:
+    """The id of the ledger event that ``causation_id`` produced for ``action`` on ``subject``.
+
+    The user is part of the key: input ids are only unique per user (they are the producer's
+    idempotency keys), and two users' decisions must never share an id."""
+    key = f"{user_id}\x1f{causation_id}\x1f{action}\x1f{subject}"
+    return str(uuid.uuid5(LEDGER_NAMESPACE, key))
 
 
 @dataclass(frozen=True, slots=True)

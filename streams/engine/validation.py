@@ -89,9 +89,10 @@ def validate_memory(memory: Memory, user_id: str, limits: Limits) -> Rejection |
             return problem
     if (problem := _check_range("valence", memory.valence, -1.0, 1.0)) is not None:
         return problem
-    if memory.success is not None and (
-        problem := _check_range("success", memory.success, 0.0, 1.0)
-    ) is not None:
+    if (
+        memory.success is not None
+        and (problem := _check_range("success", memory.success, 0.0, 1.0)) is not None
+    ):
         return problem
     if memory.access_count < 0:
         return Rejection("out_of_range", "access_count is negative")

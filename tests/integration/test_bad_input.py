@@ -49,7 +49,9 @@ def _bad_records() -> dict[str, tuple[bytes, bytes]]:
         ),
         "unknown_memory": (
             key,
-            codec.encode_event(MemoryEvent(_id(), USER, BASE_TIME, MemoryAccessed("never-written"))),
+            codec.encode_event(
+                MemoryEvent(_id(), USER, BASE_TIME, MemoryAccessed("never-written"))
+            ),
         ),
     }
 

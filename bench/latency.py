@@ -1,0 +1,123 @@
+"""End-to-end latency: publish at a fixed rate, time each memory until its read-model row shows.
+
+A publisher thread sends ``MemoryWritten`` events on a fixed schedule, each with ``occurred_at``
+= its publish wall time, and records that time per memory. The calling thread polls
+``working_memories`` every ``interval`` seconds for the memories not seen yet (primary-key
+lookups) and stamps when each becomes visible. Latency = visible − published, so it includes
+the publisher's linger, the worker's transaction commit interval, the projector's batching
+and up to one poll interval.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import psycopg
+
+from bench.harness import BenchError
+from bench.progress import Counter
+from bench.workload import written
+from memstream.publisher import MemoryPublisher
+from memstream.settings import Settings
+from streams.engine.model import Memory
+
+Check = Callable[[], None]
+_VISIBLE = (
+    "SELECT w.user_id, w.memory_id FROM working_memories w "
+    "JOIN unnest(%s::text[], %s::text[]) AS p(user_id, memory_id) "
+    "ON w.user_id = p.user_id AND w.memory_id = p.memory_id"
+)
+
+
+@dataclass
+class LatencyRun:
+    """Latencies in ms, plus how closely the publisher kept to its schedule."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    published: int = 0
+    publish_seconds: float = 0.0
+    polls: int = 0
+
+    @property
+    def achieved_rate(self) -> float:
+        return self.published / self.publish_seconds if self.publish_seconds > 0 else 0.0
+
+
+class _Publisher(threading.Thread):
+    """Publishes ``memories`` at ``rate`` per second; ``sent`` grows as they go out."""
+
+    def __init__(self, settings: Settings, memories: list[Memory], rate: float) -> None:
+        super().__init__(name="bench-publisher", daemon=True)
+        self.settings, self.memories, self.rate = settings, memories, rate
+        self.sent: list[tuple[str, str, float]] = []  # (user_id, memory_id, published at)
+        self.seconds = 0.0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with MemoryPublisher(self.settings, source="bench") as publisher:
+                started = time.perf_counter()
+                for i, memory in enumerate(self.memories):
+                    delay = started + i / self.rate - time.perf_counter()
+                    if delay > 0:
+                        time.sleep(delay)
+                    now = time.time()
+                    publisher.publish(written(memory, int(now * 1000), str(uuid.uuid4())))
+                    self.sent.append((memory.user_id, memory.memory_id, now))
+                self.seconds = time.perf_counter() - started
+        except BaseException as exc:  # noqa: BLE001 - reported by the polling thread
+            self.error = exc
+
+
+def measure_latency(
+    settings: Settings,
+    memories: list[Memory],
+    rate: float,
+    check: Check,
+    label: str,
+    interval: float = 0.02,
+    stall_timeout: float = 60.0,
+) -> LatencyRun:
+    """Publish ``memories`` at ``rate``/s and wait until every one is in ``working_memories``."""
+    publisher = _Publisher(settings, memories, rate)
+    run = LatencyRun()
+    pending: dict[tuple[str, str], float] = {}
+    taken = 0
+    bar = Counter(len(memories), label)
+    publisher.start()
+    last_progress = time.perf_counter()
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        try:
+            while len(run.latencies_ms) < len(memories):
+                sent = publisher.sent[taken:]
+                taken += len(sent)
+                pending.update({(user, mid): at for user, mid, at in sent})
+                if pending:
+                    users, ids = zip(*pending, strict=True)
+                    rows = conn.execute(_VISIBLE, (list(users), list(ids))).fetchall()
+                    now = time.time()
+                    run.polls += 1
+                    for user, mid in rows:
+                        run.latencies_ms.append((now - pending.pop((user, mid))) * 1000)
+                    if rows:
+                        last_progress = time.perf_counter()
+                        bar.show(len(run.latencies_ms))
+                if publisher.error is not None:
+                    raise BenchError(f"publishing failed: {publisher.error}")
+                if time.perf_counter() - last_progress > stall_timeout:
+                    raise BenchError(
+                        f"{len(pending)} published memories did not reach working_memories "
+                        f"within {stall_timeout:.0f} s; check the process logs below"
+                    )
+                check()
+                time.sleep(interval)
+        finally:
+            bar.finish()
+            publisher.join(timeout=30)
+    run.published = len(publisher.sent)
+    run.publish_seconds = publisher.seconds
+    return run

@@ -1,0 +1,59 @@
+"""The baseline for worker throughput: a bare Faust agent that forwards records unchanged.
+
+Run as ``python -m bench.passthrough`` with the ``MEMSTREAM_*`` settings of a benchmark
+pipeline. It reads ``<prefix>memory.events`` and sends every record (key, value, headers) to
+``<prefix>memory.consolidation`` with the worker's Faust configuration — exactly_once, the
+same commit interval, partitions and in-memory store — but no decoding, state or logic, so
+the worker/pass-through ratio is the cost of memstream's own work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faust
+from faust.worker import Worker as FaustWorker
+
+from memstream.settings import Settings
+
+
+def build_app(settings: Settings) -> faust.App:
+    app = faust.App(
+        f"{settings.app_id}-passthrough",
+        broker=f"kafka://{settings.kafka_bootstrap}",
+        store="memory://",
+        datadir=str(settings.worker_data_dir),
+        processing_guarantee="exactly_once",
+        topic_partitions=settings.partitions,
+        topic_replication_factor=1,
+        broker_commit_interval=settings.commit_interval_seconds,
+        consumer_auto_offset_reset="earliest",
+        web_enabled=False,
+    )
+    raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
+    source = app.topic(settings.events_topic, partitions=settings.partitions, **raw)
+    target = app.topic(settings.ledger_topic, partitions=settings.partitions, **raw)
+
+    @app.agent(source, name="passthrough")
+    async def passthrough(stream: faust.StreamT) -> None:
+        async for event in stream.events():
+            message = event.message
+            await target.send(key=message.key, value=message.value, headers=message.headers)
+
+    return app
+
+
+def main() -> None:
+    settings = Settings.from_env()
+    settings.worker_data_dir.mkdir(parents=True, exist_ok=True)
+    app = build_app(settings)
+    print(
+        f"bench pass-through: {settings.events_topic} -> {settings.ledger_topic} "
+        f"(exactly_once, commit interval {settings.commit_interval_seconds} s)",
+        flush=True,
+    )
+    FaustWorker(app, loglevel="INFO").execute_from_commandline()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""The benchmark's results: one JSON-ready dict, printed as a table and saved to results/.
+
+``bench/results/latest.json`` is overwritten by every run (the directory ignores ``*.json``
+in git: results belong to a machine, not to the repository).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).parent / "results"
+TARGET_WORKER_RATIO = 0.5
+TARGET_PROJECTOR_RATIO = 0.5
+TARGET_P99_MS = 500.0
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cores": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _verdict(ok: bool) -> str:
+    return "ok" if ok else "BELOW TARGET"
+
+
+def render(results: dict[str, Any]) -> str:
+    """The human table of ``results`` (see :func:`bench.run.run_bench` for the keys)."""
+    m, p = results["machine"], results["parameters"]
+    rates, ratios, lat = results["rates"], results["ratios"], results["latency"]
+    lines = [
+        "",
+        f"memstream bench — {p['events']} events, {p['users']} users, {p['partitions']} "
+        f"partitions; {m['cores']} cores ({m['cpu']})",
+        f"  commit interval {p['commit_interval_seconds']} s, projector batch "
+        f"{p['projector_batch_size']} rows / {p['projector_batch_ms']} ms, embedding dim "
+        f"{p['embedding_dim']}, load at start {m['load_average_at_start']}",
+        "",
+        f"  {'measurement':<44}{'value':>16}",
+        f"  {'-' * 60}",
+        f"  {'worker (memstream worker, exactly_once)':<44}{rates['worker']:>11,.0f} ev/s",
+        f"  {'bare Faust pass-through agent':<44}{rates['passthrough']:>11,.0f} ev/s",
+        f"  {'  ratio worker / pass-through':<44}{ratios['worker_vs_passthrough']:>16.2f}"
+        f"   target ≥ {TARGET_WORKER_RATIO}: "
+        f"{_verdict(ratios['worker_vs_passthrough'] >= TARGET_WORKER_RATIO)}",
+        f"  {'projector (memstream project)':<44}{rates['projector']:>11,.0f} rows/s",
+        *_write_only(results),
+        f"  {'raw binary COPY of the same rows':<44}{rates['copy']:>11,.0f} rows/s",
+        f"  {'  ratio projector / COPY':<44}{ratios['projector_vs_copy']:>16.2f}"
+        f"   target ≥ {TARGET_PROJECTOR_RATIO}: "
+        f"{_verdict(ratios['projector_vs_copy'] >= TARGET_PROJECTOR_RATIO)}",
+        f"  {'-' * 60}",
+        f"  end-to-end latency publish → working_memories row, "
+        f"{lat['target_rate']:.0f} ev/s for {lat['seconds']:.0f} s "
+        f"(achieved {lat['achieved_rate']:.0f} ev/s, {lat['events']} events):",
+        f"  {'  p50 / p95 / p99':<44}"
+        f"{lat['p50_ms']:>5.0f} /{lat['p95_ms']:>5.0f} /{lat['p99_ms']:>5.0f} ms"
+        f"   target p99 < {TARGET_P99_MS:.0f} ms: {_verdict(lat['p99_ms'] < TARGET_P99_MS)}",
+        f"  {'  mean / max':<44}{lat['mean_ms']:>12.0f} /{lat['max_ms']:>5.0f} ms",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _write_only(results: dict[str, Any]) -> list[str]:
+    rate = results.get("details", {}).get("projector", {}).get("rows_per_s_in_write_transactions")
+    if not rate:
+        return []
+    return [f"  {'  (time inside its write transactions only)':<44}{rate:>11,.0f} rows/s"]
+
+
+def save(results: dict[str, Any], path: Path | None = None) -> Path:
+    path = path or RESULTS_DIR / "latest.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return path

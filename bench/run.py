@@ -1,0 +1,321 @@
+"""``memstream bench``: the five benchmark phases in one run on the local stack (SPEC §9).
+
+1. worker throughput   N pre-published MemoryWritten → ``memstream worker`` → ledger topic
+2. pass-through        the same N records → a bare exactly_once Faust agent → output topic
+3. projector rate      phase 1's full ledger → ``memstream project`` → a fresh database
+4. raw COPY            the projector's rows, binary COPY in batches of its batch size
+5. latency             worker + projector, publish at a fixed rate, time until rows show
+
+Each phase has fresh topics with the same partition count; the ratios worker/pass-through
+and projector/COPY compare numbers measured minutes apart on the same machine. Every
+process started here is stopped by pid before returning; topics and databases are kept.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import psycopg
+from confluent_kafka import KafkaException
+
+from bench import progress
+from bench.baselines import copy_baseline, rows_from_ledger
+from bench.harness import BenchError, Harness, check_alive
+from bench.latency import LatencyRun, measure_latency
+from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
+from bench.progress import Counter
+from bench.report import machine, render, save
+from bench.workload import new_memories, written_events
+from memstream.processes import ManagedProcess
+from memstream.publisher import MemoryPublisher, PublishError
+from memstream.settings import Settings
+from memstream.stack import LocalStack, StackError
+from streams import codec
+
+DEFAULT_LATENCY_RATE = 1000.0
+DEFAULT_LATENCY_SECONDS = 10.0
+POLL_INTERVAL_S = 0.02
+
+
+def run_bench(
+    settings: Settings,
+    events: int = 20000,
+    users: int = 50,
+    partitions: int | None = None,
+    latency_rate: float = DEFAULT_LATENCY_RATE,
+    latency_seconds: float = DEFAULT_LATENCY_SECONDS,
+) -> int:
+    """Run every phase, print the table, write ``bench/results/latest.json``.
+
+    Returns 0 when every phase completed (whether or not the targets were met; the table
+    says), 1 when a phase failed, 2 for bad parameters.
+    """
+    if events < 1 or users < 1 or latency_rate <= 0 or latency_seconds <= 0:
+        print("error: --events, --users, --rate and --duration must be positive", file=sys.stderr)
+        return 2
+    partitions = partitions or settings.partitions
+    started = time.perf_counter()
+    progress.phase(f"memstream bench: {events} events, {users} users, {partitions} partitions")
+    try:
+        stack = LocalStack(settings).up(progress=progress.note)
+    except StackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    harness = Harness(settings, stack, partitions)
+    progress.note(f"run {harness.run_id}: logs in {harness.workdir / 'logs'}")
+    try:
+        results = _run_phases(harness, events, users, latency_rate, latency_seconds)
+    except (BenchError, StackError, PublishError, KafkaException, psycopg.Error) as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        for process in harness.processes:
+            print(
+                f"--- {process.name} (pid {process.pid}) log {process.log_path}:", file=sys.stderr
+            )
+            print(process.log_tail(25), file=sys.stderr)
+        print(
+            "\nThe stack stays up: `memstream status` shows it; rerun the bench once it is "
+            "healthy, or `memstream down` and `memstream up` to restart it.",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        harness.stop_all()
+    results["run"]["seconds"] = round(time.perf_counter() - started, 1)
+    print(render(results))
+    path = save(results)
+    print(f"results written to {path}; run logs in {harness.workdir / 'logs'}")
+    return 0
+
+
+def _run_phases(
+    harness: Harness, events: int, users: int, latency_rate: float, latency_seconds: float
+) -> dict[str, Any]:
+    base = harness.base
+    progress.phase(f"generating {events} MemoryWritten events for {users} users")
+    workload = written_events(events, users, base.embedding_dim)
+    registry = codec.default_registry()
+    encoded = [(e.user_id.encode(), codec.encode_event(e, registry)) for e in workload]
+    del workload
+
+    progress.phase(f"[1/5] worker throughput: {events} events → memstream worker → ledger")
+    worker_settings = harness.pipeline("worker")
+    worker = _throughput(harness, worker_settings, encoded, "worker", keep_values=True)
+
+    progress.phase(f"[2/5] baseline: bare Faust pass-through agent, the same {events} records")
+    passthrough_settings = harness.pipeline("passthrough")
+    passthrough = _throughput(harness, passthrough_settings, encoded, "passthrough")
+    del encoded
+
+    progress.phase("[3/5] projector rate: the full ledger of phase 1 → a fresh database")
+    projector_settings = harness.fresh_database(worker_settings, f"bench{harness.run_id}_projector")
+    projector, projector_metrics = _projector(harness, projector_settings, events)
+
+    progress.phase("[4/5] baseline: raw binary COPY of the same rows")
+    rows = rows_from_ledger(worker.values)
+    worker.values.clear()
+    copied = copy_baseline(projector_settings.database_url, rows, base.projector_batch_size)
+    progress.note(f"{copied.rate.per_second:,.0f} rows/s into {copied.table}")
+    del rows
+
+    progress.phase(
+        f"[5/5] end-to-end latency: {latency_rate:.0f} events/s for {latency_seconds:.0f} s"
+    )
+    e2e_settings = harness.pipeline("e2e", database=True)
+    latency = _latency(harness, e2e_settings, users, latency_rate, latency_seconds)
+
+    rates = {
+        "worker": worker.rate().per_second,
+        "passthrough": passthrough.rate().per_second,
+        "projector": projector.per_second,
+        "copy": copied.rate.per_second,
+    }
+    stats = percentiles(latency.latencies_ms)
+    return {
+        "machine": machine(),
+        "parameters": {
+            "events": events,
+            "users": users,
+            "partitions": harness.partitions,
+            "commit_interval_seconds": base.commit_interval_seconds,
+            "projector_batch_size": base.projector_batch_size,
+            "projector_batch_ms": base.projector_batch_ms,
+            "embedding_dim": base.embedding_dim,
+            "worker_table_store": "memory://",
+            "latency_rate": latency_rate,
+            "latency_seconds": latency_seconds,
+            "poll_interval_ms": POLL_INTERVAL_S * 1000,
+        },
+        "rates": rates,
+        "ratios": {
+            "worker_vs_passthrough": rates["worker"] / rates["passthrough"],
+            "projector_vs_copy": rates["projector"] / rates["copy"],
+        },
+        "latency": {
+            "target_rate": latency_rate,
+            "seconds": latency_seconds,
+            "achieved_rate": latency.achieved_rate,
+            "events": len(latency.latencies_ms),
+            "polls": latency.polls,
+            **{f"{name}_ms": value for name, value in stats.items()},
+        },
+        "details": {
+            "worker": _arrivals_detail(worker),
+            "passthrough": _arrivals_detail(passthrough),
+            "projector": {
+                **_rate_detail(projector),
+                "metrics": projector_metrics,
+                "rows_per_s_in_write_transactions": _write_only_rate(projector_metrics, events),
+            },
+            "copy": {**_rate_detail(copied.rate), "batches": copied.batches},
+        },
+        "run": {
+            "run_id": harness.run_id,
+            "topic_prefixes": [
+                worker_settings.topic_prefix,
+                passthrough_settings.topic_prefix,
+                e2e_settings.topic_prefix,
+            ],
+            "databases": [_dbname(projector_settings), _dbname(e2e_settings)],
+            "copy_table": copied.table,
+            "logs": str(harness.workdir / "logs"),
+        },
+    }
+
+
+def _publish(settings: Settings, encoded: list[tuple[bytes, bytes]]) -> None:
+    counter = Counter(len(encoded), f"events published to {settings.events_topic}")
+    with MemoryPublisher(settings, source="bench") as publisher:
+        for i, (key, value) in enumerate(encoded, 1):
+            publisher.publish_raw(key, value, "MemoryWritten")
+            if i % 1000 == 0:
+                counter.show(i)
+        publisher.flush()
+    counter.show(len(encoded))
+    counter.finish()
+
+
+def _throughput(
+    harness: Harness,
+    settings: Settings,
+    encoded: list[tuple[bytes, bytes]],
+    kind: str,
+    keep_values: bool = False,
+) -> Arrivals:
+    """Pre-publish, start the process, time its output from first to last record."""
+    _publish(settings, encoded)
+    reader = TopicReader(settings.kafka_bootstrap, settings.ledger_topic, harness.partitions)
+    try:
+        if kind == "worker":
+            process = harness.start_memstream("worker", ["worker"], settings)
+        else:
+            process = harness.start_module("passthrough", "bench.passthrough", settings)
+        progress.note(
+            f"{kind} pid {process.pid}; waiting for its output on {settings.ledger_topic}"
+        )
+        arrivals = reader.collect(
+            len(encoded), lambda: check_alive([process]), "records read", keep_values=keep_values
+        )
+    finally:
+        reader.close()
+    harness.stop(process)
+    rate = arrivals.rate()
+    progress.note(f"{rate.per_second:,.0f} events/s ({rate.count} records in {rate.seconds:.2f} s)")
+    return arrivals
+
+
+def _projector(harness: Harness, settings: Settings, events: int) -> tuple[Rate, dict[str, float]]:
+    process = harness.start_memstream("projector", ["project"], settings)
+    progress.note(f"projector pid {process.pid}; polling consolidation_log")
+    watch = watch_count(
+        settings.database_url,
+        "SELECT count(*) FROM consolidation_log",
+        events,
+        lambda: check_alive([process]),
+        "ledger events projected",
+        interval=POLL_INTERVAL_S,
+    )
+    metrics = _projector_metrics(settings.projector_metrics_port)
+    harness.stop(process)
+    rate = watch.rate
+    progress.note(f"{rate.per_second:,.0f} rows/s ({rate.count} rows in {rate.seconds:.2f} s)")
+    return rate, metrics
+
+
+def _projector_metrics(port: int) -> dict[str, float]:
+    try:
+        sums = scrape_metrics(port)
+    except OSError:
+        return {}
+    wanted = (
+        "memstream_projector_rows_total",
+        "memstream_projector_batch_seconds_sum",
+        "memstream_projector_batch_seconds_count",
+    )
+    return {name: sums[name] for name in wanted if name in sums}
+
+
+def _write_only_rate(metrics: dict[str, float], rows: int) -> float | None:
+    seconds = metrics.get("memstream_projector_batch_seconds_sum")
+    return rows / seconds if seconds else None
+
+
+def _latency(
+    harness: Harness, settings: Settings, users: int, rate: float, seconds: float
+) -> LatencyRun:
+    processes: list[ManagedProcess] = [
+        harness.start_memstream("e2e-worker", ["worker"], settings),
+        harness.start_memstream("e2e-projector", ["project"], settings),
+    ]
+
+    def check() -> None:
+        check_alive(processes)
+
+    progress.note(f"worker pid {processes[0].pid}, projector pid {processes[1].pid}; warming up")
+    dim = settings.embedding_dim
+    warmup = new_memories(users, users, dim, seed=101)
+    measure_latency(
+        settings,
+        warmup,
+        min(rate, 500.0),
+        check,
+        "warm-up memories visible",
+        interval=POLL_INTERVAL_S,
+        stall_timeout=180.0,
+    )
+    memories = new_memories(max(1, int(rate * seconds)), users, dim, seed=202)
+    run = measure_latency(
+        settings, memories, rate, check, "memories visible", interval=POLL_INTERVAL_S
+    )
+    for process in processes:
+        harness.stop(process)
+    stats = percentiles(run.latencies_ms)
+    progress.note(
+        f"published at {run.achieved_rate:,.0f} ev/s; p50 {stats['p50']:.0f} ms, "
+        f"p99 {stats['p99']:.0f} ms"
+    )
+    return run
+
+
+def _arrivals_detail(arrivals: Arrivals) -> dict[str, Any]:
+    producer = arrivals.producer_rate()
+    return {
+        **_rate_detail(arrivals.rate()),
+        "first_chunk": arrivals.first_chunk,
+        "startup_seconds": round(arrivals.first_at - arrivals.started, 2),
+        "producer_timestamp_rate": producer.per_second if producer else None,
+    }
+
+
+def _rate_detail(rate: Rate) -> dict[str, Any]:
+    return {
+        "per_second": rate.per_second,
+        "count": rate.count,
+        "seconds": rate.seconds,
+        "method": rate.method,
+    }
+
+
+def _dbname(settings: Settings) -> str:
+    return psycopg.conninfo.conninfo_to_dict(settings.database_url).get("dbname", "?")  # type: ignore[return-value]

@@ -1,0 +1,68 @@
+"""The benchmark's events: new working-layer memories (``MemoryWritten``) spread over users.
+
+Deterministic for a seed, so every throughput phase of a run sees byte-identical input. Each
+memory carries a realistic payload: a sentence of content, tags, metadata and an embedding of
+the configured dimension (random float32, generated with numpy so building 20 000 is quick).
+Every event makes exactly one ledger record and one ``working_memories`` row.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import numpy as np
+
+from streams.engine.model import Memory, MemoryEvent, MemoryWritten
+
+BASE_TIME = 1_790_000_000_000  # fixed event time of the pre-published workload
+SOURCE = "bench"
+_TOPICS = ("deploys", "the billing service", "PostgreSQL tuning", "a Kafka migration", "on-call")
+
+
+def user_name(index: int) -> str:
+    return f"bench-user-{index}"
+
+
+def new_memories(count: int, users: int, dim: int, seed: int = 11) -> list[Memory]:
+    """``count`` distinct memories, round-robin over ``users`` users."""
+    if count <= 0 or users <= 0:
+        raise ValueError("the workload needs at least one event and one user")
+    rng = random.Random(seed)
+    vectors = np.random.default_rng(seed).uniform(-1.0, 1.0, (count, dim)).astype("<f4")
+    memories = []
+    for i in range(count):
+        user = user_name(i % users)
+        memories.append(
+            Memory(
+                memory_id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                user_id=user,
+                content=f"{user} note {i}: talked about {rng.choice(_TOPICS)} with the team",
+                layer="working",
+                kind="note",
+                tags=("bench", f"t{i % 7}"),
+                importance=round(rng.random(), 3),
+                confidence=round(rng.random(), 3),
+                conversation_id=f"{user}-conv-{i // (users * 20)}",
+                session_id=f"{user}-session-{i // (users * 40)}",
+                embedding=vectors[i].tobytes(),
+                metadata={"n": str(i)},
+            )
+        )
+    return memories
+
+
+def written(memory: Memory, occurred_at: int, event_id: str) -> MemoryEvent:
+    """The input event that writes ``memory`` at ``occurred_at`` (epoch ms)."""
+    return MemoryEvent(event_id, memory.user_id, occurred_at, MemoryWritten(memory), SOURCE)
+
+
+def written_events(
+    count: int, users: int, dim: int, seed: int = 11, base_time: int = BASE_TIME
+) -> list[MemoryEvent]:
+    """The throughput workload: one ``MemoryWritten`` per new memory, fixed ids and times."""
+    rng = random.Random(seed + 1)
+    return [
+        written(memory, base_time + i, str(uuid.UUID(int=rng.getrandbits(128), version=4)))
+        for i, memory in enumerate(new_memories(count, users, dim, seed))
+    ]

@@ -1,0 +1,267 @@
+"""The ingest agent's body without Kafka (SPEC §4, §8): bytes in, ledger records or a dead letter
+out, state in plain dicts standing in for the Faust tables."""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+from streams import codec
+from streams.engine import ledger
+from streams.engine.model import (
+    ForgetRequested,
+    Memory,
+    MemoryAccessed,
+    MemoryEvent,
+    MemoryPinned,
+    MemoryWritten,
+)
+from streams.engine.oracle import replay
+from streams.engine.validation import Limits
+from streams.ingest import Emission, IngestProcessor, memory_key
+
+LIMITS = Limits()
+USER = "u-42"
+T0 = 1_717_000_000_000
+SOURCE = [
+    ("source.topic", b"memory.events"),
+    ("source.partition", b"3"),
+    ("source.offset", b"1207"),
+]
+
+
+def eid(n: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"processor-test/{n}"))
+
+
+def a_write(n: int = 1, user: str = USER, memory_id: str = "m-1", **fields: object) -> MemoryEvent:
+    memory = Memory(memory_id, user, f"content {n}").evolve(**fields)
+    return MemoryEvent(eid(n), user, T0 + n, MemoryWritten(memory), source="chat")
+
+
+def an_event(n: int, payload: object, user: str = USER) -> MemoryEvent:
+    return MemoryEvent(eid(n), user, T0 + n, payload, source="chat")  # type: ignore[arg-type]
+
+
+def fresh() -> IngestProcessor:
+    return IngestProcessor({}, {}, LIMITS)
+
+
+def feed(processor: IngestProcessor, event: MemoryEvent) -> Emission:
+    return processor.process(event.user_id.encode(), codec.encode_event(event), SOURCE)
+
+
+# --- accepted input --------------------------------------------------------------------------
+
+
+def test_a_valid_write_produces_one_ledger_record_keyed_by_the_user() -> None:
+    processor = fresh()
+    event = a_write()
+
+    emission = feed(processor, event)
+
+    assert emission.deadletter is None
+    assert emission.rejection is None
+    assert emission.duplicate is False
+    assert emission.event_type == "MemoryWritten"
+    [record] = emission.ledger
+    assert record.key == USER.encode()
+    assert record.headers == [("event_type", b"MemoryStored")]
+
+
+def test_the_ledger_record_value_decodes_to_the_decision() -> None:
+    emission = feed(fresh(), a_write())
+
+    [record] = emission.ledger
+    [decision] = emission.ledger_events
+    decoded = codec.decode_ledger(record.value)
+    assert decoded == decision
+    assert isinstance(decoded.payload, ledger.MemoryStored)
+    assert decoded.payload.version == 1
+    assert decoded.payload.memory.content == "content 1"
+    assert decoded.causation_id == eid(1)
+
+
+def test_an_accepted_write_is_kept_in_the_memories_table_and_marked_seen() -> None:
+    memories: dict[bytes, bytes] = {}
+    seen: dict[bytes, bytes] = {}
+    processor = IngestProcessor(memories, seen, LIMITS)
+
+    feed(processor, a_write())
+
+    record = codec.decode_record(memories[memory_key(USER, "m-1")])
+    assert record.version == 1
+    assert record.memory.content == "content 1"
+    assert memory_key(USER, eid(1)) in seen
+
+
+def test_an_access_after_a_write_continues_the_version_from_the_table() -> None:
+    processor = fresh()
+    feed(processor, a_write())
+
+    emission = feed(processor, an_event(2, MemoryAccessed("m-1")))
+
+    [record] = emission.ledger
+    assert record.headers == [("event_type", b"MemoryAccessRecorded")]
+    decoded = codec.decode_ledger(record.value)
+    assert decoded.payload.version == 2
+    assert decoded.payload.access_count == 1
+
+
+# --- dead letters ----------------------------------------------------------------------------
+
+
+def test_garbage_bytes_become_an_undecodable_dead_letter_carrying_the_original_bytes() -> None:
+    garbage = b"\x00\xffnot an avro record"
+
+    emission = fresh().process(b"some-key", garbage, SOURCE)
+
+    assert emission.ledger == []
+    letter = emission.deadletter
+    assert letter is not None
+    assert letter.value == garbage
+    assert letter.key == b"some-key"
+    headers = dict(letter.headers)
+    assert headers["reason"] == b"undecodable"
+    assert headers["detail"]
+    assert "event_type" not in headers
+    for name, value in SOURCE:
+        assert (name, value) in letter.headers
+    assert emission.rejection is not None
+    assert emission.rejection.reason == "undecodable"
+
+
+def test_a_record_without_a_value_is_an_undecodable_dead_letter() -> None:
+    emission = fresh().process(b"k", None, SOURCE)
+
+    assert emission.deadletter is not None
+    assert dict(emission.deadletter.headers)["reason"] == b"undecodable"
+    assert emission.deadletter.value == b""
+
+
+def test_a_ledger_record_sent_to_the_input_topic_is_a_wrong_schema_dead_letter() -> None:
+    ledger_bytes = feed(fresh(), a_write()).ledger[0].value
+
+    emission = fresh().process(USER.encode(), ledger_bytes, SOURCE)
+
+    assert emission.deadletter is not None
+    assert dict(emission.deadletter.headers)["reason"] == b"wrong_schema"
+    assert emission.deadletter.value == ledger_bytes
+
+
+def test_a_rejected_valid_avro_event_is_dead_lettered_with_reason_and_event_type() -> None:
+    event = a_write(importance=math.nan)
+    value = codec.encode_event(event)
+
+    emission = fresh().process(USER.encode(), value, SOURCE)
+
+    assert emission.ledger == []
+    letter = emission.deadletter
+    assert letter is not None
+    assert letter.value == value
+    assert letter.key == USER.encode()
+    headers = dict(letter.headers)
+    assert headers["reason"] == b"not_a_number"
+    assert headers["event_type"] == b"MemoryWritten"
+    assert b"importance" in headers["detail"]
+    assert emission.event_type == "MemoryWritten"
+
+
+def test_a_key_other_than_the_user_id_is_dead_lettered_as_key_mismatch() -> None:
+    emission = fresh().process(b"another-user", codec.encode_event(a_write()), SOURCE)
+
+    assert emission.deadletter is not None
+    assert dict(emission.deadletter.headers)["reason"] == b"key_mismatch"
+
+
+def test_an_access_to_an_unknown_memory_is_dead_lettered_and_changes_no_state() -> None:
+    memories: dict[bytes, bytes] = {}
+    seen: dict[bytes, bytes] = {}
+    processor = IngestProcessor(memories, seen, LIMITS)
+
+    emission = feed(processor, an_event(1, MemoryAccessed("ghost")))
+
+    assert emission.deadletter is not None
+    headers = dict(emission.deadletter.headers)
+    assert headers["reason"] == b"unknown_memory"
+    assert headers["event_type"] == b"MemoryAccessed"
+    assert memories == {}
+    assert seen == {}
+
+
+# --- duplicates and determinism --------------------------------------------------------------
+
+
+def test_reprocessing_the_same_input_bytes_is_a_duplicate_with_no_output() -> None:
+    processor = fresh()
+    value = codec.encode_event(a_write())
+    feed_key = USER.encode()
+    processor.process(feed_key, value, SOURCE)
+
+    again = processor.process(feed_key, value, SOURCE)
+
+    assert again.duplicate is True
+    assert again.ledger == []
+    assert again.ledger_events == []
+    assert again.deadletter is None
+    assert again.event_type == "MemoryWritten"
+
+
+def test_a_duplicate_does_not_change_the_stored_memory() -> None:
+    memories: dict[bytes, bytes] = {}
+    processor = IngestProcessor(memories, {}, LIMITS)
+    value = codec.encode_event(a_write())
+    processor.process(USER.encode(), value, SOURCE)
+    before = dict(memories)
+
+    processor.process(USER.encode(), value, SOURCE)
+
+    assert memories == before
+
+
+def history() -> list[MemoryEvent]:
+    return [
+        a_write(1),
+        an_event(2, MemoryAccessed("m-1")),
+        an_event(3, MemoryPinned("m-1")),
+        a_write(4, memory_id="m-2", layer="semantic"),
+        a_write(5, layer="episodic"),
+        an_event(6, ForgetRequested("m-1", "gdpr")),
+    ]
+
+
+def test_the_same_input_into_two_fresh_processors_gives_byte_identical_ledger_records() -> None:
+    first, second = fresh(), fresh()
+
+    for event in history():
+        value = codec.encode_event(event)
+        out_a = first.process(USER.encode(), value, SOURCE).ledger
+        out_b = second.process(USER.encode(), value, SOURCE).ledger
+        assert out_a
+        assert out_a == out_b
+
+
+def test_the_processor_reaches_the_same_decisions_as_the_batch_oracle() -> None:
+    """SPEC §1: the streaming path and the plain loop over the pure engine agree."""
+    processor = fresh()
+    events = [*history(), an_event(7, MemoryAccessed("m-1"))]  # rejected: forgotten
+
+    streamed = [d for e in events for d in feed(processor, e).ledger_events]
+
+    assert streamed == replay(events, LIMITS).decisions
+
+
+def test_a_reused_event_id_of_another_user_does_not_suppress_this_user_s_event() -> None:
+    """SPEC §8: one user's events never change another user's state. Here bob's write carries
+    the event id alice already used; the oracle (per-user state) accepts both writes, and the
+    streaming processor must reach the same decisions."""
+    processor = fresh()
+    alice = a_write(1, user="alice", memory_id="a-1")
+    bob = MemoryEvent(alice.event_id, "bob", T0 + 5, MemoryWritten(Memory("b-1", "bob", "hi")))
+
+    feed(processor, alice)
+    emission = feed(processor, bob)
+
+    assert emission.duplicate is False
+    assert [d.user_id for d in emission.ledger_events] == ["bob"]
+    assert emission.ledger_events == replay([alice, bob], LIMITS).decisions_for("bob")

@@ -1,0 +1,267 @@
+"""Folding a batch of ledger events into row operations (SPEC §6): within a batch the last version
+of a memory wins, forgets become deletes, offsets advance past the batch, every event is logged."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, AccessUpdate, RowBatch
+from streams.engine import ledger
+from streams.engine.model import Memory
+
+USER = "u-1"
+TOPIC = "memory.consolidation"
+T0 = 1_717_000_000_000
+
+
+def a_memory(memory_id: str = "m-1", layer: str = "working", **changes: object) -> Memory:
+    return Memory(memory_id, USER, f"about {memory_id}", layer=layer).evolve(**changes)  # type: ignore[arg-type]
+
+
+def at(payload: object, n: int = 0, user: str = USER) -> ledger.ConsolidationEvent:
+    return ledger.ConsolidationEvent(
+        event_id=f"00000000-0000-4000-8000-{n:012d}",
+        user_id=user,
+        occurred_at=T0 + n,
+        causation_id=f"cause-{n}",
+        payload=payload,  # type: ignore[arg-type]
+    )
+
+
+def stored(
+    version: int, memory_id: str = "m-1", layer: str = "working", **kw: object
+) -> ledger.MemoryStored:
+    previous = kw.pop("previous_layer", None)
+    return ledger.MemoryStored(a_memory(memory_id, layer, **kw), version, previous)  # type: ignore[arg-type]
+
+
+def batch_of(*payloads: object, partition: int = 0) -> RowBatch:
+    batch = RowBatch()
+    for n, payload in enumerate(payloads):
+        batch.add(at(payload, n), TOPIC, partition, n)
+    return batch
+
+
+def column(row: list[object], name: str) -> object:
+    return row[MEMORY_COLUMNS.index(name)]
+
+
+def ms(millis: int) -> datetime:
+    return datetime.fromtimestamp(millis / 1000, tz=UTC)
+
+
+KEY = ("working", USER, "m-1")
+
+
+# --- one memory within one batch -------------------------------------------------------------
+
+
+def test_a_stored_memory_becomes_one_upsert_row() -> None:
+    batch = batch_of(stored(1, content="hello", tags=("a", "b")))
+
+    row = batch.upserts[KEY]
+    assert column(row, "version") == 1
+    assert column(row, "content") == "hello"
+    assert column(row, "tags") == ["a", "b"]
+    assert column(row, "status") == "active"
+    assert batch.deletes == {}
+    assert batch.access_updates == {}
+
+
+def test_stored_then_accessed_in_one_batch_is_one_upsert_with_the_access_applied() -> None:
+    batch = batch_of(
+        stored(1),
+        ledger.MemoryAccessRecorded("m-1", "working", 2, T0 + 500, 1),
+        ledger.MemoryAccessRecorded("m-1", "working", 3, T0 + 900, 2),
+    )
+
+    assert list(batch.upserts) == [KEY]
+    row = batch.upserts[KEY]
+    assert column(row, "version") == 3
+    assert column(row, "access_count") == 2
+    assert column(row, "last_accessed") == ms(T0 + 900)
+    assert batch.access_updates == {}
+
+
+def test_stored_then_forgotten_in_one_batch_is_only_a_delete_of_the_forgotten_version() -> None:
+    batch = batch_of(
+        stored(1),
+        ledger.MemoryAccessRecorded("m-1", "working", 2, T0 + 1, 1),
+        ledger.MemoryForgotten("m-1", "working", 3, "gdpr"),
+    )
+
+    assert batch.upserts == {}
+    assert batch.access_updates == {}
+    assert batch.deletes == {KEY: 3}
+
+
+def test_forgotten_then_restored_in_one_batch_keeps_the_delete_and_the_new_upsert() -> None:
+    batch = batch_of(ledger.MemoryForgotten("m-1", "working", 4, "gdpr"), stored(5))
+
+    assert batch.deletes == {KEY: 4}
+    assert column(batch.upserts[KEY], "version") == 5
+
+
+def test_an_access_to_a_memory_not_in_the_batch_is_an_access_update() -> None:
+    batch = batch_of(ledger.MemoryAccessRecorded("m-9", "semantic", 7, T0 + 42, 3))
+
+    assert batch.upserts == {}
+    assert batch.access_updates == {
+        ("semantic", USER, "m-9"): AccessUpdate(
+            version=7, access_count=3, last_accessed=ms(T0 + 42)
+        )
+    }
+
+
+def test_of_several_accesses_outside_the_batch_the_highest_version_wins() -> None:
+    batch = batch_of(
+        ledger.MemoryAccessRecorded("m-9", "semantic", 8, T0 + 2, 4),
+        ledger.MemoryAccessRecorded("m-9", "semantic", 7, T0 + 1, 3),
+    )
+
+    assert batch.access_updates[("semantic", USER, "m-9")].version == 8
+    assert batch.access_updates[("semantic", USER, "m-9")].access_count == 4
+
+
+def test_a_layer_move_deletes_the_row_under_the_old_layer() -> None:
+    batch = batch_of(stored(2, layer="semantic", previous_layer="working"))
+
+    assert batch.deletes == {("working", USER, "m-1"): 2}
+    assert column(batch.upserts[("semantic", USER, "m-1")], "version") == 2
+    assert ("working", USER, "m-1") not in batch.upserts
+
+
+def test_stored_then_moved_in_one_batch_leaves_no_upsert_under_the_old_layer() -> None:
+    batch = batch_of(stored(1), stored(2, layer="episodic", previous_layer="working"))
+
+    assert list(batch.upserts) == [("episodic", USER, "m-1")]
+    assert batch.deletes == {("working", USER, "m-1"): 2}
+
+
+def test_the_same_memory_id_of_two_users_makes_two_rows() -> None:
+    batch = RowBatch()
+    batch.add(at(stored(1), 0, user="alice"), TOPIC, 0, 1)
+    batch.add(at(stored(1), 1, user="bob"), TOPIC, 0, 2)
+
+    assert set(batch.upserts) == {("working", "alice", "m-1"), ("working", "bob", "m-1")}
+
+
+def test_a_row_carries_times_as_utc_datetimes() -> None:
+    batch = batch_of(stored(1, created_at=T0, valid_at=T0 + 1, last_accessed=None))
+
+    row = batch.upserts[KEY]
+    assert column(row, "created_at") == ms(T0)
+    assert column(row, "valid_at") == ms(T0 + 1)
+    assert column(row, "last_accessed") is None
+    assert column(row, "created_at").tzinfo is UTC  # type: ignore[union-attr]
+
+
+# --- offsets, log, counts --------------------------------------------------------------------
+
+
+def test_next_offsets_are_the_last_offset_plus_one_per_topic_partition() -> None:
+    batch = RowBatch()
+    batch.add(at(stored(1), 0), TOPIC, 0, 10)
+    batch.add(at(stored(2), 1), TOPIC, 0, 11)
+    batch.add(at(stored(1, "m-2"), 2), TOPIC, 3, 5)
+    batch.add(at(stored(1, "m-3"), 3), "other.topic", 0, 99)
+
+    assert batch.next_offsets == {(TOPIC, 0): 12, (TOPIC, 3): 6, ("other.topic", 0): 100}
+
+
+def test_an_older_offset_never_moves_the_position_back() -> None:
+    batch = RowBatch()
+    batch.add(at(stored(2), 0), TOPIC, 0, 20)
+    batch.add(at(stored(1), 1), TOPIC, 0, 7)
+
+    assert batch.next_offsets == {(TOPIC, 0): 21}
+
+
+def test_advance_moves_the_position_for_records_without_rows() -> None:
+    batch = RowBatch()
+
+    batch.advance(TOPIC, 2, 41)
+
+    assert batch.next_offsets == {(TOPIC, 2): 42}
+    assert len(batch) == 0
+
+
+def log_rows(batch: RowBatch) -> list[dict[str, object]]:
+    return [dict(zip(LOG_COLUMNS, row, strict=True)) for row in batch.log]
+
+
+def test_the_log_has_one_row_per_event_naming_the_action_and_the_memory() -> None:
+    batch = RowBatch()
+    events = [
+        at(stored(1), 0),
+        at(ledger.MemoryAccessRecorded("m-1", "working", 2, T0, 1), 1),
+        at(ledger.MemoryForgotten("m-1", "working", 3, "gdpr"), 2),
+        at(
+            ledger.MemoryPromoted(
+                "m-2", "working", 4, True, a_memory("m-2s", "semantic"), 1, "importance"
+            ),
+            3,
+        ),
+        at(ledger.ConsolidationCompleted("default", 1, 0, 0, 0, 0, 0, 10), 4),
+    ]
+    for offset, event in enumerate(events, start=100):
+        batch.add(event, TOPIC, 1, offset)
+
+    rows = log_rows(batch)
+
+    assert len(batch) == 5
+    assert [r["action"] for r in rows] == [
+        "MemoryStored",
+        "MemoryAccessRecorded",
+        "MemoryForgotten",
+        "MemoryPromoted",
+        "ConsolidationCompleted",
+    ]
+    assert [(r["memory_id"], r["layer"], r["version"]) for r in rows] == [
+        ("m-1", "working", 1),
+        ("m-1", "working", 2),
+        ("m-1", "working", 3),
+        ("m-2s", "semantic", 1),
+        (None, None, None),
+    ]
+    assert [r["event_id"] for r in rows] == [e.event_id for e in events]
+    assert [r["kafka_offset"] for r in rows] == [100, 101, 102, 103, 104]
+    assert {r["kafka_partition"] for r in rows} == {1}
+    assert rows[0]["causation_id"] == "cause-0"
+    assert rows[0]["trigger"] == "ingest"
+    assert rows[0]["occurred_at"] == ms(T0)
+
+
+def test_a_folded_batch_still_logs_every_event() -> None:
+    batch = batch_of(stored(1), ledger.MemoryForgotten("m-1", "working", 2, "gdpr"))
+
+    assert batch.upserts == {}
+    assert [r["action"] for r in log_rows(batch)] == ["MemoryStored", "MemoryForgotten"]
+
+
+def test_the_batch_remembers_the_last_event_time() -> None:
+    batch = batch_of(stored(1), stored(2), stored(3))
+
+    assert batch.last_event_time_ms == T0 + 2
+
+
+def test_tables_touched_counts_rows_per_table_and_log_lines() -> None:
+    batch = batch_of(
+        stored(1, "a"),
+        stored(1, "b"),
+        stored(1, "c", layer="semantic", previous_layer="working"),
+        ledger.MemoryAccessRecorded("e", "episodic", 4, T0, 2),
+        ledger.MemoryForgotten("p", "procedural", 6, "gdpr"),
+    )
+
+    assert batch.tables_touched() == {
+        "working_memories": 3,  # upserts a, b; delete of c's old layer
+        "semantic_facts": 1,
+        "episodic_events": 1,
+        "procedural_patterns": 1,
+        "consolidation_log": 5,
+    }
+
+
+def test_an_empty_batch_touches_nothing() -> None:
+    assert RowBatch().tables_touched() == {}
