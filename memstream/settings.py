@@ -42,7 +42,6 @@ class Settings:
     embedding_dim: int = 384
     app_id: str = "memstream-worker"
     projector_group: str = "memstream-projector"
-    table_store: str = "rocksdb://"
     worker_data_dir: Path = field(default_factory=lambda: default_state_dir() / "worker")
     commit_interval_seconds: float = 0.2
     worker_metrics_port: int = 9101
@@ -103,7 +102,6 @@ _FIELD_KINDS: dict[str, type] = {
     "embedding_dim": int,
     "app_id": str,
     "projector_group": str,
-    "table_store": str,
     "worker_data_dir": Path,
     "commit_interval_seconds": float,
     "worker_metrics_port": int,

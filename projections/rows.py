@@ -48,6 +48,7 @@ MEMORY_COLUMNS: tuple[str, ...] = (
     "valid_at",
     "invalid_at",
     "status",
+    "salience",
 )
 _VERSION = MEMORY_COLUMNS.index("version")
 _LAST_ACCESSED = MEMORY_COLUMNS.index("last_accessed")
@@ -73,7 +74,7 @@ def to_datetime(millis: int | None) -> datetime | None:
     return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
 
 
-def memory_row(memory: Memory, version: int, status: str = "active") -> list[Any]:
+def memory_row(memory: Memory, version: int) -> list[Any]:
     """One row of a layer table, in ``MEMORY_COLUMNS`` order. The embedding stays packed
     float32 bytes; the writer hands it to pgvector."""
     return [
@@ -105,7 +106,8 @@ def memory_row(memory: Memory, version: int, status: str = "active") -> list[Any
         memory.access_count,
         to_datetime(memory.valid_at),
         to_datetime(memory.invalid_at),
-        status,
+        memory.status,
+        memory.salience,
     ]
 
 

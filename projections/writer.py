@@ -49,6 +49,7 @@ _STAGE_TYPES = [
     "timestamptz",
     "timestamptz",
     "text",
+    "float8",
 ]
 _LOG_TYPES = [
     "text",

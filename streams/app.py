@@ -1,19 +1,20 @@
-"""The worker as a map: which topics it reads and writes, which tables it keeps, which agents
+"""The worker as a map: which topics it reads and writes, where its state lives, which agents
 run. Read this file to know the worker; the logic lives in ``streams.ingest`` and
 ``streams.engine``.
 
-    memory.events ──ingest──▶ memory.consolidation   (accepted: versioned ledger events)
-                      └─────▶ memory.deadletter      (rejected: original bytes + reason)
-    tables (changelog-backed, co-partitioned with memory.events by user_id):
-      memories     user_id␟memory_id → state.MemoryRecord
-      seen_events  user_id␟event_id  → 1   (idempotency)
+    memory.events[p] ──ingest──▶ memory.consolidation[p]   (accepted: versioned ledger events)
+                         └─────▶ memory.deadletter          (rejected: original bytes + reason)
 
-Runs with ``processing_guarantee="exactly_once"``: a record's table writes, its ledger
-events and its input offset commit in one Kafka transaction.
+    state: per-user, for the partitions this worker owns, rebuilt from memory.consolidation[p]
+    on assignment (``streams.user_states``); the ledger is the changelog.
+
+Runs with ``processing_guarantee="exactly_once"``: a record's ledger events and its input
+offset commit in one Kafka transaction.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from memstream.settings import Settings
 from streams import metrics
 from streams.engine.validation import Limits
 from streams.ingest import Emission, IngestProcessor
+from streams.ledger_replay import read_partition
+from streams.user_states import UserStates
 
 
 @dataclass
@@ -37,7 +40,7 @@ def build_app(settings: Settings) -> Worker:
     app = faust.App(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap}",
-        store=settings.table_store,
+        store="memory://",
         datadir=str(settings.worker_data_dir / settings.app_id),
         processing_guarantee="exactly_once",
         topic_partitions=settings.partitions,
@@ -51,29 +54,25 @@ def build_app(settings: Settings) -> Worker:
     ledger = app.topic(settings.ledger_topic, partitions=settings.partitions, **raw)
     deadletter = app.topic(settings.deadletter_topic, partitions=settings.partitions, **raw)
 
-    # Values are our own Avro bytes. key_type/value_type=bytes is what makes Faust pick the
-    # raw codec for the store and the changelog alike (a schema alone only covers the latter).
-    table: dict[str, Any] = {
-        "partitions": settings.partitions,
-        "key_type": bytes,
-        "value_type": bytes,
-        "schema": faust.Schema(key_type=bytes, value_type=bytes, **raw),
-    }
-    memories = app.Table("memories", **table)
-    seen_events = app.Table("seen_events", **table)
-
-    limits = Limits(settings.embedding_dim, settings.max_content_bytes)
-    processor = IngestProcessor(memories, seen_events, limits)
+    states = UserStates()
+    processor = IngestProcessor(Limits(settings.embedding_dim, settings.max_content_bytes), states)
+    rebuilds = PartitionRebuilds(settings, states)
     progress = _PartitionProgress(settings.events_topic)
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
         async for event in stream.events():
             message = event.message
+            await rebuilds.ready(message.partition)
             source = _source_headers(message.topic, message.partition, message.offset)
-            emission = processor.process(message.key, message.value, source)
+            emission = processor.process(message.key, message.value, source, message.partition)
             for record in emission.ledger:
-                await ledger.send(key=record.key, value=record.value, headers=record.headers)
+                await ledger.send(
+                    key=record.key,
+                    value=record.value,
+                    headers=record.headers,
+                    partition=message.partition,  # co-partitioned: the ledger is our changelog
+                )
             if emission.deadletter is not None:
                 letter = emission.deadletter
                 await deadletter.send(key=letter.key, value=letter.value, headers=letter.headers)
@@ -86,10 +85,53 @@ def build_app(settings: Settings) -> Worker:
 
     @app.on_partitions_assigned.connect  # type: ignore[arg-type]
     async def on_assigned(app: faust.App, assigned: set[TP], **_: Any) -> None:
+        rebuilds.start({tp.partition for tp in assigned if tp.topic == settings.events_topic})
         owned = {tp for tp in app.consumer.assignment() if tp.topic == settings.events_topic}
         metrics.partitions_assigned.set(len(owned))
 
+    @app.on_partitions_revoked.connect  # type: ignore[arg-type]
+    async def on_revoked(app: faust.App, revoked: set[TP], **_: Any) -> None:
+        rebuilds.drop({tp.partition for tp in revoked if tp.topic == settings.events_topic})
+
     return Worker(app, processor)
+
+
+class PartitionRebuilds:
+    """Rebuilds each newly assigned partition's state from the ledger, in a thread, and lets
+    the agent wait for it before it touches that partition's input."""
+
+    def __init__(self, settings: Settings, states: UserStates) -> None:
+        self.settings = settings
+        self.states = states
+        self.tasks: dict[int, asyncio.Future[int]] = {}
+
+    def start(self, partitions: set[int]) -> None:
+        loop = asyncio.get_running_loop()
+        for partition in partitions:
+            if partition not in self.tasks:
+                self.tasks[partition] = loop.run_in_executor(None, self._rebuild, partition)
+
+    def drop(self, partitions: set[int]) -> None:
+        for partition in partitions:
+            self.tasks.pop(partition, None)
+            self.states.drop_partition(partition)
+
+    async def ready(self, partition: int) -> None:
+        task = self.tasks.get(partition)
+        if task is None:  # assigned before our handler saw it (or after a revoke)
+            self.start({partition})
+            task = self.tasks[partition]
+        await task
+
+    def _rebuild(self, partition: int) -> int:
+        started = time.perf_counter()
+        ledger = read_partition(
+            self.settings.kafka_bootstrap, self.settings.ledger_topic, partition
+        )
+        folded = self.states.rebuild_partition(partition, ledger)
+        metrics.state_rebuild.observe(time.perf_counter() - started)
+        metrics.state_rebuild_events.inc(folded)
+        return folded
 
 
 def _source_headers(topic: str, partition: int, offset: int) -> list[tuple[str, bytes]]:

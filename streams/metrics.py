@@ -43,3 +43,12 @@ partitions_assigned = Gauge(
     "memstream_worker_partitions_assigned",
     "Partitions of memory.events this worker owns.",
 )
+state_rebuild = Histogram(
+    "memstream_worker_state_rebuild_seconds",
+    "Time to rebuild one assigned partition's state from the ledger.",
+    buckets=(0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
+state_rebuild_events = Counter(
+    "memstream_worker_state_rebuild_events",
+    "Ledger events folded while rebuilding partition state.",
+)

@@ -1,70 +1,58 @@
-"""Runs the Faust worker process: metrics endpoint, then the app until SIGTERM/SIGINT.
-
-Exactly-once needs one more thing from a persistent (RocksDB) table store: Faust writes table
-changes to the local store as they happen, but a crash aborts the Kafka transaction that
-carried them. Local state can then be *ahead* of the committed changelog — e.g. an event
-marked seen whose ledger output was rolled back, which the restarted worker would skip as a
-duplicate. Like Kafka Streams under EOS, the worker therefore trusts its local store only
-after a clean shutdown; after a crash it discards it and restores the tables from the
-changelog topics, which are read with ``read_committed``.
-"""
+"""Runs the Faust worker process: checks the topics, serves /metrics, then runs the app
+until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
-import logging
-import shutil
-from pathlib import Path
+import sys
 
+from confluent_kafka.admin import AdminClient
 from faust.worker import Worker as FaustWorker
 from prometheus_client import disable_created_metrics, start_http_server
 
 from memstream.settings import Settings
 from streams.app import build_app
 
-log = logging.getLogger(__name__)
-CLEAN_SHUTDOWN_MARKER = ".clean-shutdown"
+
+class TopologyError(RuntimeError):
+    """The topics cannot be co-partitioned as the worker requires."""
 
 
-def discard_state_after_crash(tabledir: Path, marker: Path) -> bool:
-    """Remove ``tabledir`` unless ``marker`` says the last run stopped cleanly.
-
-    The marker is consumed either way, so a crash of this run leaves none. Returns True when
-    state was discarded."""
-    clean = marker.exists()
-    marker.unlink(missing_ok=True)
-    if clean or not tabledir.exists() or not any(tabledir.iterdir()):
-        return False
-    shutil.rmtree(tabledir)
-    return True
+def check_topics(settings: Settings, timeout: float = 30.0) -> None:
+    """The ledger is partitioned like the input (it is the worker's changelog): both must
+    exist with the same number of partitions."""
+    metadata = AdminClient({"bootstrap.servers": settings.kafka_bootstrap}).list_topics(
+        timeout=timeout
+    )
+    counts = {}
+    for name in (settings.events_topic, settings.ledger_topic, settings.deadletter_topic):
+        topic = metadata.topics.get(name)
+        if topic is None or topic.error is not None:
+            raise TopologyError(
+                f"topic {name} does not exist: run `memstream up` (local) or create it with "
+                f"{settings.partitions} partitions"
+            )
+        counts[name] = len(topic.partitions)
+    if counts[settings.events_topic] != counts[settings.ledger_topic]:
+        raise TopologyError(
+            f"{settings.events_topic} has {counts[settings.events_topic]} partitions but "
+            f"{settings.ledger_topic} has {counts[settings.ledger_topic]}: they must match, "
+            f"because each ledger partition is the state of one input partition"
+        )
 
 
 def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
+    try:
+        check_topics(settings)
+    except TopologyError as exc:
+        print(f"memstream worker: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     settings.worker_data_dir.mkdir(parents=True, exist_ok=True)
     disable_created_metrics()
     start_http_server(settings.worker_metrics_port, addr="0.0.0.0")
     worker = build_app(settings)
-    persistent = not settings.table_store.startswith("memory:")
-    marker = Path(worker.app.conf.tabledir) / CLEAN_SHUTDOWN_MARKER
-    tabledir = Path(worker.app.conf.tabledir)
-    if persistent and discard_state_after_crash(tabledir, marker):
-        print(
-            f"memstream worker: the last run did not stop cleanly; discarded local table state "
-            f"in {tabledir}, it is restored from the changelog topics",
-            flush=True,
-        )
     print(
         f"memstream worker: {settings.events_topic} -> {settings.ledger_topic} "
-        f"(store {settings.table_store}, metrics :{settings.worker_metrics_port}/metrics)",
+        f"(state rebuilt from the ledger; metrics :{settings.worker_metrics_port}/metrics)",
         flush=True,
     )
-    exit_code: object = 1
-    try:
-        FaustWorker(worker.app, loglevel=loglevel).execute_from_commandline()
-        exit_code = 0
-    except SystemExit as exc:
-        exit_code = exc.code
-        raise
-    finally:
-        if persistent and exit_code in (0, None):
-            tabledir.mkdir(parents=True, exist_ok=True)
-            marker.touch()
+    FaustWorker(worker.app, loglevel=loglevel).execute_from_commandline()

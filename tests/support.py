@@ -36,7 +36,7 @@ class Pipeline:
     _publisher: MemoryPublisher | None = None
 
     @classmethod
-    def create(cls, stack: Any, workdir: Path, table_store: str = "memory://") -> Pipeline:
+    def create(cls, stack: Any, workdir: Path) -> Pipeline:
         run = uuid.uuid4().hex[:10]
         dbname = f"t_{run}"
         ensure_database(stack.database_url, dbname)
@@ -47,7 +47,6 @@ class Pipeline:
             partitions=PARTITIONS,
             app_id=f"worker-{run}",
             projector_group=f"projector-{run}",
-            table_store=table_store,
             worker_data_dir=workdir / "worker-data",
             worker_metrics_port=pick_port(None)[0],
             projector_metrics_port=pick_port(None)[0],

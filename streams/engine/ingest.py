@@ -21,7 +21,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.state import MemoryRecord, UserView
+from streams.engine.state import MemoryRecord, UserView, records_after
 from streams.engine.validation import Limits, Rejection, validate_event
 
 
@@ -105,42 +105,31 @@ def _store(event: MemoryEvent, written: Memory, current: MemoryRecord | None) ->
         )
         previous_layer = old.layer if old.layer != memory.layer else None
     version = (current.version if current else 0) + 1
-    record = MemoryRecord(memory, version)
     stored = ledger.MemoryStored(memory, version, previous_layer)
-    return Accepted((record,), (_decision(event, "stored", memory.memory_id, stored),))
+    return _accepted(current, _decision(event, "stored", memory.memory_id, stored))
 
 
 def _record_access(event: MemoryEvent, current: MemoryRecord, accessed_at: int) -> Accepted:
-    old = current.memory
-    memory = old.evolve(
-        access_count=old.access_count + 1,
-        last_accessed=_latest(old.last_accessed, accessed_at),
-    )
+    memory = current.memory
     version = current.version + 1
     recorded = ledger.MemoryAccessRecorded(
-        memory.memory_id, memory.layer, version, accessed_at, memory.access_count
+        memory.memory_id, memory.layer, version, accessed_at, memory.access_count + 1
     )
-    return Accepted(
-        (MemoryRecord(memory, version),),
-        (_decision(event, "accessed", memory.memory_id, recorded),),
-    )
+    return _accepted(current, _decision(event, "accessed", memory.memory_id, recorded))
 
 
 def _forget(event: MemoryEvent, current: MemoryRecord, reason: str) -> Accepted:
-    old = current.memory
-    erased = Memory(
-        memory_id=old.memory_id,
-        user_id=old.user_id,
-        content="",
-        layer=old.layer,
-        created_at=old.created_at,
-    )
-    version = current.version + 1
-    tombstone = ledger.MemoryForgotten(old.memory_id, old.layer, version, reason)
-    return Accepted(
-        (MemoryRecord(erased, version, forgotten=True),),
-        (_decision(event, "forgotten", old.memory_id, tombstone),),
-    )
+    memory = current.memory
+    tombstone = ledger.MemoryForgotten(memory.memory_id, memory.layer, current.version + 1, reason)
+    return _accepted(current, _decision(event, "forgotten", memory.memory_id, tombstone))
+
+
+def _accepted(current: MemoryRecord | None, decision: ledger.ConsolidationEvent) -> Accepted:
+    """The decision plus the record it leaves, computed by the same fold a restarted worker
+    uses on the ledger, so live state and rebuilt state cannot differ."""
+    records = records_after(lambda _memory_id: current, decision.payload)
+    assert records, "every ingest decision changes its memory"
+    return Accepted(tuple(records), (decision,))
 
 
 def _latest(a: int | None, b: int | None) -> int | None:

@@ -60,6 +60,8 @@ class Memory:
     access_count: int = 0
     valid_at: int | None = None
     invalid_at: int | None = None
+    salience: float | None = None
+    status: str = "active"
 
     def evolve(self, **changes: object) -> Memory:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from streams.engine.ingest import Accepted, Duplicate, ingest
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent
-from streams.engine.state import InMemoryUserState
+from streams.engine.state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
 
 
@@ -39,7 +39,7 @@ class OracleRun:
             self.duplicates += 1
         else:
             assert isinstance(outcome, Accepted)
-            state.apply(event.event_id, outcome.records)
+            apply_outcome(state, event.event_id, outcome.decisions)
             self.decisions.extend(outcome.decisions)
             self.accepted += 1
 

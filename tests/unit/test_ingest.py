@@ -25,7 +25,7 @@ from streams.engine.model import (
     SessionEnded,
 )
 from streams.engine.oracle import replay
-from streams.engine.state import InMemoryUserState
+from streams.engine.state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
 
 LIMITS = Limits()
@@ -51,7 +51,7 @@ def accepted(state: InMemoryUserState, ev: MemoryEvent) -> Accepted:
     """Ingest ``ev``, require it to be accepted and apply it, as the oracle does."""
     outcome = ingest(state, ev, LIMITS, key=ev.user_id)
     assert isinstance(outcome, Accepted), outcome
-    state.apply(ev.event_id, outcome.records)
+    apply_outcome(state, ev.event_id, outcome.decisions)
     return outcome
 
 

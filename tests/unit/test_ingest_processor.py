@@ -18,7 +18,8 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
-from streams.ingest import Emission, IngestProcessor, memory_key
+from streams.ingest import Emission, IngestProcessor
+from streams.user_states import UserStates
 
 LIMITS = Limits()
 USER = "u-42"
@@ -44,7 +45,7 @@ def an_event(n: int, payload: object, user: str = USER) -> MemoryEvent:
 
 
 def fresh() -> IngestProcessor:
-    return IngestProcessor({}, {}, LIMITS)
+    return IngestProcessor(LIMITS)
 
 
 def feed(processor: IngestProcessor, event: MemoryEvent) -> Emission:
@@ -82,17 +83,17 @@ def test_the_ledger_record_value_decodes_to_the_decision() -> None:
     assert decoded.causation_id == eid(1)
 
 
-def test_an_accepted_write_is_kept_in_the_memories_table_and_marked_seen() -> None:
-    memories: dict[bytes, bytes] = {}
-    seen: dict[bytes, bytes] = {}
-    processor = IngestProcessor(memories, seen, LIMITS)
+def test_an_accepted_write_is_kept_in_the_user_state_and_marked_seen() -> None:
+    states = UserStates()
+    processor = IngestProcessor(LIMITS, states)
 
     feed(processor, a_write())
 
-    record = codec.decode_record(memories[memory_key(USER, "m-1")])
+    state = states.user(USER, 0)
+    record = state.memories["m-1"]
     assert record.version == 1
     assert record.memory.content == "content 1"
-    assert memory_key(USER, eid(1)) in seen
+    assert state.has_seen(eid(1))
 
 
 def test_an_access_after_a_write_continues_the_version_from_the_table() -> None:
@@ -175,9 +176,8 @@ def test_a_key_other_than_the_user_id_is_dead_lettered_as_key_mismatch() -> None
 
 
 def test_an_access_to_an_unknown_memory_is_dead_lettered_and_changes_no_state() -> None:
-    memories: dict[bytes, bytes] = {}
-    seen: dict[bytes, bytes] = {}
-    processor = IngestProcessor(memories, seen, LIMITS)
+    states = UserStates()
+    processor = IngestProcessor(LIMITS, states)
 
     emission = feed(processor, an_event(1, MemoryAccessed("ghost")))
 
@@ -185,8 +185,8 @@ def test_an_access_to_an_unknown_memory_is_dead_lettered_and_changes_no_state() 
     headers = dict(emission.deadletter.headers)
     assert headers["reason"] == b"unknown_memory"
     assert headers["event_type"] == b"MemoryAccessed"
-    assert memories == {}
-    assert seen == {}
+    assert states.user(USER, 0).memories == {}
+    assert states.user(USER, 0).seen_event_ids == set()
 
 
 # --- duplicates and determinism --------------------------------------------------------------
@@ -208,15 +208,15 @@ def test_reprocessing_the_same_input_bytes_is_a_duplicate_with_no_output() -> No
 
 
 def test_a_duplicate_does_not_change_the_stored_memory() -> None:
-    memories: dict[bytes, bytes] = {}
-    processor = IngestProcessor(memories, {}, LIMITS)
+    states = UserStates()
+    processor = IngestProcessor(LIMITS, states)
     value = codec.encode_event(a_write())
     processor.process(USER.encode(), value, SOURCE)
-    before = dict(memories)
+    before = dict(states.user(USER, 0).memories)
 
     processor.process(USER.encode(), value, SOURCE)
 
-    assert memories == before
+    assert states.user(USER, 0).memories == before
 
 
 def history() -> list[MemoryEvent]:
@@ -265,3 +265,19 @@ def test_a_reused_event_id_of_another_user_does_not_suppress_this_user_s_event()
     assert emission.duplicate is False
     assert [d.user_id for d in emission.ledger_events] == ["bob"]
     assert emission.ledger_events == replay([alice, bob], LIMITS).decisions_for("bob")
+
+
+def test_state_rebuilt_from_the_ledger_equals_the_live_state() -> None:
+    """Given a processor that handled a history, when a fresh worker folds the ledger events
+    that history produced, then its user state is the live state (the ledger is the
+    worker's changelog)."""
+    live = UserStates()
+    processor = IngestProcessor(LIMITS, live)
+    ledger_events = [d for e in history() for d in feed(processor, e).ledger_events]
+
+    rebuilt = UserStates()
+    rebuilt.rebuild_partition(0, ledger_events)
+
+    for user in live.users_in(0):
+        assert rebuilt.user(user, 0).memories == live.user(user, 0).memories
+        assert rebuilt.user(user, 0).seen_event_ids <= live.user(user, 0).seen_event_ids
