@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,44 +20,12 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.types.json import Jsonb
 
+from bench.harness import BenchError
 from bench.measure import Rate
 from bench.progress import Counter
 from projections.rows import MEMORY_COLUMNS, memory_row
 from streams import codec
 from streams.engine import ledger
-
-# Binary COPY needs the wire type of every column, in MEMORY_COLUMNS order.
-COLUMN_TYPES: dict[str, str] = {
-    "user_id": "text",
-    "memory_id": "text",
-    "version": "int8",
-    "kind": "text",
-    "subtype": "text",
-    "content": "text",
-    "tags": "text[]",
-    "importance": "float8",
-    "confidence": "float8",
-    "emotional_salience": "float8",
-    "valence": "float8",
-    "priority": "text",
-    "scope": "text",
-    "scope_id": "text",
-    "created_by": "text",
-    "consent": "bool",
-    "pinned": "bool",
-    "conversation_id": "text",
-    "session_id": "text",
-    "success": "float8",
-    "trigger_conditions": "text[]",
-    "embedding": "vector",
-    "metadata": "jsonb",
-    "created_at": "timestamptz",
-    "last_accessed": "timestamptz",
-    "access_count": "int4",
-    "valid_at": "timestamptz",
-    "invalid_at": "timestamptz",
-    "status": "text",
-}
 
 
 @dataclass(frozen=True)
@@ -88,18 +56,27 @@ def _for_copy(row: list[Any]) -> list[Any]:
     return adapted
 
 
-def copy_baseline(database_url: str, rows: list[list[Any]], batch_size: int) -> CopyResult:
-    """COPY ``rows`` into a new ``bench_copy_<id>`` table; time only the COPY transactions."""
-    table = f"bench_copy_{uuid.uuid4().hex[:8]}"
+def copy_baseline(
+    database_url: str, rows: list[list[Any]], batch_size: int, vector_index: bool = True
+) -> CopyResult:
+    """COPY ``rows`` into a new ``bench_copy_<id>`` table; time only the COPY transactions.
+
+    ``vector_index=False`` drops the new table's HNSW index first: a diagnostic that shows
+    how much of the write cost is the vector index (the projector's tables always have it).
+    """
+    table = f"bench_copy_{uuid.uuid4().hex[:8]}{'' if vector_index else '_nohnsw'}"
     columns = ", ".join(MEMORY_COLUMNS)
-    types = [COLUMN_TYPES[c] for c in MEMORY_COLUMNS]
     prepared = [_for_copy(row) for row in rows]
     batch_size = max(1, batch_size)
     batches = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
-    bar = Counter(len(prepared), "rows copied")
+    label = "rows copied" if vector_index else "rows copied (no HNSW index)"
+    bar = Counter(len(prepared), label)
     with psycopg.connect(database_url) as conn:
         register_vector(conn)
         conn.execute(f"CREATE TABLE {table} (LIKE working_memories INCLUDING ALL)")
+        if not vector_index:
+            _drop_vector_indexes(conn, table)
+        types = _column_types(conn, table, MEMORY_COLUMNS)
         conn.commit()
         done = 0
         started = time.perf_counter()
@@ -115,3 +92,31 @@ def copy_baseline(database_url: str, rows: list[list[Any]], batch_size: int) -> 
         elapsed = time.perf_counter() - started
     bar.finish()
     return CopyResult(table, Rate(len(prepared), elapsed, "first batch→last commit"), len(batches))
+
+
+def _column_types(conn: psycopg.Connection, table: str, columns: Sequence[str]) -> list[str]:
+    """The type names binary COPY needs for ``columns``, read from the catalog so they follow
+    the migrations."""
+    rows = conn.execute(
+        "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+        "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+        (table,),
+    ).fetchall()
+    by_name: dict[str, str] = {name: kind for name, kind in rows}
+    missing = [c for c in columns if c not in by_name]
+    if missing:
+        raise BenchError(
+            f"working_memories has no column(s) {', '.join(missing)} that the projector writes: "
+            f"run `memstream migrate` against the bench database, or update the migrations"
+        )
+    return [by_name[c] for c in columns]
+
+
+def _drop_vector_indexes(conn: psycopg.Connection, table: str) -> None:
+    """Drop the HNSW indexes of ``table`` (a table this module just created)."""
+    names = conn.execute(
+        "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexdef ILIKE %s",
+        (table, "%USING hnsw%"),
+    ).fetchall()
+    for (name,) in names:
+        conn.execute(f'DROP INDEX "{name}"')

@@ -2,8 +2,9 @@
 
 Run as ``python -m bench.passthrough`` with the ``MEMSTREAM_*`` settings of a benchmark
 pipeline. It reads ``<prefix>memory.events`` and sends every record (key, value, headers) to
-``<prefix>memory.consolidation`` with the worker's Faust configuration — exactly_once, the
-same commit interval, partitions and in-memory store — but no decoding, state or logic, so
+``<prefix>memory.consolidation`` (same partition) with the worker's Faust configuration —
+exactly_once, the same commit interval, partitions and in-memory store — but no decoding,
+state or logic, so
 the worker/pass-through ratio is the cost of memstream's own work.
 """
 
@@ -38,7 +39,12 @@ def build_app(settings: Settings) -> faust.App:
     async def passthrough(stream: faust.StreamT) -> None:
         async for event in stream.events():
             message = event.message
-            await target.send(key=message.key, value=message.value, headers=message.headers)
+            await target.send(
+                key=message.key,
+                value=message.value,
+                headers=message.headers,
+                partition=message.partition,  # as the worker: output co-partitioned with input
+            )
 
     return app
 

@@ -29,6 +29,7 @@ class Counter:
         self.started = time.perf_counter()
         self.last_print = 0.0
         self.done = 0
+        self.printed = -1
 
     def show(self, done: int) -> None:
         self.done = done
@@ -38,15 +39,14 @@ class Counter:
                 self.last_print = now
                 print(f"\r  {self._line(now)}", end="", flush=True)
         elif now - self.last_print >= LOG_EVERY_SECONDS:
-            self.last_print = now
+            self.last_print, self.printed = now, done
             print(f"  {self._line(now)}", flush=True)
 
     def finish(self) -> None:
-        now = time.perf_counter()
         if self.tty:
-            print(f"\r  {self._line(now)}", flush=True)
-        else:
-            print(f"  {self._line(now)}", flush=True)
+            print(f"\r  {self._line(time.perf_counter())}", flush=True)
+        elif self.printed != self.done:
+            print(f"  {self._line(time.perf_counter())}", flush=True)
 
     def _line(self, now: float) -> str:
         elapsed = now - self.started

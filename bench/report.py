@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,29 @@ def machine() -> dict[str, Any]:
         "python": sys.version.split()[0],
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+def source_version() -> str:
+    """The commit measured, marked when the work tree has uncommitted changes."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head} + uncommitted changes" if dirty else head
 
 
 def _cpu_model() -> str:
@@ -65,6 +89,7 @@ def render(results: dict[str, Any]) -> str:
         f"  {'projector (memstream project)':<44}{rates['projector']:>11,.0f} rows/s",
         *_write_only(results),
         f"  {'raw binary COPY of the same rows':<44}{rates['copy']:>11,.0f} rows/s",
+        *_copy_without_index(results),
         f"  {'  ratio projector / COPY':<44}{ratios['projector_vs_copy']:>16.2f}"
         f"   target ≥ {TARGET_PROJECTOR_RATIO}: "
         f"{_verdict(ratios['projector_vs_copy'] >= TARGET_PROJECTOR_RATIO)}",
@@ -76,6 +101,7 @@ def render(results: dict[str, Any]) -> str:
         f"{lat['p50_ms']:>5.0f} /{lat['p95_ms']:>5.0f} /{lat['p99_ms']:>5.0f} ms"
         f"   target p99 < {TARGET_P99_MS:.0f} ms: {_verdict(lat['p99_ms'] < TARGET_P99_MS)}",
         f"  {'  mean / max':<44}{lat['mean_ms']:>12.0f} /{lat['max_ms']:>5.0f} ms",
+        *_overload_warning(results),
         "",
     ]
     return "\n".join(lines)
@@ -86,6 +112,31 @@ def _write_only(results: dict[str, Any]) -> list[str]:
     if not rate:
         return []
     return [f"  {'  (time inside its write transactions only)':<44}{rate:>11,.0f} rows/s"]
+
+
+def _copy_without_index(results: dict[str, Any]) -> list[str]:
+    rate = results.get("details", {}).get("copy_without_hnsw_index", {}).get("per_second")
+    if not rate:
+        return []
+    return [f"  {'  (COPY without the HNSW index, diagnostic)':<44}{rate:>11,.0f} rows/s"]
+
+
+def _overload_warning(results: dict[str, Any]) -> list[str]:
+    rate = results["latency"]["target_rate"]
+    rates = results["rates"]
+    slowest = min(("worker", rates["worker"]), ("projector", rates["projector"]), key=_second)
+    if rate <= slowest[1]:
+        return []
+    return [
+        f"  note: the input rate ({rate:.0f} ev/s) exceeds the measured {slowest[0]} "
+        f"throughput ({slowest[1]:.0f}/s),",
+        "  so these latencies are mostly queueing; `python -m bench --rate R` with R below it "
+        "measures the pipeline itself.",
+    ]
+
+
+def _second(pair: tuple[str, float]) -> float:
+    return pair[1]
 
 
 def save(results: dict[str, Any], path: Path | None = None) -> Path:

@@ -26,7 +26,7 @@ from bench.harness import BenchError, Harness, check_alive
 from bench.latency import LatencyRun, measure_latency
 from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
 from bench.progress import Counter
-from bench.report import machine, render, save
+from bench.report import machine, render, save, source_version
 from bench.workload import new_memories, written_events
 from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
@@ -93,6 +93,7 @@ def _run_phases(
     harness: Harness, events: int, users: int, latency_rate: float, latency_seconds: float
 ) -> dict[str, Any]:
     base = harness.base
+    host = machine()  # before the phases, so the load average is the one they started with
     progress.phase(f"generating {events} MemoryWritten events for {users} users")
     workload = written_events(events, users, base.embedding_dim)
     registry = codec.default_registry()
@@ -117,6 +118,10 @@ def _run_phases(
     worker.values.clear()
     copied = copy_baseline(projector_settings.database_url, rows, base.projector_batch_size)
     progress.note(f"{copied.rate.per_second:,.0f} rows/s into {copied.table}")
+    bare = copy_baseline(
+        projector_settings.database_url, rows, base.projector_batch_size, vector_index=False
+    )
+    progress.note(f"{bare.rate.per_second:,.0f} rows/s into {bare.table} (diagnostic)")
     del rows
 
     progress.phase(
@@ -133,7 +138,7 @@ def _run_phases(
     }
     stats = percentiles(latency.latencies_ms)
     return {
-        "machine": machine(),
+        "machine": host,
         "parameters": {
             "events": events,
             "users": users,
@@ -142,7 +147,6 @@ def _run_phases(
             "projector_batch_size": base.projector_batch_size,
             "projector_batch_ms": base.projector_batch_ms,
             "embedding_dim": base.embedding_dim,
-            "worker_table_store": "memory://",
             "latency_rate": latency_rate,
             "latency_seconds": latency_seconds,
             "poll_interval_ms": POLL_INTERVAL_S * 1000,
@@ -169,16 +173,18 @@ def _run_phases(
                 "rows_per_s_in_write_transactions": _write_only_rate(projector_metrics, events),
             },
             "copy": {**_rate_detail(copied.rate), "batches": copied.batches},
+            "copy_without_hnsw_index": _rate_detail(bare.rate),
         },
         "run": {
             "run_id": harness.run_id,
+            "source": source_version(),
             "topic_prefixes": [
                 worker_settings.topic_prefix,
                 passthrough_settings.topic_prefix,
                 e2e_settings.topic_prefix,
             ],
             "databases": [_dbname(projector_settings), _dbname(e2e_settings)],
-            "copy_table": copied.table,
+            "copy_tables": [copied.table, bare.table],
             "logs": str(harness.workdir / "logs"),
         },
     }

@@ -11,6 +11,8 @@ import math
 import uuid
 from dataclasses import dataclass
 
+import numpy as np
+
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 
 REJECTION_REASONS = (
@@ -115,7 +117,6 @@ def _check_embedding(packed: bytes, dim: int) -> Rejection | None:
         return Rejection(
             "embedding_dimension", f"embedding has {got} float32 values; expected {dim}"
         )
-    values = memoryview(packed).cast("f")
-    if any(math.isnan(v) or math.isinf(v) for v in values):
+    if not np.isfinite(np.frombuffer(packed, dtype="<f4")).all():
         return Rejection("not_a_number", "embedding contains NaN or infinity")
     return None
