@@ -51,6 +51,8 @@ class Settings:
     retry_attempts: int = 3
     retry_backoff_seconds: float = 5.0
     max_content_bytes: int = 65536
+    profile: str = "default"
+    policy_file: str = ""
     state_dir: Path = field(default_factory=default_state_dir)
     cache_dir: Path = field(default_factory=default_cache_dir)
 
@@ -111,6 +113,8 @@ _FIELD_KINDS: dict[str, type] = {
     "retry_attempts": int,
     "retry_backoff_seconds": float,
     "max_content_bytes": int,
+    "profile": str,
+    "policy_file": str,
     "state_dir": Path,
     "cache_dir": Path,
 }

@@ -51,8 +51,32 @@ MEMORY_COLUMNS: tuple[str, ...] = (
     "salience",
 )
 _VERSION = MEMORY_COLUMNS.index("version")
-_LAST_ACCESSED = MEMORY_COLUMNS.index("last_accessed")
-_ACCESS_COUNT = MEMORY_COLUMNS.index("access_count")
+
+LINK_COLUMNS = (
+    "user_id",
+    "source_id",
+    "target_id",
+    "link_type",
+    "confidence",
+    "created_at",
+    "event_id",
+)
+REPORT_COLUMNS = (
+    "event_id",
+    "user_id",
+    "cycle_id",
+    "trigger",
+    "occurred_at",
+    "profile",
+    "processed",
+    "patterns",
+    "archived",
+    "contradictions",
+    "duplicates_merged",
+    "links_created",
+    "duration_ms",
+    "warnings",
+)
 
 LOG_COLUMNS: tuple[str, ...] = (
     "event_id",
@@ -111,11 +135,22 @@ def memory_row(memory: Memory, version: int) -> list[Any]:
     ]
 
 
-@dataclass(frozen=True, slots=True)
-class AccessUpdate:
+@dataclass
+class FieldUpdate:
+    """Columns a decision changes on an existing row, guarded by the decision's version.
+    ``last_accessed`` only ever moves forward (GREATEST in SQL)."""
+
     version: int
-    access_count: int
-    last_accessed: datetime | None
+    fields: dict[str, Any]
+
+    def merge(self, newer: FieldUpdate) -> None:
+        if newer.version <= self.version:
+            return
+        self.version = newer.version
+        for column, value in newer.fields.items():
+            if column == "last_accessed":
+                value = _latest(self.fields.get(column), value)
+            self.fields[column] = value
 
 
 @dataclass
@@ -123,8 +158,10 @@ class RowBatch:
     """Everything one projector transaction writes."""
 
     upserts: dict[RowKey, list[Any]] = field(default_factory=dict)
-    access_updates: dict[RowKey, AccessUpdate] = field(default_factory=dict)
+    updates: dict[RowKey, FieldUpdate] = field(default_factory=dict)
     deletes: dict[RowKey, int] = field(default_factory=dict)
+    links: list[tuple[Any, ...]] = field(default_factory=list)
+    reports: list[tuple[Any, ...]] = field(default_factory=list)
     log: list[tuple[Any, ...]] = field(default_factory=list)
     next_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     last_event_time_ms: int | None = None
@@ -136,7 +173,7 @@ class RowBatch:
         self, event: ledger.ConsolidationEvent, topic: str, partition: int, offset: int
     ) -> None:
         memory_id, layer, version = _subject(event.payload)
-        self._apply(event.user_id, event.payload)
+        self._apply(event)
         self.log.append(
             (
                 event.event_id,
@@ -161,52 +198,169 @@ class RowBatch:
         key = (topic, partition)
         self.next_offsets[key] = max(self.next_offsets.get(key, 0), offset + 1)
 
-    def _apply(self, user_id: str, payload: ledger.LedgerPayload) -> None:
+    def _apply(self, event: ledger.ConsolidationEvent) -> None:
+        user_id, payload = event.user_id, event.payload
+        at = to_datetime(event.occurred_at)
         if isinstance(payload, ledger.MemoryStored):
             memory = payload.memory
             if payload.previous_layer is not None:
                 self._delete((payload.previous_layer, user_id, memory.memory_id), payload.version)
-            self._upsert((memory.layer, user_id, memory.memory_id), memory, payload.version)
+            self._upsert(user_id, memory, payload.version)
         elif isinstance(payload, ledger.MemoryAccessRecorded):
-            key = (payload.layer, user_id, payload.memory_id)
-            self._record_access(key, payload)
-        elif isinstance(payload, ledger.MemoryForgotten):
+            self._update(
+                (payload.layer, user_id, payload.memory_id),
+                payload.version,
+                access_count=payload.access_count,
+                last_accessed=to_datetime(payload.accessed_at),
+            )
+        elif isinstance(payload, ledger.MemoryForgotten | ledger.MemoryDeleted):
             self._delete((payload.layer, user_id, payload.memory_id), payload.version)
+        elif isinstance(payload, ledger.MemoryPromoted):
+            source = (payload.source_layer, user_id, payload.source_memory_id)
+            if payload.source_removed:
+                self._delete(source, payload.source_version)
+            promoted = payload.promoted
+            self._upsert(user_id, promoted, payload.promoted_version)
+            self._link(event, payload.source_memory_id, promoted.memory_id, "promoted_to", None, at)
+            self._link(
+                event, promoted.memory_id, payload.source_memory_id, "derived_from", None, at
+            )
+        elif isinstance(payload, ledger.PatternDetected):
+            self._upsert(user_id, payload.pattern, payload.version)
+            for evidence in payload.evidence_ids:
+                self._link(
+                    event,
+                    payload.pattern.memory_id,
+                    evidence,
+                    "derived_from",
+                    payload.confidence,
+                    at,
+                )
+        elif isinstance(payload, ledger.MemoryMerged):
+            survivor = payload.survivor
+            self._upsert(user_id, survivor, payload.survivor_version)
+            self._update(
+                (payload.merged_layer, user_id, payload.merged_memory_id),
+                payload.merged_version,
+                status="superseded",
+            )
+            self._link(
+                event,
+                survivor.memory_id,
+                payload.merged_memory_id,
+                "supersedes",
+                payload.similarity,
+                at,
+            )
+        elif isinstance(payload, ledger.ContradictionDetected):
+            self._link(
+                event,
+                payload.memory_id,
+                payload.other_memory_id,
+                "contradicts",
+                payload.confidence,
+                at,
+            )
+            if payload.invalidated_memory_id and payload.invalidated_version:
+                self._update(
+                    ("semantic", user_id, payload.invalidated_memory_id),
+                    payload.invalidated_version,
+                    invalid_at=to_datetime(payload.invalid_at),
+                )
+        elif isinstance(payload, ledger.SalienceDecayed):
+            self._update(
+                (payload.layer, user_id, payload.memory_id),
+                payload.version,
+                salience=payload.salience_after,
+            )
+        elif isinstance(payload, ledger.MemoryArchived):
+            self._update(
+                (payload.layer, user_id, payload.memory_id),
+                payload.version,
+                status="archived",
+                salience=payload.salience,
+            )
+        elif isinstance(payload, ledger.ConsolidationCompleted):
+            self.reports.append(_report_row(event, payload))
 
-    def _upsert(self, key: RowKey, memory: Memory, version: int) -> None:
-        self.access_updates.pop(key, None)
+    def _upsert(self, user_id: str, memory: Memory, version: int) -> None:
+        key: RowKey = (memory.layer, user_id, memory.memory_id)
+        self.updates.pop(key, None)
         self.upserts[key] = memory_row(memory, version)
 
     def _delete(self, key: RowKey, version: int) -> None:
         self.upserts.pop(key, None)
-        self.access_updates.pop(key, None)
+        self.updates.pop(key, None)
         self.deletes[key] = max(version, self.deletes.get(key, 0))
 
-    def _record_access(self, key: RowKey, payload: ledger.MemoryAccessRecorded) -> None:
-        update = AccessUpdate(
-            payload.version, payload.access_count, to_datetime(payload.accessed_at)
-        )
+    def _update(self, key: RowKey, version: int, **fields: Any) -> None:
+        """Apply to a row written earlier in this batch, or queue a guarded UPDATE."""
         pending = self.upserts.get(key)
         if pending is not None:
-            if pending[_VERSION] < update.version:
-                pending[_VERSION] = update.version
-                pending[_ACCESS_COUNT] = update.access_count
-                pending[_LAST_ACCESSED] = _latest(pending[_LAST_ACCESSED], update.last_accessed)
+            if pending[_VERSION] < version:
+                pending[_VERSION] = version
+                for column, value in fields.items():
+                    at = MEMORY_COLUMNS.index(column)
+                    if column == "last_accessed":
+                        value = _latest(pending[at], value)
+                    pending[at] = value
             return
-        current = self.access_updates.get(key)
-        if current is None or current.version < update.version:
-            self.access_updates[key] = update
+        update = FieldUpdate(version, dict(fields))
+        current = self.updates.get(key)
+        if current is None:
+            self.updates[key] = update
+        else:
+            current.merge(update)
+
+    def _link(
+        self,
+        event: ledger.ConsolidationEvent,
+        source_id: str,
+        target_id: str,
+        link_type: str,
+        confidence: float | None,
+        at: datetime | None,
+    ) -> None:
+        self.links.append(
+            (event.user_id, source_id, target_id, link_type, confidence, at, event.event_id)
+        )
 
     def tables_touched(self) -> dict[str, int]:
         """Rows per table this batch writes, for ``memstream_projector_rows_total``."""
         counts: dict[str, int] = {}
-        for ops in (self.upserts, self.access_updates, self.deletes):
+        for ops in (self.upserts, self.updates, self.deletes):
             for layer, _, _ in ops:
                 table = LAYER_TABLES[layer]
                 counts[table] = counts.get(table, 0) + 1
-        if self.log:
-            counts["consolidation_log"] = len(self.log)
+        for table, rows in (
+            ("memory_links", self.links),
+            ("consolidation_reports", self.reports),
+            ("consolidation_log", self.log),
+        ):
+            if rows:
+                counts[table] = len(rows)
         return counts
+
+
+def _report_row(
+    event: ledger.ConsolidationEvent, report: ledger.ConsolidationCompleted
+) -> tuple[Any, ...]:
+    return (
+        event.event_id,
+        event.user_id,
+        event.cycle_id or event.event_id,
+        event.trigger,
+        to_datetime(event.occurred_at),
+        report.profile,
+        report.processed,
+        report.patterns,
+        report.archived,
+        report.contradictions,
+        report.duplicates_merged,
+        report.links_created,
+        report.duration_ms,
+        list(report.warnings),
+    )
 
 
 def _latest(a: datetime | None, b: datetime | None) -> datetime | None:

@@ -15,7 +15,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.types.json import Jsonb
 
-from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, RowBatch
+from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
 
 _STAGE_TYPES = [
@@ -114,7 +114,9 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
                     f"{_UPDATE_SET} WHERE {table}.version < EXCLUDED.version",
                     (layer,),
                 )
-        _apply_access_updates(cur, batch)
+        _apply_updates(cur, batch)
+        _insert_new(cur, "memory_links", LINK_COLUMNS, batch.links)
+        _insert_new(cur, "consolidation_reports", REPORT_COLUMNS, batch.reports)
         if batch.log:
             _copy_rows(cur, "stage_log", LOG_COLUMNS, _LOG_TYPES, batch.log)
             cols = ", ".join(LOG_COLUMNS)
@@ -165,23 +167,33 @@ def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:
         )
 
 
-def _apply_access_updates(cur: psycopg.Cursor, batch: RowBatch) -> None:
-    by_table: dict[str, list[tuple[object, ...]]] = {}
-    for (layer, user_id, memory_id), update in batch.access_updates.items():
-        by_table.setdefault(LAYER_TABLES[layer], []).append(
-            (
-                update.version,
-                update.access_count,
-                update.last_accessed,
-                user_id,
-                memory_id,
-                update.version,
-            )
+def _apply_updates(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    """Guarded column updates, grouped by table and by the set of columns they change."""
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[object, ...]]] = {}
+    for (layer, user_id, memory_id), update in batch.updates.items():
+        columns = tuple(sorted(update.fields))
+        values = tuple(update.fields[c] for c in columns)
+        groups.setdefault((LAYER_TABLES[layer], columns), []).append(
+            (update.version, *values, user_id, memory_id, update.version)
         )
-    for table, params in by_table.items():
+    for (table, columns), params in groups.items():
+        assignments = ", ".join(
+            f"{c} = GREATEST({c}, %s)" if c == "last_accessed" else f"{c} = %s" for c in columns
+        )
         cur.executemany(
-            f"UPDATE {table} SET version = %s, access_count = %s, "
-            f"last_accessed = GREATEST(last_accessed, %s) "
+            f"UPDATE {table} SET version = %s, {assignments} "
             f"WHERE user_id = %s AND memory_id = %s AND version < %s",
             params,
         )
+
+
+def _insert_new(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: list) -> None:
+    """Append-only rows keyed by their ledger event: a replay inserts nothing twice."""
+    if not rows:
+        return
+    placeholders = ", ".join(["%s"] * len(columns))
+    cur.executemany(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders}) "
+        f"ON CONFLICT DO NOTHING",
+        rows,
+    )

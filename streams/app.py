@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import faust
@@ -24,9 +25,13 @@ from faust.types import TP
 
 from memstream.settings import Settings
 from streams import metrics
+from streams.engine.engine import EngineConfig
+from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.validation import Limits
 from streams.ingest import Emission, IngestProcessor
 from streams.ledger_replay import read_partition
+from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
+from streams.ticks import TickPublisher
 from streams.user_states import UserStates
 
 
@@ -54,10 +59,13 @@ def build_app(settings: Settings) -> Worker:
     ledger = app.topic(settings.ledger_topic, partitions=settings.partitions, **raw)
     deadletter = app.topic(settings.deadletter_topic, partitions=settings.partitions, **raw)
 
+    config = engine_config(settings)
     states = UserStates()
-    processor = IngestProcessor(Limits(settings.embedding_dim, settings.max_content_bytes), states)
+    processor = IngestProcessor(config, states)
     rebuilds = PartitionRebuilds(settings, states)
     progress = _PartitionProgress(settings.events_topic)
+    ticks = TickPublisher(settings.kafka_bootstrap, settings.events_topic)
+    period = config.policy.triggers.periodic_seconds
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
@@ -82,6 +90,13 @@ def build_app(settings: Settings) -> Worker:
     @app.timer(interval=5.0)
     async def report_consumer_lag() -> None:
         progress.report(app)
+
+    @app.timer(interval=float(period))
+    async def periodic_consolidation() -> None:
+        """Tick the users of the partitions this worker owns (and only those)."""
+        owned = {p: states.users_in(p) for p in rebuilds.tasks if rebuilds.tasks[p].done()}
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, ticks.publish, owned, period)
 
     @app.on_partitions_assigned.connect  # type: ignore[arg-type]
     async def on_assigned(app: faust.App, assigned: set[TP], **_: Any) -> None:
@@ -132,6 +147,27 @@ class PartitionRebuilds:
         metrics.state_rebuild.observe(time.perf_counter() - started)
         metrics.state_rebuild_events.inc(folded)
         return folded
+
+
+def engine_config(settings: Settings) -> EngineConfig:
+    """The deployment's policy (a TOML file, or a built-in profile) and contract limits."""
+    policy = (
+        load_policy(Path(settings.policy_file))
+        if settings.policy_file
+        else builtin_profile(settings.profile)
+    )
+    limits = Limits(settings.embedding_dim, settings.max_content_bytes)
+    llm = LLMSettings.from_env()
+    if llm is None:
+        return EngineConfig(policy, limits)
+    # Optional: an OpenAI-compatible model judges and writes patterns, falling back to the
+    # built-in ones on any failure. Its verdicts are recorded in the ledger like any other.
+    return EngineConfig(
+        policy,
+        limits,
+        judge=LLMJudge(ChatClient(llm)),
+        pattern_writer=LLMPatternWriter(ChatClient(llm), fallback=lambda contents: contents[0]),
+    )
 
 
 def _source_headers(topic: str, partition: int, offset: int) -> list[tuple[str, bytes]]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from streams import codec
-from streams.engine.ingest import Accepted, Duplicate, ingest
+from streams.engine.engine import EngineConfig, step
+from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent
-from streams.engine.state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
 from streams.user_states import UserStates
 
@@ -45,11 +45,11 @@ class IngestProcessor:
 
     def __init__(
         self,
-        limits: Limits,
+        config: EngineConfig | Limits,
         states: UserStates | None = None,
         registry: codec.SchemaRegistry | None = None,
     ) -> None:
-        self.limits = limits
+        self.config = config if isinstance(config, EngineConfig) else EngineConfig(limits=config)
         self.states = states if states is not None else UserStates()
         self.registry = registry or codec.default_registry()
 
@@ -64,15 +64,14 @@ class IngestProcessor:
             return self._reject(key, value, Rejection(exc.reason, exc.detail), source, None)
         key_text = key.decode("utf-8", "replace") if key is not None else None
         state = self.states.user(event.user_id, partition)
-        outcome = ingest(state, event, self.limits, key_text)
+        outcome = step(state, event, self.config, key_text)
         if isinstance(outcome, Rejection):
             return self._reject(key, value, outcome, source, event)
         if isinstance(outcome, Duplicate):
             return Emission(event_type=event.event_type, duplicate=True)
-        return self._accept(event, outcome, state)
+        return self._accept(event, outcome)
 
-    def _accept(self, event: MemoryEvent, outcome: Accepted, state: InMemoryUserState) -> Emission:
-        apply_outcome(state, event.event_id, outcome.decisions)
+    def _accept(self, event: MemoryEvent, outcome: Accepted) -> Emission:
         emission = Emission(event_type=event.event_type)
         user_key = event.user_id.encode()
         for decision in outcome.decisions:

@@ -11,6 +11,7 @@ from prometheus_client import disable_created_metrics, start_http_server
 
 from memstream.settings import Settings
 from streams.app import build_app
+from streams.engine.policy import PolicyError
 
 
 class TopologyError(RuntimeError):
@@ -49,7 +50,11 @@ def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
     settings.worker_data_dir.mkdir(parents=True, exist_ok=True)
     disable_created_metrics()
     start_http_server(settings.worker_metrics_port, addr="0.0.0.0")
-    worker = build_app(settings)
+    try:
+        worker = build_app(settings)
+    except (PolicyError, ValueError) as exc:
+        print(f"memstream worker: configuration error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     print(
         f"memstream worker: {settings.events_topic} -> {settings.ledger_topic} "
         f"(state rebuilt from the ledger; metrics :{settings.worker_metrics_port}/metrics)",

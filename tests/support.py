@@ -26,6 +26,12 @@ from memstream.waiting import wait_until
 from projections.schema import LAYER_TABLES, ensure_database, migrate
 
 PARTITIONS = 4
+QUIET_DEFAULT_POLICY = 'profile = "default"\n[triggers]\nperiodic_seconds = 86400\n'
+
+
+def quiet_profile(name: str) -> str:
+    """A built-in profile with periodic ticks pushed out of a test's lifetime."""
+    return f'profile = "{name}"\n[triggers]\nperiodic_seconds = 86400\n'
 
 
 @dataclass
@@ -36,10 +42,15 @@ class Pipeline:
     _publisher: MemoryPublisher | None = None
 
     @classmethod
-    def create(cls, stack: Any, workdir: Path) -> Pipeline:
+    def create(cls, stack: Any, workdir: Path, policy_toml: str | None = None) -> Pipeline:
+        """A pipeline on fresh topics and a fresh database. ``policy_toml`` (a policy
+        document) defaults to the default profile with periodic ticks pushed out of the
+        test's lifetime, so only the events a test publishes cause decisions."""
         run = uuid.uuid4().hex[:10]
         dbname = f"t_{run}"
         ensure_database(stack.database_url, dbname)
+        policy_file = workdir / "policy.toml"
+        policy_file.write_text(policy_toml or QUIET_DEFAULT_POLICY)
         settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(stack.state_dir)}).with_overrides(
             kafka_bootstrap=stack.kafka_bootstrap,
             database_url=make_conninfo(stack.database_url, dbname=dbname),
@@ -53,6 +64,7 @@ class Pipeline:
             projector_batch_ms=50,
             commit_interval_seconds=0.1,
             retry_backoff_seconds=0.5,
+            policy_file=str(policy_file),
         )
         migrate(settings.database_url, settings.embedding_dim)
         LocalStack(settings).create_topics(settings.topic_prefix, PARTITIONS)
@@ -144,13 +156,14 @@ class Pipeline:
         )
 
     def memory_rows(self) -> dict[tuple[str, str, str], tuple[Any, ...]]:
-        """(layer, user, memory) -> (version, access_count, content) over all layer tables."""
+        """(layer, user, memory) -> (version, access_count, content, status) over all layer
+        tables."""
         rows = {}
         for layer, table in LAYER_TABLES.items():
-            for user_id, memory_id, version, count, content in self.query(
-                f"SELECT user_id, memory_id, version, access_count, content FROM {table}"
+            for user_id, memory_id, *facts in self.query(
+                f"SELECT user_id, memory_id, version, access_count, content, status FROM {table}"
             ):
-                rows[(layer, user_id, memory_id)] = (version, count, content)
+                rows[(layer, user_id, memory_id)] = tuple(facts)
         return rows
 
     def dump_tables(self) -> dict[str, list[tuple[Any, ...]]]:

@@ -111,6 +111,7 @@ class ConsolidationRequested:
     conversation_id: str | None = None
     force: bool = False
     profile: str | None = None
+    trigger: str | None = None  # None = manual; "periodic" for the worker's ticks
 
 
 InputPayload = (

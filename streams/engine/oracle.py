@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from streams.engine.ingest import Accepted, Duplicate, ingest
+from streams.engine.engine import EngineConfig, step
+from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent
-from streams.engine.state import InMemoryUserState, apply_outcome
+from streams.engine.state import InMemoryUserState
 from streams.engine.validation import Limits, Rejection
 
 
@@ -30,16 +31,14 @@ class OracleRun:
             self.users[user_id] = InMemoryUserState(user_id)
         return self.users[user_id]
 
-    def feed(self, event: MemoryEvent, limits: Limits) -> None:
-        state = self.state(event.user_id)
-        outcome = ingest(state, event, limits, key=event.user_id)
+    def feed(self, event: MemoryEvent, config: EngineConfig) -> None:
+        outcome = step(self.state(event.user_id), event, config, key=event.user_id)
         if isinstance(outcome, Rejection):
             self.rejections.append((event, outcome))
         elif isinstance(outcome, Duplicate):
             self.duplicates += 1
         else:
             assert isinstance(outcome, Accepted)
-            apply_outcome(state, event.event_id, outcome.decisions)
             self.decisions.extend(outcome.decisions)
             self.accepted += 1
 
@@ -47,8 +46,12 @@ class OracleRun:
         return [d for d in self.decisions if d.user_id == user_id]
 
 
-def replay(events: Iterable[MemoryEvent], limits: Limits) -> OracleRun:
+def replay(events: Iterable[MemoryEvent], config: EngineConfig | Limits) -> OracleRun:
+    """Run the engine over ``events`` in order. A bare :class:`Limits` means the default
+    policy with those limits."""
+    if isinstance(config, Limits):
+        config = EngineConfig(limits=config)
     run = OracleRun()
     for event in events:
-        run.feed(event, limits)
+        run.feed(event, config)
     return run

@@ -79,7 +79,7 @@ class InMemoryUserState:
             self.flagged_pairs.add(pair_key(payload.memory_id, payload.other_memory_id))
         if isinstance(payload, ledger.MemoryStored) and payload.version == 1:
             conversation = payload.memory.conversation_id
-            if payload.memory.layer == "working" and conversation is not None:
+            if conversation is not None and decision.trigger == "ingest":
                 self.conversation_messages[conversation] = (
                     self.conversation_messages.get(conversation, 0) + 1
                 )

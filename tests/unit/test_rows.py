@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, AccessUpdate, RowBatch
+from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, FieldUpdate, RowBatch
 from streams.engine import ledger
 from streams.engine.model import Memory
 
@@ -65,7 +65,7 @@ def test_a_stored_memory_becomes_one_upsert_row() -> None:
     assert column(row, "tags") == ["a", "b"]
     assert column(row, "status") == "active"
     assert batch.deletes == {}
-    assert batch.access_updates == {}
+    assert batch.updates == {}
 
 
 def test_stored_then_accessed_in_one_batch_is_one_upsert_with_the_access_applied() -> None:
@@ -80,7 +80,7 @@ def test_stored_then_accessed_in_one_batch_is_one_upsert_with_the_access_applied
     assert column(row, "version") == 3
     assert column(row, "access_count") == 2
     assert column(row, "last_accessed") == ms(T0 + 900)
-    assert batch.access_updates == {}
+    assert batch.updates == {}
 
 
 def test_stored_then_forgotten_in_one_batch_is_only_a_delete_of_the_forgotten_version() -> None:
@@ -91,7 +91,7 @@ def test_stored_then_forgotten_in_one_batch_is_only_a_delete_of_the_forgotten_ve
     )
 
     assert batch.upserts == {}
-    assert batch.access_updates == {}
+    assert batch.updates == {}
     assert batch.deletes == {KEY: 3}
 
 
@@ -106,9 +106,9 @@ def test_an_access_to_a_memory_not_in_the_batch_is_an_access_update() -> None:
     batch = batch_of(ledger.MemoryAccessRecorded("m-9", "semantic", 7, T0 + 42, 3))
 
     assert batch.upserts == {}
-    assert batch.access_updates == {
-        ("semantic", USER, "m-9"): AccessUpdate(
-            version=7, access_count=3, last_accessed=ms(T0 + 42)
+    assert batch.updates == {
+        ("semantic", USER, "m-9"): FieldUpdate(
+            version=7, fields={"access_count": 3, "last_accessed": ms(T0 + 42)}
         )
     }
 
@@ -119,8 +119,8 @@ def test_of_several_accesses_outside_the_batch_the_highest_version_wins() -> Non
         ledger.MemoryAccessRecorded("m-9", "semantic", 7, T0 + 1, 3),
     )
 
-    assert batch.access_updates[("semantic", USER, "m-9")].version == 8
-    assert batch.access_updates[("semantic", USER, "m-9")].access_count == 4
+    assert batch.updates[("semantic", USER, "m-9")].version == 8
+    assert batch.updates[("semantic", USER, "m-9")].fields["access_count"] == 4
 
 
 def test_a_layer_move_deletes_the_row_under_the_old_layer() -> None:

@@ -1,0 +1,97 @@
+"""The engine's one entry point: an input event against a user's state → decisions.
+
+``step`` runs the ingest step, folds what it decided into the state, asks whether a
+consolidation cycle is due (manual request, periodic tick, or the on-write thresholds of
+seed 000), and if so runs the cycle and folds that too. The Faust agent and the batch
+oracle both call exactly this, so they cannot disagree. The state passed in is updated in
+place to the new state; the decisions returned are what changed it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from streams.engine.cycle import CycleRequest, Judge, PatternWriter, run_cycle
+from streams.engine.ingest import Accepted, IngestOutcome, ingest
+from streams.engine.judge import judge_contradiction
+from streams.engine.model import (
+    ConsolidationRequested,
+    MemoryEvent,
+    MemoryWritten,
+    Trigger,
+)
+from streams.engine.policy import Policy, PolicyError, builtin_profile
+from streams.engine.state import InMemoryUserState, apply_outcome
+from streams.engine.validation import Limits, Rejection
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Everything the engine needs besides state and event: the deployment's policy, the
+    contract's limits, how to resolve a per-request profile override, and the judge."""
+
+    policy: Policy = field(default_factory=Policy)
+    limits: Limits = field(default_factory=Limits)
+    profiles: Callable[[str], Policy] = builtin_profile
+    judge: Judge = judge_contradiction
+    pattern_writer: PatternWriter | None = None  # None: extractive (the most central member)
+
+
+def step(
+    state: InMemoryUserState, event: MemoryEvent, config: EngineConfig, key: str | None = None
+) -> IngestOutcome:
+    """Apply ``event`` to ``state`` (in place) and return the outcome with every decision."""
+    due = _requested_policy(event, config)
+    if isinstance(due, Rejection):
+        return due
+    outcome = ingest(state, event, config.limits, key)
+    if not isinstance(outcome, Accepted):
+        return outcome
+    apply_outcome(state, event.event_id, outcome.decisions)
+    request = due_cycle(state, event, due)
+    if request is None:
+        return outcome
+    cycle = run_cycle(
+        state, request, due, config.limits.embedding_dim, config.judge, config.pattern_writer
+    )
+    for decision in cycle:
+        state.fold(decision)
+    return Accepted(outcome.records, outcome.decisions + tuple(cycle))
+
+
+def _requested_policy(event: MemoryEvent, config: EngineConfig) -> Policy | Rejection:
+    payload = event.payload
+    if isinstance(payload, ConsolidationRequested) and payload.profile:
+        try:
+            return config.profiles(payload.profile)
+        except PolicyError as exc:
+            return Rejection("unknown_profile", str(exc))
+    return config.policy
+
+
+def auto_consolidation_allowed(policy: Policy, user_id: str) -> bool:
+    """Seed 001's licence gate: a tenant without it gets manual cycles only."""
+    return policy.triggers.auto_consolidation and user_id not in policy.manual_only_users
+
+
+def due_cycle(state: InMemoryUserState, event: MemoryEvent, policy: Policy) -> CycleRequest | None:
+    """The cycle ``event`` triggers for a user now in ``state``, if any."""
+    payload = event.payload
+    automatic = auto_consolidation_allowed(policy, event.user_id)
+    if isinstance(payload, ConsolidationRequested):
+        trigger: Trigger = "periodic" if payload.trigger == "periodic" else "manual"
+        if trigger == "periodic" and not (automatic or payload.force):
+            return None
+        return CycleRequest(event.event_id, trigger, event.occurred_at, payload.conversation_id)
+    if isinstance(payload, MemoryWritten) and automatic:
+        limits = policy.triggers
+        conversation = payload.memory.conversation_id
+        if (
+            conversation is not None
+            and state.conversation_messages.get(conversation, 0) >= limits.messages_per_conversation
+        ):
+            return CycleRequest(event.event_id, "on_write", event.occurred_at, conversation)
+        if payload.memory.layer == "working" and state.working_count() > limits.max_working_items:
+            return CycleRequest(event.event_id, "on_write", event.occurred_at)
+    return None

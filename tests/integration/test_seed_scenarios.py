@@ -1,0 +1,241 @@
+"""Seeds 000 and 001 end to end: publish → Kafka → worker → ledger → projector → PostgreSQL,
+under their profiles, compared with the batch oracle (issue 3)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from memstream.waiting import wait_until
+from streams.engine.engine import EngineConfig
+from streams.engine.oracle import replay
+from streams.engine.policy import builtin_profile
+from tests.scenarios import DAY, HOUR, MINUTE, NOW, Scenario, cluster, random_unit, with_similarity
+from tests.support import Pipeline, quiet_profile
+from tests.workloads import expected_rows
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def profile_pipeline(stack, tmp_path_factory, request):
+    p = Pipeline.create(stack, tmp_path_factory.mktemp("seed"), quiet_profile(request.param))
+    p.start_all()
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def _run(pipeline: Pipeline, events, profile: str):
+    """Publish ``events``, wait until every decision the oracle predicts is projected, and
+    check the read models equal the oracle's. Returns the oracle run."""
+    oracle = replay(events, EngineConfig(policy=builtin_profile(profile)))
+    for event in events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(oracle.decisions))
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    logged = {row[0] for row in pipeline.query("SELECT event_id FROM consolidation_log")}
+    assert logged == {d.event_id for d in oracle.decisions}
+    return oracle
+
+
+def _links(pipeline: Pipeline, link_type: str) -> set[tuple[str, str]]:
+    rows = pipeline.query(
+        "SELECT source_id, target_id FROM memory_links WHERE link_type = %s", (link_type,)
+    )
+    return {(source, target) for source, target in rows}
+
+
+@pytest.mark.parametrize("profile_pipeline", ["lexichord"], indirect=True)
+def test_lexichord_scenarios_end_to_end(profile_pipeline):
+    """Seed 001's four Gherkin scenarios, each for its own user, in one run."""
+    p = profile_pipeline
+    patterns, contradiction, duplicates, stale = (
+        Scenario("lex-patterns"),
+        Scenario("lex-contra"),
+        Scenario("lex-dupes"),
+        Scenario("lex-old"),
+    )
+    base = random_unit(5)
+    vectors = cluster(base, 10, pairwise=0.9, seed=50)
+    patterns.write(
+        "e0",
+        "User runs tests before committing",
+        layer="episodic",
+        embedding=with_similarity(base, 0.99, seed=49),
+        at=NOW - DAY,
+    )
+    for i in range(1, 10):
+        patterns.write(
+            f"e{i}",
+            f"Ran the test suite before commit #{i}",
+            layer="episodic",
+            embedding=vectors[i],
+            at=NOW - DAY + i,
+        )
+    patterns.consolidate()
+    db = random_unit(6)
+    contradiction.write(
+        "pg",
+        "Project uses PostgreSQL",
+        layer="semantic",
+        embedding=with_similarity(db, 1.0, 1),
+        at=NOW - 2 * DAY,
+    )
+    contradiction.write(
+        "my",
+        "Project uses MySQL",
+        layer="semantic",
+        embedding=with_similarity(db, 0.85, 2),
+        at=NOW - DAY,
+    )
+    contradiction.consolidate()
+    api = random_unit(7)
+    duplicates.write(
+        "a",
+        "API uses REST",
+        layer="semantic",
+        tags=["api"],
+        importance=0.9,
+        embedding=with_similarity(api, 1.0, 3),
+    )
+    duplicates.write(
+        "b",
+        "The API is RESTful",
+        layer="semantic",
+        tags=["style"],
+        importance=0.4,
+        embedding=with_similarity(api, 0.97, 4),
+    )
+    duplicates.consolidate()
+    stale.write(
+        "stale",
+        "Old trivia",
+        layer="semantic",
+        importance=0.05,
+        created_at=NOW - 31 * DAY,
+        last_accessed=NOW - 30 * DAY,
+        at=NOW - 30 * DAY,
+    )
+    stale.consolidate()
+
+    _run(p, patterns.events + contradiction.events + duplicates.events + stale.events, "lexichord")
+
+    # Scenario: extract patterns from episodic memories
+    (pattern_id,) = [
+        r[0]
+        for r in p.query(
+            "SELECT memory_id FROM semantic_facts WHERE user_id = 'lex-patterns' "
+            "AND content = 'User runs tests before committing'"
+        )
+    ]
+    assert {t for s, t in _links(p, "derived_from") if s == pattern_id} == {
+        f"e{i}" for i in range(10)
+    }
+    # Scenario: detect contradictions (linked; the latest wins, the older is kept, invalid)
+    assert _links(p, "contradicts") == {("my", "pg")}
+    invalid_at = p.scalar("SELECT invalid_at FROM semantic_facts WHERE memory_id = 'pg'")
+    assert invalid_at is not None
+    # Scenario: merge duplicates
+    assert _links(p, "supersedes") == {("a", "b")}
+    assert p.scalar("SELECT status FROM semantic_facts WHERE memory_id = 'b'") == "superseded"
+    assert p.scalar("SELECT tags FROM semantic_facts WHERE memory_id = 'a'") == ["api", "style"]
+    # Scenario: archive stale memories
+    assert p.scalar("SELECT status FROM semantic_facts WHERE memory_id = 'stale'") == "archived"
+    # Every cycle reported
+    reports = p.query("SELECT user_id, trigger, profile FROM consolidation_reports ORDER BY 1")
+    assert reports == [
+        ("lex-contra", "manual", "lexichord"),
+        ("lex-dupes", "manual", "lexichord"),
+        ("lex-old", "manual", "lexichord"),
+        ("lex-patterns", "manual", "lexichord"),
+    ]
+
+
+@pytest.mark.parametrize("profile_pipeline", ["memorykit"], indirect=True)
+def test_memorykit_operations_and_on_write_trigger_end_to_end(profile_pipeline):
+    """Seed 000: 19 messages start no cycle; the 20th does (working → semantic); aged
+    confident facts become episodic events; a successful recurring event type becomes a
+    learned procedure (the last two via a manual cycle)."""
+    p = profile_pipeline
+    chat = Scenario("kit-chat")
+    for i in range(19):
+        chat.write(f"m{i}", f"message {i}", importance=0.9, conversation_id="c1", at=NOW + i * 1000)
+    _run(p, chat.events, "memorykit")
+    assert p.scalar("SELECT count(*) FROM consolidation_reports") == 0
+    assert p.scalar("SELECT count(*) FROM working_memories") == 19
+
+    chat.write("m19", "message 19", importance=0.9, conversation_id="c1", at=NOW + 19_000)
+    _run(p, chat.events, "memorykit")
+    assert p.query("SELECT trigger FROM consolidation_reports") == [("on_write",)]
+    assert p.scalar("SELECT count(*) FROM working_memories") == 0
+    assert p.scalar("SELECT count(*) FROM semantic_facts WHERE kind = 'working_promotion'") == 20
+    assert len(_links(p, "promoted_to")) == 20
+
+    history = Scenario("kit-history")
+    history.write(
+        "fact",
+        "Prefers dark mode",
+        layer="semantic",
+        kind="preference",
+        confidence=0.9,
+        created_at=NOW - 3 * HOUR,
+        at=NOW - 3 * HOUR,
+    )
+    for i, success in enumerate([1.0, 1.0, 0.5]):
+        history.write(
+            f"d{i}",
+            f"Deployed with blue/green #{i}",
+            layer="episodic",
+            kind="deploy",
+            success=success,
+            at=NOW - (3 - i) * DAY,
+        )
+    history.consolidate(at=NOW + MINUTE)
+    _run(p, chat.events + history.events, "memorykit")
+    assert (
+        p.scalar("SELECT count(*) FROM episodic_events WHERE kind = 'preference_pattern_detected'")
+        == 1
+    )
+    assert p.scalar(
+        "SELECT metadata->>'promoted_to_episodic' FROM semantic_facts WHERE memory_id = 'fact'"
+    ) == str(NOW + MINUTE)
+    assert p.query("SELECT kind, metadata->>'success_count' FROM procedural_patterns") == [
+        ("deploy_learned_pattern", "3")
+    ]
+
+
+@pytest.mark.parametrize("profile_pipeline", ["memorykit"], indirect=True)
+def test_a_manual_cycle_from_the_cli(profile_pipeline):
+    """`memstream consolidate --user U` publishes a request; the worker runs a manual cycle."""
+    p = profile_pipeline
+    s = Scenario("kit-cli")
+    s.write("important", "Deadline is Friday", importance=0.8)
+    _run(p, s.events, "memorykit")
+
+    env = {**__import__("os").environ, **p.settings.as_env()}
+    done = subprocess.run(
+        [sys.executable, "-m", "memstream.cli", "consolidate", "--user", "kit-cli"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "consolidation requested for kit-cli" in done.stdout
+    wait_until(
+        lambda: p.query("SELECT trigger FROM consolidation_reports") == [("manual",)],
+        timeout=60,
+        what="the manual cycle's report",
+    )
+    wait_until(
+        lambda: p.scalar("SELECT count(*) FROM semantic_facts") == 1,
+        timeout=30,
+        what="the promotion",
+    )

@@ -1,0 +1,114 @@
+"""The streaming run (Kafka → Faust → ledger → projector) and the batch oracle reach the same
+decisions and the same read models, on generated multi-user workloads (issue 3)."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streams.engine.engine import EngineConfig
+from streams.engine.model import (
+    ConsolidationRequested,
+    ForgetRequested,
+    Memory,
+    MemoryAccessed,
+    MemoryEvent,
+    MemoryWritten,
+)
+from streams.engine.oracle import replay
+from streams.engine.policy import builtin_profile
+from tests.scenarios import MINUTE, NOW, random_unit, with_similarity
+from tests.workloads import expected_rows
+
+pytestmark = pytest.mark.integration
+
+EXAMPLE = itertools.count()
+WORDS = ["project", "uses", "postgresql", "mysql", "likes", "tea", "runs", "tests", "deploys"]
+LAYERS = ["working", "episodic", "semantic", "procedural"]
+BASES = [random_unit(100 + i) for i in range(3)]
+
+op = st.one_of(
+    st.tuples(
+        st.just("write"),
+        st.sampled_from(LAYERS),
+        st.floats(0, 1),
+        st.lists(st.sampled_from(WORDS), min_size=2, max_size=5),
+        st.sampled_from([None, "c1", "c2"]),
+        st.tuples(st.integers(0, 2), st.floats(0.8, 1.0)),
+        st.sampled_from([None, 0.0, 0.7, 1.0]),
+    ),
+    st.tuples(st.just("access"), st.integers(0, 50)),
+    st.tuples(st.just("forget"), st.integers(0, 50)),
+    st.tuples(st.just("consolidate")),
+)
+workload = st.lists(st.tuples(st.integers(0, 2), st.integers(1, 90), op), min_size=5, max_size=40)
+
+
+def _events(example: int, steps) -> list[MemoryEvent]:
+    """Turn generated steps into events for three users of this example."""
+    ns = uuid.uuid5(uuid.NAMESPACE_URL, f"oracle-property/{example}")
+    written: dict[str, list[str]] = {}
+    events, at = [], NOW
+    for n, (user_index, gap_minutes, action) in enumerate(steps):
+        user = f"p{example}-u{user_index}"
+        at += gap_minutes * MINUTE
+        event_id = str(uuid.uuid5(ns, str(n)))
+        mine = written.setdefault(user, [])
+        if action[0] == "write":
+            _, layer, importance, words, conversation, (base, cosine), success = action
+            memory_id = f"{user}-m{n}"
+            mine.append(memory_id)
+            memory = Memory(
+                memory_id=memory_id,
+                user_id=user,
+                content=" ".join(words),
+                layer=layer,
+                importance=round(importance, 3),
+                conversation_id=conversation,
+                success=success,
+                kind="k",
+                embedding=with_similarity(BASES[base], round(cosine, 3), seed=n),
+            )
+            payload = MemoryWritten(memory)
+        elif action[0] in ("access", "forget") and mine:
+            target = mine[action[1] % len(mine)]
+            payload = MemoryAccessed(target) if action[0] == "access" else ForgetRequested(target)
+        else:
+            payload = ConsolidationRequested()
+        events.append(MemoryEvent(event_id, user, at, payload))
+    return events
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=workload)
+def test_stream_and_oracle_agree_on_generated_workloads(pipeline, steps):
+    if not pipeline.processes:
+        pipeline.start_all()
+    example = next(EXAMPLE)
+    events = _events(example, steps)
+    oracle = replay(events, EngineConfig(policy=builtin_profile("default")))
+    users = {e.user_id for e in events}
+    before = pipeline.scalar("SELECT count(*) FROM consolidation_log")
+
+    for event in events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(before + len(oracle.decisions))
+
+    rows = {k: v for k, v in pipeline.memory_rows().items() if k[1] in users}
+    assert rows == expected_rows(oracle)
+    ledger_ids = {
+        row[0]
+        for row in pipeline.query(
+            "SELECT event_id FROM consolidation_log WHERE user_id = ANY(%s)", (list(users),)
+        )
+    }
+    assert ledger_ids == {d.event_id for d in oracle.decisions}
