@@ -69,13 +69,30 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_consolidate(args: argparse.Namespace) -> int:
-    from memstream.publisher import MemoryPublisher
+    from memstream import consolidate
+    from memstream.waiting import WaitTimeout
 
-    with MemoryPublisher(_settings(args), source="cli") as publisher:
-        event_id = publisher.request_consolidation(
-            args.user, conversation_id=args.conversation, force=args.force, profile=args.profile
-        )
-    print(f"consolidation requested for {args.user} (event {event_id})")
+    settings = _settings(args)
+    if args.all == bool(args.user):
+        print("error: name one user with --user U, or all users with --all", file=sys.stderr)
+        return 2
+    users = consolidate.known_users(settings) if args.all else [args.user]
+    if not users:
+        print("no users in the read models yet: nothing to consolidate")
+        return 0
+    cycles = consolidate.request_cycles(
+        settings, users, conversation_id=args.conversation, force=args.force, profile=args.profile
+    )
+    for user, cycle_id in cycles.items():
+        print(f"consolidation requested for {user} (cycle {cycle_id})")
+    if not args.wait:
+        return 0
+    try:
+        reports = consolidate.wait_for_reports(settings, cycles, timeout=args.timeout)
+    except WaitTimeout as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(consolidate.format_aggregate(reports))
     return 0
 
 
@@ -116,11 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", default="cli", help="the envelope's source (default: cli)")
     p.set_defaults(func=cmd_publish)
 
-    p = sub.add_parser("consolidate", help="request a consolidation cycle for a user")
-    p.add_argument("--user", required=True)
-    p.add_argument("--conversation")
-    p.add_argument("--force", action="store_true")
-    p.add_argument("--profile")
+    p = sub.add_parser("consolidate", help="request consolidation cycles (one user or all)")
+    p.add_argument("--user", help="the user to consolidate")
+    p.add_argument("--all", action="store_true", help="every user the read models know")
+    p.add_argument("--conversation", help="limit working-memory promotion to a conversation")
+    p.add_argument("--force", action="store_true", help="run even where automatic is off")
+    p.add_argument("--profile", help="policy profile for this cycle (default: the worker's)")
+    p.add_argument("--wait", action="store_true", help="wait for the reports and print them")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait (with --wait)")
     p.set_defaults(func=cmd_consolidate)
 
     p = sub.add_parser("demo", help="up + worker + projector + sample events, then show the result")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections import Counter
@@ -31,6 +32,7 @@ from projections.schema import LAYER_TABLES
 from streams import codec
 from streams.engine.embedder import hashing_embedding
 from streams.engine.model import (
+    ConsolidationRequested,
     ForgetRequested,
     Memory,
     MemoryAccessed,
@@ -110,6 +112,16 @@ def sample_events(users: int, dim: int) -> list[MemoryEvent]:
         events.append(
             MemoryEvent(
                 _event_id(user, "end"), user, at + 3, SessionEnded(f"{user}-session-1"), "demo"
+            )
+        )
+        # End of the day: a manual consolidation cycle (what `memstream consolidate` sends).
+        events.append(
+            MemoryEvent(
+                _event_id(user, "consolidate"),
+                user,
+                at + 20 * 60_000,
+                ConsolidationRequested(),
+                "demo",
             )
         )
     return events
@@ -296,6 +308,15 @@ def _report(settings: Settings, events: list[MemoryEvent]) -> None:
             )
         )
         print(f"\n  ledger actions: {', '.join(f'{a} {n}' for a, n in sorted(actions.items()))}")
+        print("\n  consolidation cycles (one per user, profile default):")
+        for user, processed, patterns, archived, contradictions, merged, links in conn.execute(
+            "SELECT user_id, processed, patterns, archived, contradictions, duplicates_merged, "
+            "links_created FROM consolidation_reports WHERE user_id LIKE 'demo-%' ORDER BY 1"
+        ).fetchall():
+            print(
+                f"    {user:<14} processed {processed:>3}, patterns {patterns}, merged {merged}, "
+                f"contradictions {contradictions}, archived {archived}, links {links}"
+            )
         print(f"  forgotten memories removed from every table: {forgotten}")
         query = "what does demo-user-1 use at work"
         near = nearest_memories(
@@ -311,14 +332,19 @@ def _report(settings: Settings, events: list[MemoryEvent]) -> None:
 
 
 def _one(conn: psycopg.Connection, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...]:
-    row = conn.execute(sql, params).fetchone()
+    row = conn.execute(sql, params or None).fetchone()  # no params: '%' is not a placeholder
     assert row is not None, "an aggregate query returns one row"
     return row
 
 
 def _rejections(port: int) -> dict[str, int]:
-    """The worker's rejection counters, read from its /metrics like Prometheus would."""
-    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    """The worker's rejection counters, read from its /metrics like Prometheus would (empty
+    while the worker is still starting and not listening yet)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+    except urllib.error.URLError:
+        return {}
     counts: dict[str, int] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:

@@ -28,6 +28,7 @@ from confluent_kafka import (
 
 from memstream.settings import Settings
 from projections import metrics
+from projections.cycles import Consumed, split_at_open_cycles
 from projections.rows import RowBatch
 from projections.writer import prepare_connection, stored_offsets, write_batch
 from streams import codec
@@ -119,7 +120,28 @@ class Projector:
                 self._deadletter.flush(10)
 
     def _fold(self, messages: list[Message]) -> RowBatch:
+        """Decode, hold back any cycle the batch cuts in half, fold the rest into rows."""
+        split = split_at_open_cycles(self._decode(messages))
+        for topic, partition in split.oversized:
+            log.warning(
+                "a consolidation cycle in %s[%d] is larger than a batch "
+                "(MEMSTREAM_PROJECTOR_BATCH_SIZE); it is applied across batches",
+                topic,
+                partition,
+            )
+        for (topic, partition), offset in split.resume_at.items():
+            self.consumer.seek(TopicPartition(topic, partition, offset))
         batch = RowBatch()
+        for record in split.ready:
+            if record.event is None:
+                batch.advance(record.topic, record.partition, record.offset)
+                continue
+            batch.add(record.event, record.topic, record.partition, record.offset)
+            metrics.projector_events.labels(record.event.event_type).inc()
+        return batch
+
+    def _decode(self, messages: list[Message]) -> list[Consumed]:
+        records = []
         for message in messages:
             error = message.error()
             if error is not None:
@@ -131,11 +153,9 @@ class Projector:
                 event = codec.decode_ledger(message.value() or b"", self.registry)
             except codec.DecodeError as exc:
                 self._dead_letter(message, exc)
-                batch.advance(topic, partition, offset)
-                continue
-            batch.add(event, topic, partition, offset)
-            metrics.projector_events.labels(event.event_type).inc()
-        return batch
+                event = None
+            records.append(Consumed(topic, partition, offset, event))
+        return records
 
     def _apply(self, batch: RowBatch) -> None:
         started = time.perf_counter()

@@ -30,14 +30,22 @@ class Link:
 
 
 def nearest_memories(
-    conn: psycopg.Connection, user_id: str, embedding: bytes, k: int = 5
+    conn: psycopg.Connection,
+    user_id: str,
+    embedding: bytes,
+    k: int = 5,
+    include_inactive: bool = False,
 ) -> list[NearMemory]:
-    """The user's ``k`` memories closest to ``embedding`` (cosine distance, HNSW indexes)."""
+    """The user's ``k`` memories closest to ``embedding`` (cosine distance, HNSW indexes).
+
+    By default only current memories: not archived or superseded, and not invalidated by a
+    newer contradicting fact (their history stays queryable with ``include_inactive``)."""
     register_vector(conn)
     query = np.frombuffer(embedding, dtype="<f4")
+    current = "" if include_inactive else " AND status = 'active' AND invalid_at IS NULL"
     union = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, content, embedding <=> %(q)s AS distance "
-        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL "
+        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{current} "
         f"ORDER BY embedding <=> %(q)s LIMIT %(k)s)"
         for layer, table in LAYER_TABLES.items()
     )

@@ -25,6 +25,7 @@ from faust.types import TP
 
 from memstream.settings import Settings
 from streams import metrics
+from streams.engine import ledger as ledger_types
 from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.validation import Limits
@@ -73,7 +74,10 @@ def build_app(settings: Settings) -> Worker:
             message = event.message
             await rebuilds.ready(message.partition)
             source = _source_headers(message.topic, message.partition, message.offset)
+            started = time.perf_counter()
             emission = processor.process(message.key, message.value, source, message.partition)
+            if emission.ran_cycle:
+                metrics.consolidation_cycle.observe(time.perf_counter() - started)
             for record in emission.ledger:
                 await ledger.send(
                     key=record.key,
@@ -190,6 +194,21 @@ def _observe(emission: Emission) -> None:
     for decision in emission.ledger_events:
         metrics.ledger_events.labels(decision.event_type).inc()
         metrics.event_lag.observe(max(0.0, now - decision.occurred_at / 1000))
+        _count_decision(decision.payload)
+
+
+def _count_decision(payload: object) -> None:
+    """The SPEC §7 counters of consolidation decisions."""
+    if isinstance(payload, ledger_types.MemoryPromoted):
+        metrics.promotions.labels(payload.source_layer, payload.promoted.layer).inc()
+    elif isinstance(payload, ledger_types.PatternDetected):
+        metrics.patterns_extracted.inc()
+    elif isinstance(payload, ledger_types.ContradictionDetected):
+        metrics.contradictions_found.inc()
+    elif isinstance(payload, ledger_types.MemoryMerged):
+        metrics.duplicates_merged.inc()
+    elif isinstance(payload, ledger_types.MemoryArchived):
+        metrics.memories_archived.inc()
 
 
 class _PartitionProgress:

@@ -39,6 +39,10 @@ class Emission:
     rejection: Rejection | None = None
     duplicate: bool = False
 
+    @property
+    def ran_cycle(self) -> bool:
+        return any(d.cycle_id is not None for d in self.ledger_events)
+
 
 class IngestProcessor:
     """Decode → validate → ingest → state writes → records to emit, for one input record."""

@@ -52,3 +52,15 @@ state_rebuild_events = Counter(
     "memstream_worker_state_rebuild_events",
     "Ledger events folded while rebuilding partition state.",
 )
+consolidation_cycle = Histogram(
+    "memstream_consolidation_cycle_seconds",
+    "Wall time to process an input event that ran a consolidation cycle.",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+promotions = Counter(
+    "memstream_promotions", "Memories promoted between layers.", ["from_layer", "to_layer"]
+)
+patterns_extracted = Counter("memstream_patterns_extracted", "Patterns detected.")
+contradictions_found = Counter("memstream_contradictions_found", "Contradictions detected.")
+duplicates_merged = Counter("memstream_duplicates_merged", "Duplicate memories superseded.")
+memories_archived = Counter("memstream_memories_archived", "Memories archived.")

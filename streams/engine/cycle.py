@@ -36,6 +36,12 @@ Judge = Callable[[str, str], Judgement]
 PatternWriter = Callable[[list[str]], str]  # group contents, most central first → statement
 
 
+def cycle_id_of(user_id: str, cause_id: str) -> str:
+    """The id of the cycle ``cause_id`` (a request or tick event id) starts for a user: tools
+    that publish a request can find its report by it."""
+    return str(uuid.uuid5(MEMORY_NAMESPACE, f"{user_id}\x1f{cause_id}"))
+
+
 @dataclass(frozen=True, slots=True)
 class CycleRequest:
     """Why and when a cycle runs: the cause (input event id or tick id) and its event time."""
@@ -62,7 +68,7 @@ class _Cycle:
 
     @property
     def cycle_id(self) -> str:
-        return str(uuid.uuid5(MEMORY_NAMESPACE, f"{self.user_id}\x1f{self.request.cause_id}"))
+        return cycle_id_of(self.user_id, self.request.cause_id)
 
     def live(self, layer: Layer | None = None) -> list[MemoryRecord]:
         records = (r for r in self.records.values() if r.is_live)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import psycopg
 import pytest
 
 from memstream.waiting import wait_until
+from projections.queries import contradictions, lineage, nearest_memories
 from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
@@ -146,6 +148,20 @@ def test_lexichord_scenarios_end_to_end(profile_pipeline):
     assert p.scalar("SELECT tags FROM semantic_facts WHERE memory_id = 'a'") == ["api", "style"]
     # Scenario: archive stale memories
     assert p.scalar("SELECT status FROM semantic_facts WHERE memory_id = 'stale'") == "archived"
+    # The read helpers see the same: contradictions, lineage, current-only nearest memories
+    with psycopg.connect(p.settings.database_url) as conn:
+        assert [(c.source_id, c.target_id) for c in contradictions(conn, "lex-contra")] == [
+            ("my", "pg")
+        ]
+        assert {link.target_id for link in lineage(conn, "lex-patterns", pattern_id)} == {
+            f"e{i}" for i in range(10)
+        }
+        near = nearest_memories(conn, "lex-dupes", with_similarity(api, 1.0, 3), k=5)
+        assert [m.memory_id for m in near] == ["a"]  # "b" is superseded
+        history = nearest_memories(
+            conn, "lex-dupes", with_similarity(api, 1.0, 3), k=5, include_inactive=True
+        )
+        assert [m.memory_id for m in history] == ["a", "b"]
     # Every cycle reported
     reports = p.query("SELECT user_id, trigger, profile FROM consolidation_reports ORDER BY 1")
     assert reports == [
@@ -175,6 +191,14 @@ def test_memorykit_operations_and_on_write_trigger_end_to_end(profile_pipeline):
     assert p.scalar("SELECT count(*) FROM working_memories") == 0
     assert p.scalar("SELECT count(*) FROM semantic_facts WHERE kind = 'working_promotion'") == 20
     assert len(_links(p, "promoted_to")) == 20
+    worker = p.metrics("worker")
+    assert (
+        worker[
+            ("memstream_promotions_total", (("from_layer", "working"), ("to_layer", "semantic")))
+        ]
+        == 20
+    )
+    assert worker[("memstream_consolidation_cycle_seconds_count", ())] == 1
 
     history = Scenario("kit-history")
     history.write(
@@ -239,3 +263,41 @@ def test_a_manual_cycle_from_the_cli(profile_pipeline):
         timeout=30,
         what="the promotion",
     )
+
+
+@pytest.mark.parametrize("profile_pipeline", ["lexichord"], indirect=True)
+def test_an_all_users_cycle_prints_the_aggregate_report(profile_pipeline):
+    """Seed 001's ConsolidateAllAsync: `memstream consolidate --all --wait` runs a cycle for
+    every known user and prints users processed and totals."""
+    p = profile_pipeline
+    first, second = Scenario("all-1"), Scenario("all-2")
+    api = random_unit(11)
+    first.write("a", "API uses REST", layer="semantic", embedding=with_similarity(api, 1.0, 1))
+    first.write(
+        "b", "The API is RESTful", layer="semantic", embedding=with_similarity(api, 0.97, 2)
+    )
+    second.write(
+        "stale",
+        "Old trivia",
+        layer="semantic",
+        importance=0.05,
+        created_at=NOW - 31 * DAY,
+        last_accessed=NOW - 30 * DAY,
+        at=NOW - 30 * DAY,
+    )
+    _run(p, first.events + second.events, "lexichord")
+
+    env = {**__import__("os").environ, **p.settings.as_env()}
+    done = subprocess.run(
+        [sys.executable, "-m", "memstream.cli", "consolidate", "--all", "--wait"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "users processed: 2" in done.stdout
+    assert "archived 1" in done.stdout
+    assert "duplicates_merged 1" in done.stdout
