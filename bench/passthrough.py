@@ -10,30 +10,17 @@ the worker/pass-through ratio is the cost of memstream's own work.
 
 from __future__ import annotations
 
-from typing import Any
-
 import faust
 from faust.worker import Worker as FaustWorker
 
 from memstream.settings import Settings
+from streams.app import faust_app, raw_topic
 
 
 def build_app(settings: Settings) -> faust.App:
-    app = faust.App(
-        f"{settings.app_id}-passthrough",
-        broker=f"kafka://{settings.kafka_bootstrap}",
-        store="memory://",
-        datadir=str(settings.worker_data_dir),
-        processing_guarantee="exactly_once",
-        topic_partitions=settings.partitions,
-        topic_replication_factor=1,
-        broker_commit_interval=settings.commit_interval_seconds,
-        consumer_auto_offset_reset="earliest",
-        web_enabled=False,
-    )
-    raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
-    source = app.topic(settings.events_topic, partitions=settings.partitions, **raw)
-    target = app.topic(settings.ledger_topic, partitions=settings.partitions, **raw)
+    app = faust_app(settings, f"{settings.app_id}-passthrough")
+    source = raw_topic(app, settings.events_topic, settings)
+    target = raw_topic(app, settings.ledger_topic, settings)
 
     @app.agent(source, name="passthrough")
     async def passthrough(stream: faust.StreamT) -> None:

@@ -14,17 +14,14 @@ import psycopg
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
 from memstream.waiting import wait_until
+from projections.rows import REPORT_COLUMNS
 from projections.schema import LAYER_TABLES
 from streams.engine.cycle import cycle_id_of
 
-REPORT_FIELDS = (
-    "processed",
-    "patterns",
-    "archived",
-    "contradictions",
-    "duplicates_merged",
-    "links_created",
-)
+# The report's counters, in the read model's column order (processed … links_created).
+REPORT_FIELDS = REPORT_COLUMNS[
+    REPORT_COLUMNS.index("processed") : REPORT_COLUMNS.index("duration_ms")
+]
 
 
 @dataclass(frozen=True)

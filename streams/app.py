@@ -15,6 +15,8 @@ offset commit in one Kafka transaction.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,8 @@ from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
 from streams.ticks import TickPublisher
 from streams.user_states import UserStates
 
+log = logging.getLogger("memstream.worker")
+
 
 @dataclass
 class Worker:
@@ -42,12 +46,14 @@ class Worker:
     processor: IngestProcessor
 
 
-def build_app(settings: Settings) -> Worker:
-    app = faust.App(
-        settings.app_id,
+def faust_app(settings: Settings, app_id: str) -> faust.App:
+    """The Faust configuration of the worker, shared with the benchmark's pass-through
+    baseline so the two are measured on the same footing."""
+    return faust.App(
+        app_id,
         broker=f"kafka://{settings.kafka_bootstrap}",
         store="memory://",
-        datadir=str(settings.worker_data_dir / settings.app_id),
+        datadir=str(settings.worker_data_dir / app_id),
         processing_guarantee="exactly_once",
         topic_partitions=settings.partitions,
         topic_replication_factor=1,
@@ -55,10 +61,20 @@ def build_app(settings: Settings) -> Worker:
         consumer_auto_offset_reset="earliest",
         web_enabled=False,
     )
-    raw: dict[str, Any] = {"key_serializer": "raw", "value_serializer": "raw"}
-    events = app.topic(settings.events_topic, partitions=settings.partitions, **raw)
-    ledger = app.topic(settings.ledger_topic, partitions=settings.partitions, **raw)
-    deadletter = app.topic(settings.deadletter_topic, partitions=settings.partitions, **raw)
+
+
+def raw_topic(app: faust.App, name: str, settings: Settings) -> faust.TopicT:
+    """A topic of raw bytes: records are our own Avro single-object encoding."""
+    return app.topic(
+        name, partitions=settings.partitions, key_serializer="raw", value_serializer="raw"
+    )
+
+
+def build_app(settings: Settings) -> Worker:
+    app = faust_app(settings, settings.app_id)
+    events = raw_topic(app, settings.events_topic, settings)
+    ledger = raw_topic(app, settings.ledger_topic, settings)
+    deadletter = raw_topic(app, settings.deadletter_topic, settings)
 
     config = engine_config(settings)
     states = UserStates()
@@ -78,6 +94,7 @@ def build_app(settings: Settings) -> Worker:
             emission = processor.process(message.key, message.value, source, message.partition)
             if emission.ran_cycle:
                 metrics.consolidation_cycle.observe(time.perf_counter() - started)
+                _log_cycle(emission)
             for record in emission.ledger:
                 await ledger.send(
                     key=record.key,
@@ -164,6 +181,11 @@ def engine_config(settings: Settings) -> EngineConfig:
     llm = LLMSettings.from_env()
     if llm is None:
         return EngineConfig(policy, limits)
+    # The policy's retry rule (seed 000: 3 attempts, 5 s × attempt) governs the one step of
+    # a cycle that can fail transiently: the call out to the model.
+    llm = dataclasses.replace(
+        llm, attempts=policy.retry.attempts, backoff_seconds=policy.retry.backoff_seconds
+    )
     # Optional: an OpenAI-compatible model judges and writes patterns, falling back to the
     # built-in ones on any failure. Its verdicts are recorded in the ledger like any other.
     return EngineConfig(
@@ -195,6 +217,28 @@ def _observe(emission: Emission) -> None:
         metrics.ledger_events.labels(decision.event_type).inc()
         metrics.event_lag.observe(max(0.0, now - decision.occurred_at / 1000))
         _count_decision(decision.payload)
+
+
+def _log_cycle(emission: Emission) -> None:
+    """One line per cycle with its counts (seed 000's consolidation log)."""
+    for decision in emission.ledger_events:
+        report = decision.payload
+        if isinstance(report, ledger_types.ConsolidationCompleted):
+            log.info(
+                "consolidation cycle %s (%s, profile %s) for user %s: processed=%d "
+                "patterns=%d archived=%d contradictions=%d duplicates=%d links=%d warnings=%s",
+                decision.cycle_id,
+                decision.trigger,
+                report.profile,
+                decision.user_id,
+                report.processed,
+                report.patterns,
+                report.archived,
+                report.contradictions,
+                report.duplicates_merged,
+                report.links_created,
+                list(report.warnings) or "none",
+            )
 
 
 def _count_decision(payload: object) -> None:

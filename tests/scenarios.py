@@ -73,3 +73,101 @@ def cluster(base: np.ndarray, count: int, pairwise: float, seed: int) -> list[by
     """``count`` embeddings whose pairwise cosine is about ``pairwise`` (each has cosine
     sqrt(pairwise) with ``base``, and their noises are nearly orthogonal in 384 dims)."""
     return [with_similarity(base, float(np.sqrt(pairwise)), seed + i) for i in range(count)]
+
+
+# --- seed 001's Gherkin scenarios, shared by the oracle and the end-to-end tests -------------
+
+
+def episodes_of_testing_before_commits(user: str) -> Scenario:
+    """Given 10 episodic memories about testing before commits (pairwise similarity ~0.9;
+    the first is the most central)."""
+    s = Scenario(user)
+    base = random_unit(5)
+    vectors = cluster(base, 10, pairwise=0.9, seed=50)
+    s.write(
+        "e0",
+        "User runs tests before committing",
+        layer="episodic",
+        kind="workflow",
+        embedding=with_similarity(base, 0.99, seed=49),
+        at=NOW - DAY,
+    )
+    for i in range(1, 10):
+        s.write(
+            f"e{i}",
+            f"Ran the test suite before commit #{i}",
+            layer="episodic",
+            kind="workflow",
+            embedding=vectors[i],
+            at=NOW - DAY + i,
+        )
+    s.consolidate()
+    return s
+
+
+DATABASE_TOPIC = random_unit(6)
+
+
+def postgres_then_mysql(user: str) -> Scenario:
+    """Given "Project uses PostgreSQL" (older) and "Project uses MySQL" (newer), similar
+    (0.85) but not duplicates."""
+    s = Scenario(user)
+    s.write(
+        "pg",
+        "Project uses PostgreSQL",
+        layer="semantic",
+        embedding=with_similarity(DATABASE_TOPIC, 1.0, 1),
+        at=NOW - 2 * DAY,
+    )
+    s.write(
+        "my",
+        "Project uses MySQL",
+        layer="semantic",
+        embedding=with_similarity(DATABASE_TOPIC, 0.85, 2),
+        at=NOW - DAY,
+    )
+    s.consolidate()
+    return s
+
+
+API_TOPIC = random_unit(7)
+
+
+def rest_duplicates(user: str) -> Scenario:
+    """Given "API uses REST" and "The API is RESTful" with similarity 0.97 (> 0.95)."""
+    s = Scenario(user)
+    s.write(
+        "a",
+        "API uses REST",
+        layer="semantic",
+        tags=["api"],
+        importance=0.9,
+        embedding=with_similarity(API_TOPIC, 1.0, 3),
+    )
+    s.write(
+        "b",
+        "The API is RESTful",
+        layer="semantic",
+        tags=["style"],
+        importance=0.4,
+        embedding=with_similarity(API_TOPIC, 0.97, 4),
+    )
+    s.consolidate()
+    return s
+
+
+def stale_memory(user: str) -> Scenario:
+    """Given a memory of salience 0.05 last accessed 30 days ago, and a fresh one."""
+    s = Scenario(user)
+    s.write(
+        "stale",
+        "Old trivia",
+        layer="semantic",
+        importance=0.05,
+        created_at=NOW - 31 * DAY,
+        last_accessed=NOW - 30 * DAY,
+        at=NOW - 30 * DAY,
+    )
+    s.write("fresh", "Current project", layer="semantic", importance=0.8, at=NOW)
+    s.consolidate()
+    return s

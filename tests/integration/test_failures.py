@@ -87,3 +87,33 @@ def test_worker_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pipel
     )
     assert pipeline.memory_rows() == expected_rows(oracle)
     assert _log_count(pipeline) == len(oracle.decisions)
+
+
+def test_postgres_restarted_mid_stream_the_projector_recovers_and_loses_nothing(pipeline, stack):
+    """Given the projector is applying a stream of events,
+    when PostgreSQL stops part-way (and more events arrive) and then comes back,
+    then the projector retries with backoff, rewinds to the offsets stored in the database,
+    and the read models end equal to the oracle's with every ledger event logged once."""
+    from memstream.stack import postgres
+
+    events = mixed_workload(2000, users=10, seed=31)
+    oracle = replay(events, Limits())
+    pipeline.start_all()
+    _publish(pipeline, events[:1000])
+    wait_until(lambda: _log_count(pipeline) >= 100, timeout=90, what="the projector to start")
+
+    postgres.stop(stack.pgdata)
+    try:
+        _publish(pipeline, events[1000:])
+        wait_until(
+            lambda: pipeline.metric_sum("projector", "memstream_projector_retries_total") >= 2,
+            timeout=60,
+            what="the projector to retry against the stopped database",
+        )
+        assert pipeline.processes["projector"].alive()
+    finally:
+        postgres.start(stack.pgdata)
+
+    pipeline.wait_for_log_count(len(oracle.decisions), timeout=180)
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    assert _log_count(pipeline) == len(oracle.decisions)

@@ -3,6 +3,7 @@ under their profiles, compared with the batch oracle (issue 3)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -14,7 +15,20 @@ from projections.queries import contradictions, lineage, nearest_memories
 from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
-from tests.scenarios import DAY, HOUR, MINUTE, NOW, Scenario, cluster, random_unit, with_similarity
+from tests.scenarios import (
+    API_TOPIC,
+    DAY,
+    HOUR,
+    MINUTE,
+    NOW,
+    Scenario,
+    episodes_of_testing_before_commits,
+    postgres_then_mysql,
+    random_unit,
+    rest_duplicates,
+    stale_memory,
+    with_similarity,
+)
 from tests.support import Pipeline, quiet_profile
 from tests.workloads import expected_rows
 
@@ -45,6 +59,19 @@ def _run(pipeline: Pipeline, events, profile: str):
     return oracle
 
 
+def _memstream(pipeline: Pipeline, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI against the pipeline's settings, as an operator would."""
+    env = {**os.environ, **pipeline.settings.as_env()}
+    return subprocess.run(
+        [sys.executable, "-m", "memstream.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
 def _links(pipeline: Pipeline, link_type: str) -> set[tuple[str, str]]:
     rows = pipeline.query(
         "SELECT source_id, target_id FROM memory_links WHERE link_type = %s", (link_type,)
@@ -56,75 +83,10 @@ def _links(pipeline: Pipeline, link_type: str) -> set[tuple[str, str]]:
 def test_lexichord_scenarios_end_to_end(profile_pipeline):
     """Seed 001's four Gherkin scenarios, each for its own user, in one run."""
     p = profile_pipeline
-    patterns, contradiction, duplicates, stale = (
-        Scenario("lex-patterns"),
-        Scenario("lex-contra"),
-        Scenario("lex-dupes"),
-        Scenario("lex-old"),
-    )
-    base = random_unit(5)
-    vectors = cluster(base, 10, pairwise=0.9, seed=50)
-    patterns.write(
-        "e0",
-        "User runs tests before committing",
-        layer="episodic",
-        embedding=with_similarity(base, 0.99, seed=49),
-        at=NOW - DAY,
-    )
-    for i in range(1, 10):
-        patterns.write(
-            f"e{i}",
-            f"Ran the test suite before commit #{i}",
-            layer="episodic",
-            embedding=vectors[i],
-            at=NOW - DAY + i,
-        )
-    patterns.consolidate()
-    db = random_unit(6)
-    contradiction.write(
-        "pg",
-        "Project uses PostgreSQL",
-        layer="semantic",
-        embedding=with_similarity(db, 1.0, 1),
-        at=NOW - 2 * DAY,
-    )
-    contradiction.write(
-        "my",
-        "Project uses MySQL",
-        layer="semantic",
-        embedding=with_similarity(db, 0.85, 2),
-        at=NOW - DAY,
-    )
-    contradiction.consolidate()
-    api = random_unit(7)
-    duplicates.write(
-        "a",
-        "API uses REST",
-        layer="semantic",
-        tags=["api"],
-        importance=0.9,
-        embedding=with_similarity(api, 1.0, 3),
-    )
-    duplicates.write(
-        "b",
-        "The API is RESTful",
-        layer="semantic",
-        tags=["style"],
-        importance=0.4,
-        embedding=with_similarity(api, 0.97, 4),
-    )
-    duplicates.consolidate()
-    stale.write(
-        "stale",
-        "Old trivia",
-        layer="semantic",
-        importance=0.05,
-        created_at=NOW - 31 * DAY,
-        last_accessed=NOW - 30 * DAY,
-        at=NOW - 30 * DAY,
-    )
-    stale.consolidate()
-
+    patterns = episodes_of_testing_before_commits("lex-patterns")
+    contradiction = postgres_then_mysql("lex-contra")
+    duplicates = rest_duplicates("lex-dupes")
+    stale = stale_memory("lex-old")
     _run(p, patterns.events + contradiction.events + duplicates.events + stale.events, "lexichord")
 
     # Scenario: extract patterns from episodic memories
@@ -156,10 +118,10 @@ def test_lexichord_scenarios_end_to_end(profile_pipeline):
         assert {link.target_id for link in lineage(conn, "lex-patterns", pattern_id)} == {
             f"e{i}" for i in range(10)
         }
-        near = nearest_memories(conn, "lex-dupes", with_similarity(api, 1.0, 3), k=5)
+        near = nearest_memories(conn, "lex-dupes", with_similarity(API_TOPIC, 1.0, 3), k=5)
         assert [m.memory_id for m in near] == ["a"]  # "b" is superseded
         history = nearest_memories(
-            conn, "lex-dupes", with_similarity(api, 1.0, 3), k=5, include_inactive=True
+            conn, "lex-dupes", with_similarity(API_TOPIC, 1.0, 3), k=5, include_inactive=True
         )
         assert [m.memory_id for m in history] == ["a", "b"]
     # Every cycle reported
@@ -241,15 +203,7 @@ def test_a_manual_cycle_from_the_cli(profile_pipeline):
     s.write("important", "Deadline is Friday", importance=0.8)
     _run(p, s.events, "memorykit")
 
-    env = {**__import__("os").environ, **p.settings.as_env()}
-    done = subprocess.run(
-        [sys.executable, "-m", "memstream.cli", "consolidate", "--user", "kit-cli"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _memstream(p, "consolidate", "--user", "kit-cli")
 
     assert done.returncode == 0, done.stderr
     assert "consolidation requested for kit-cli" in done.stdout
@@ -287,15 +241,7 @@ def test_an_all_users_cycle_prints_the_aggregate_report(profile_pipeline):
     )
     _run(p, first.events + second.events, "lexichord")
 
-    env = {**__import__("os").environ, **p.settings.as_env()}
-    done = subprocess.run(
-        [sys.executable, "-m", "memstream.cli", "consolidate", "--all", "--wait"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    done = _memstream(p, "consolidate", "--all", "--wait")
 
     assert done.returncode == 0, done.stderr
     assert "users processed: 2" in done.stdout

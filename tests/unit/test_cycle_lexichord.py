@@ -10,7 +10,18 @@ from streams.engine.engine import EngineConfig
 from streams.engine.judge import Judgement
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
-from tests.scenarios import DAY, NOW, Scenario, cluster, random_unit, with_similarity
+from tests.scenarios import (
+    DAY,
+    NOW,
+    Scenario,
+    cluster,
+    episodes_of_testing_before_commits,
+    postgres_then_mysql,
+    random_unit,
+    rest_duplicates,
+    stale_memory,
+    with_similarity,
+)
 
 LEXICHORD = EngineConfig(policy=builtin_profile("lexichord"))
 
@@ -23,27 +34,7 @@ def test_scenario_extract_patterns_from_episodic_memories():
     """Given 10 episodic memories about testing before commits,
     when a cycle extracts patterns,
     then a semantic memory "User runs tests before committing" is created from them."""
-    s = Scenario("lex-1")
-    base = random_unit(5)
-    vectors = cluster(base, 10, pairwise=0.9, seed=50)
-    s.write(
-        "e0",
-        "User runs tests before committing",
-        layer="episodic",
-        kind="workflow",
-        embedding=with_similarity(base, 0.99, seed=49),
-        at=NOW - DAY,
-    )
-    for i in range(1, 10):
-        s.write(
-            f"e{i}",
-            f"Ran the test suite before commit #{i}",
-            layer="episodic",
-            kind="workflow",
-            embedding=vectors[i],
-            at=NOW - DAY + i,
-        )
-    s.consolidate()
+    s = episodes_of_testing_before_commits("lex-1")
 
     run = replay(s.events, LEXICHORD)
 
@@ -57,23 +48,7 @@ def test_scenario_detect_contradictions():
     """Given "Project uses PostgreSQL" and "Project uses MySQL" (similar, not duplicates),
     when a cycle detects contradictions, then one is found and the memories are linked;
     the latest wins by invalidating the older, which is kept."""
-    s = Scenario("lex-2")
-    base = random_unit(6)
-    s.write(
-        "pg",
-        "Project uses PostgreSQL",
-        layer="semantic",
-        embedding=with_similarity(base, 1.0, 1),
-        at=NOW - 2 * DAY,
-    )
-    s.write(
-        "my",
-        "Project uses MySQL",
-        layer="semantic",
-        embedding=with_similarity(base, 0.85, 2),
-        at=NOW - DAY,
-    )
-    s.consolidate()
+    s = postgres_then_mysql("lex-2")
 
     run = replay(s.events, LEXICHORD)
 
@@ -90,25 +65,7 @@ def test_scenario_detect_contradictions():
 def test_scenario_merge_duplicates():
     """Given "API uses REST" and "The API is RESTful" with similarity > 0.95,
     when a cycle merges duplicates, then one supersedes the other with the union of tags."""
-    s = Scenario("lex-3")
-    base = random_unit(7)
-    s.write(
-        "a",
-        "API uses REST",
-        layer="semantic",
-        tags=["api"],
-        embedding=with_similarity(base, 1.0, 3),
-        importance=0.9,
-    )
-    s.write(
-        "b",
-        "The API is RESTful",
-        layer="semantic",
-        tags=["style"],
-        embedding=with_similarity(base, 0.97, 4),
-        importance=0.4,
-    )
-    s.consolidate()
+    s = rest_duplicates("lex-3")
 
     run = replay(s.events, LEXICHORD)
 
@@ -122,18 +79,7 @@ def test_scenario_merge_duplicates():
 def test_scenario_archive_stale_memories():
     """Given a memory with salience 0.05 last accessed 30 days ago,
     when a cycle runs with archival threshold 0.1, then the memory is archived."""
-    s = Scenario("lex-4")
-    s.write(
-        "stale",
-        "Old trivia",
-        layer="semantic",
-        importance=0.05,
-        created_at=NOW - 31 * DAY,
-        last_accessed=NOW - 30 * DAY,
-        at=NOW - 30 * DAY,
-    )
-    s.write("fresh", "Current project", layer="semantic", importance=0.8, at=NOW)
-    s.consolidate()
+    s = stale_memory("lex-4")
 
     run = replay(s.events, LEXICHORD)
 
