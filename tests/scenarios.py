@@ -11,9 +11,11 @@ import numpy as np
 from streams import codec
 from streams.engine.model import (
     ConsolidationRequested,
+    ForgetRequested,
     Memory,
     MemoryAccessed,
     MemoryEvent,
+    MemoryPinned,
     MemoryWritten,
 )
 
@@ -45,6 +47,13 @@ class Scenario:
 
     def access(self, memory_id: str, *, at: int = NOW) -> None:
         self.events.append(MemoryEvent(self._id(), self.user_id, at, MemoryAccessed(memory_id)))
+
+    def forget(self, memory_id: str, *, at: int = NOW) -> None:
+        payload = ForgetRequested(memory_id)
+        self.events.append(MemoryEvent(self._id(), self.user_id, at, payload))
+
+    def pin(self, memory_id: str, *, at: int = NOW) -> None:
+        self.events.append(MemoryEvent(self._id(), self.user_id, at, MemoryPinned(memory_id)))
 
     def consolidate(self, *, at: int = NOW, **options: Any) -> str:
         event_id = self._id()

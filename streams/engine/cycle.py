@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from streams.engine import ledger
+from streams.engine.ingest import derived_from
 from streams.engine.judge import Judgement, judge_contradiction
-from streams.engine.model import Layer, Memory, Trigger
+from streams.engine.model import LAYERS, Layer, Memory, Trigger
 from streams.engine.policy import Policy
 from streams.engine.salience import current_salience, last_touched
 from streams.engine.similarity import SimilarityIndex
@@ -74,7 +75,7 @@ class _Cycle:
         records = (r for r in self.records.values() if r.is_live)
         chosen = [r for r in records if layer is None or r.memory.layer == layer]
         chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
-        return chosen[: self.policy.max_memories_per_cycle]
+        return chosen[-self.policy.max_memories_per_cycle :]  # the newest, when capped
 
     def new_id(self, rule: str, *subjects: str) -> str:
         key = "\x1f".join((self.user_id, rule, *subjects))
@@ -223,6 +224,9 @@ def age_semantic_facts(cycle: _Cycle) -> None:
 def _promote(
     cycle: _Cycle, source: MemoryRecord, promoted: Memory, rule: str, source_removed: bool
 ) -> None:
+    # The copy's id derives from the source, so a source promoted again (it was rewritten
+    # and reactivated) updates its earlier copy: continue that copy's version.
+    earlier = cycle.records.get(promoted.memory_id)
     cycle.emit(
         f"promoted:{rule}",
         source.memory.memory_id,
@@ -232,7 +236,7 @@ def _promote(
             source_version=source.version + 1,
             source_removed=source_removed,
             promoted=promoted,
-            promoted_version=1,
+            promoted_version=earlier.version + 1 if earlier else 1,
             rule=rule,
         ),
     )
@@ -394,6 +398,10 @@ def learn_procedures(cycle: _Cycle) -> None:
             )
 
 
+def _first_known(*values: int | None) -> int:
+    return next(v for v in values if v is not None)
+
+
 def _round_half_up(value: float) -> int:
     """SQL ROUND (seed 000 computes the counts in SQL), not Python's banker's rounding."""
     return math.floor(round(value, 9) + 0.5)  # round(…, 9): 3 * (1 - 5/6) is 0.4999…
@@ -430,7 +438,7 @@ def merge_duplicates(cycle: _Cycle) -> None:
     rule = cycle.policy.duplicates
     if not rule.enabled:
         return
-    for layer in ("working", "episodic", "semantic", "procedural"):
+    for layer in LAYERS:
         memories = [r.memory for r in cycle.live(layer)]
         index = SimilarityIndex(memories, cycle.dim)
         for i, first in enumerate(memories):
@@ -441,6 +449,8 @@ def merge_duplicates(cycle: _Cycle) -> None:
                 similarity = index.similarity(first.memory_id, second.memory_id)
                 if similarity < rule.threshold or not _duplicate_rules_allow(cycle, a, b):
                     continue
+                if _derived_one_from_the_other(first, second):
+                    continue  # a pattern quotes its evidence: that is not a duplicate
                 survivor, merged = _choose_survivor(cycle, a, b)
                 tags = tuple(sorted(set(survivor.memory.tags) | set(merged.memory.tags)))
                 kept = survivor.memory.evolve(
@@ -461,6 +471,10 @@ def merge_duplicates(cycle: _Cycle) -> None:
                 )
                 cycle.count("duplicates")
                 cycle.count("links")
+
+
+def _derived_one_from_the_other(a: Memory, b: Memory) -> bool:
+    return a.memory_id in derived_from(b) or b.memory_id in derived_from(a)
 
 
 def _duplicate_rules_allow(cycle: _Cycle, a: MemoryRecord, b: MemoryRecord) -> bool:
@@ -513,6 +527,10 @@ def detect_contradictions(cycle: _Cycle) -> None:
             pair = pair_key(first.memory_id, second.memory_id)
             if pair in cycle.flagged_pairs:
                 continue
+            if any(
+                cycle.records[m.memory_id].memory.invalid_at is not None for m in (first, second)
+            ):
+                continue  # invalidated earlier in this cycle by another contradiction
             similarity = index.similarity(first.memory_id, second.memory_id)
             if not rule.min_similarity < similarity < rule.max_similarity:
                 continue
@@ -527,7 +545,7 @@ def _resolve(
     cycle: _Cycle, first: Memory, second: Memory, confidence: float, cue: str, explanation: str
 ) -> None:
     def valid_from(m: Memory) -> int:
-        return m.valid_at or m.created_at or 0
+        return _first_known(m.valid_at, m.created_at, 0)
 
     older, newer = sorted((first, second), key=lambda m: (valid_from(m), m.memory_id))
     older_record = cycle.records[older.memory_id]
@@ -538,7 +556,7 @@ def _resolve(
         resolution = "keep_both_review"
     else:
         resolution = "latest_wins"
-        invalid_at = newer.valid_at or newer.created_at
+        invalid_at = valid_from(newer)
         invalidated = (older.memory_id, older_record.version + 1, invalid_at)
     cycle.emit(
         "contradiction",

@@ -57,7 +57,7 @@ def step(
     )
     for decision in cycle:
         state.fold(decision)
-    return Accepted(outcome.records, outcome.decisions + tuple(cycle))
+    return Accepted(outcome.decisions + tuple(cycle))
 
 
 def _requested_policy(event: MemoryEvent, config: EngineConfig) -> Policy | Rejection:

@@ -21,15 +21,14 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.state import MemoryRecord, UserView, records_after
+from streams.engine.state import MemoryRecord, UserView
 from streams.engine.validation import Limits, Rejection, validate_event
 
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """The event applies: write ``records`` to state, append ``decisions`` to the ledger."""
+    """The event applies: append ``decisions`` to the ledger (and fold them into state)."""
 
-    records: tuple[MemoryRecord, ...]
     decisions: tuple[ledger.ConsolidationEvent, ...]
 
 
@@ -54,25 +53,49 @@ def ingest(
         return Duplicate(event.event_id)
     payload = event.payload
     if isinstance(payload, MemoryWritten):
-        return _store(event, payload.memory, view.memory(payload.memory.memory_id))
+        return _store(event, payload.memory, view, view.memory(payload.memory.memory_id))
     if isinstance(payload, SessionEnded | ConsolidationRequested):
         # Accepted and deduplicated here; the consolidation cycles act on them.
-        return Accepted((), ())
+        return Accepted(())
     current = view.memory(payload.memory_id)
     if current is None or current.forgotten:
-        return Rejection(
-            "unknown_memory",
-            f"memory {payload.memory_id[:64]!r} does not exist for this user (or was forgotten)",
-        )
+        return _unknown(payload.memory_id)
+    if isinstance(payload, ForgetRequested):
+        return _forget(event, view, current, payload.reason)
+    # A working memory promoted away lives on as its copy: uses of the old id follow it.
+    current = _follow_promotions(view, current)
+    if current is None:
+        return _unknown(payload.memory_id)
     if isinstance(payload, MemoryAccessed):
         accessed_at = event.occurred_at if payload.accessed_at is None else payload.accessed_at
         return _record_access(event, current, accessed_at)
-    if isinstance(payload, ForgetRequested):
-        return _forget(event, current, payload.reason)
     if isinstance(payload, MemoryPinned | MemoryUnpinned):
         pinned = isinstance(payload, MemoryPinned)
-        return _store(event, current.memory.evolve(pinned=pinned), current)
+        version = current.version + 1
+        stored = ledger.MemoryStored(current.memory.evolve(pinned=pinned), version)
+        return Accepted((_decision(event, "stored", current.memory.memory_id, stored),))
     raise TypeError(f"unhandled input payload {type(payload).__name__}")  # pragma: no cover
+
+
+def _unknown(memory_id: str) -> Rejection:
+    return Rejection(
+        "unknown_memory",
+        f"memory {memory_id[:64]!r} does not exist for this user (or was forgotten)",
+    )
+
+
+def _follow_promotions(view: UserView, record: MemoryRecord) -> MemoryRecord | None:
+    seen: set[str] = set()
+    while record.memory.status == "promoted" and "promoted_to" in record.memory.metadata:
+        target_id = record.memory.metadata["promoted_to"]
+        if target_id in seen:
+            return None
+        seen.add(target_id)
+        target = view.memory(target_id)
+        if target is None or target.forgotten:
+            return None
+        record = target
+    return record
 
 
 def _decision(
@@ -87,26 +110,46 @@ def _decision(
     )
 
 
-def _store(event: MemoryEvent, written: Memory, current: MemoryRecord | None) -> Accepted:
+def _store(
+    event: MemoryEvent, written: Memory, view: UserView, current: MemoryRecord | None
+) -> Accepted:
     if current is None or current.forgotten:
         created_at = written.created_at if written.created_at is not None else event.occurred_at
         valid_at = created_at if written.valid_at is None else written.valid_at
         memory = written.evolve(created_at=created_at, valid_at=valid_at)
         previous_layer = None
     else:
-        # An update keeps what only the pipeline knows (when it was created, how it was used).
-        old = current.memory
-        kept_created_at = old.created_at if written.created_at is None else written.created_at
-        memory = written.evolve(
-            created_at=kept_created_at,
-            valid_at=_first_known(written.valid_at, old.valid_at, kept_created_at),
-            access_count=max(old.access_count, written.access_count),
-            last_accessed=_latest(old.last_accessed, written.last_accessed),
-        )
-        previous_layer = old.layer if old.layer != memory.layer else None
+        memory = _updated(current.memory, written, event.occurred_at)
+        previous_layer = current.memory.layer if current.memory.layer != memory.layer else None
     version = (current.version if current else 0) + 1
     stored = ledger.MemoryStored(memory, version, previous_layer)
-    return _accepted(current, _decision(event, "stored", memory.memory_id, stored))
+    return Accepted((_decision(event, "stored", memory.memory_id, stored),))
+
+
+def _updated(old: Memory, written: Memory, now: int) -> Memory:
+    """An update (same memory_id) takes the producer's fields but keeps what only the
+    pipeline knows: when it was created, how it was used, whether it is pinned, its
+    salience and consolidation markers. New content is a new fact: valid from now (or the
+    producer's valid_at), no longer invalidated. A rewrite reactivates an archived, merged
+    or promoted memory: the producer says it matters again."""
+    created_at = old.created_at if written.created_at is None else written.created_at
+    valid_at: int | None
+    if written.content != old.content:
+        valid_at = now if written.valid_at is None else written.valid_at
+        invalid_at = written.invalid_at
+    else:
+        valid_at = _first_known(written.valid_at, old.valid_at, created_at)
+        invalid_at = _first_known(written.invalid_at, old.invalid_at)
+    return written.evolve(
+        created_at=created_at,
+        valid_at=valid_at,
+        invalid_at=invalid_at,
+        access_count=max(old.access_count, written.access_count),
+        last_accessed=_latest(old.last_accessed, written.last_accessed),
+        pinned=old.pinned or written.pinned,
+        salience=old.salience,
+        metadata={**old.metadata, **written.metadata},
+    )
 
 
 def _record_access(event: MemoryEvent, current: MemoryRecord, accessed_at: int) -> Accepted:
@@ -115,21 +158,50 @@ def _record_access(event: MemoryEvent, current: MemoryRecord, accessed_at: int) 
     recorded = ledger.MemoryAccessRecorded(
         memory.memory_id, memory.layer, version, accessed_at, memory.access_count + 1
     )
-    return _accepted(current, _decision(event, "accessed", memory.memory_id, recorded))
+    return Accepted((_decision(event, "accessed", memory.memory_id, recorded),))
 
 
-def _forget(event: MemoryEvent, current: MemoryRecord, reason: str) -> Accepted:
-    memory = current.memory
-    tombstone = ledger.MemoryForgotten(memory.memory_id, memory.layer, current.version + 1, reason)
-    return _accepted(current, _decision(event, "forgotten", memory.memory_id, tombstone))
+def _forget(event: MemoryEvent, view: UserView, current: MemoryRecord, reason: str) -> Accepted:
+    """Forget the memory and everything derived from it: its promoted and aged copies, the
+    patterns and procedures it is evidence of (they quote it), transitively."""
+    forgotten_id = current.memory.memory_id
+    decisions = []
+    for record in [current, *derived_records(view, forgotten_id)]:
+        memory = record.memory
+        why = reason if record is current else f"derived from forgotten memory {forgotten_id}"
+        tombstone = ledger.MemoryForgotten(memory.memory_id, memory.layer, record.version + 1, why)
+        decisions.append(_decision(event, "forgotten", memory.memory_id, tombstone))
+    return Accepted(tuple(decisions))
 
 
-def _accepted(current: MemoryRecord | None, decision: ledger.ConsolidationEvent) -> Accepted:
-    """The decision plus the record it leaves, computed by the same fold a restarted worker
-    uses on the ledger, so live state and rebuilt state cannot differ."""
-    records = records_after(lambda _memory_id: current, decision.payload)
-    assert records, "every ingest decision changes its memory"
-    return Accepted(tuple(records), (decision,))
+DERIVATION_KEYS = ("promoted_from", "promoted_from_id")
+EVIDENCE_KEYS = ("pattern_of", "evidence")
+
+
+def derived_from(memory: Memory) -> set[str]:
+    """The ids a memory was made from, as the cycle records them in its metadata."""
+    sources = {memory.metadata[k] for k in DERIVATION_KEYS if k in memory.metadata}
+    for key in EVIDENCE_KEYS:
+        if key in memory.metadata:
+            sources.update(memory.metadata[key].split(","))
+    return sources
+
+
+def derived_records(view: UserView, memory_id: str) -> list[MemoryRecord]:
+    """Records derived, directly or not, from ``memory_id`` (ordered by id: deterministic)."""
+    found: dict[str, MemoryRecord] = {}
+    frontier = {memory_id}
+    while frontier:
+        nxt: set[str] = set()
+        for record in view.records():
+            rid = record.memory.memory_id
+            if record.forgotten or rid in found or rid == memory_id:
+                continue
+            if derived_from(record.memory) & frontier:
+                found[rid] = record
+                nxt.add(rid)
+        frontier = nxt
+    return [found[k] for k in sorted(found)]
 
 
 def _latest(a: int | None, b: int | None) -> int | None:

@@ -40,6 +40,8 @@ class UserView(Protocol):
 
     def has_seen(self, event_id: str) -> bool: ...
 
+    def records(self) -> Iterable[MemoryRecord]: ...
+
 
 @dataclass
 class InMemoryUserState:
@@ -58,6 +60,9 @@ class InMemoryUserState:
 
     def has_seen(self, event_id: str) -> bool:
         return event_id in self.seen_event_ids
+
+    def records(self) -> Iterable[MemoryRecord]:
+        return self.memories.values()
 
     def live_memories(self) -> Iterator[MemoryRecord]:
         return (r for r in self.memories.values() if r.is_live)
@@ -125,10 +130,11 @@ def records_after(lookup: LookupFn, payload: ledger.LedgerPayload) -> list[Memor
         return [MemoryRecord(erased, payload.version, forgotten=True)]
     if isinstance(payload, ledger.MemoryPromoted):
         promoted = [MemoryRecord(payload.promoted, payload.promoted_version)]
-        if payload.source_removed:
-            promoted += _evolved(
-                lookup, payload.source_memory_id, payload.source_version, {"status": "promoted"}
-            )
+        source = lookup(payload.source_memory_id)
+        if payload.source_removed and source is not None:
+            metadata = {**source.memory.metadata, "promoted_to": payload.promoted.memory_id}
+            moved = source.memory.evolve(status="promoted", metadata=metadata)
+            promoted.append(MemoryRecord(moved, payload.source_version, source.forgotten))
         return promoted
     if isinstance(payload, ledger.PatternDetected):
         return [MemoryRecord(payload.pattern, payload.version)]

@@ -28,7 +28,16 @@ REJECTION_REASONS = (
     "content_too_large",
     "embedding_dimension",
     "unknown_memory",
+    "invalid_text",
+    "reserved_field",
+    "unknown_profile",
+    "wrong_partition",
 )
+
+# Times must fit every consumer of the ledger: PostgreSQL timestamptz and Python datetime
+# both end at 9999-12-31.
+MAX_TIME_MS = 253_402_300_799_999
+MAX_INT32 = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +72,62 @@ def validate_event(event: MemoryEvent, limits: Limits, key: str | None = None) -
             "key_mismatch",
             "the Kafka key must be the user_id (it decides the partition that owns the user)",
         )
-    if event.occurred_at < 0:
-        return Rejection("out_of_range", "occurred_at is before 1970")
+    if (problem := _check_time("occurred_at", event.occurred_at)) is not None:
+        return problem
+    if (problem := _check_texts(_payload_texts(event))) is not None:
+        return problem
     memory_id = getattr(event.payload, "memory_id", None)
     if memory_id is not None and not memory_id:
         return Rejection("missing_field", "memory_id is empty")
+    accessed_at = getattr(event.payload, "accessed_at", None)
+    if (problem := _check_time("accessed_at", accessed_at)) is not None:
+        return problem
     if isinstance(event.payload, MemoryWritten):
         return validate_memory(event.payload.memory, event.user_id, limits)
+    return None
+
+
+def _payload_texts(event: MemoryEvent) -> list[tuple[str, str]]:
+    texts = [("event_id", event.event_id), ("user_id", event.user_id), ("source", event.source)]
+    payload = event.payload
+    for name in ("memory_id", "reason", "session_id", "conversation_id", "profile", "trigger"):
+        value = getattr(payload, name, None)
+        if isinstance(value, str):
+            texts.append((name, value))
+    return texts
+
+
+def _memory_texts(memory: Memory) -> list[tuple[str, str]]:
+    texts = [
+        (f"memory.{name}", value)
+        for name in (
+            "memory_id",
+            "content",
+            "kind",
+            "subtype",
+            "scope_id",
+            "conversation_id",
+            "session_id",
+        )
+        if isinstance(value := getattr(memory, name), str)
+    ]
+    texts += [("memory.tags", tag) for tag in memory.tags]
+    texts += [("memory.trigger_conditions", c) for c in memory.trigger_conditions]
+    texts += [("memory.metadata", text) for item in memory.metadata.items() for text in item]
+    return texts
+
+
+def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
+    """PostgreSQL text cannot hold NUL: refuse it at the door rather than in the projector."""
+    for name, value in texts:
+        if "\x00" in value:
+            return Rejection("invalid_text", f"{name} contains a NUL character")
+    return None
+
+
+def _check_time(name: str, value: int | None) -> Rejection | None:
+    if value is not None and not 0 <= value <= MAX_TIME_MS:
+        return Rejection("out_of_range", f"{name}={value} is outside 1970..9999 (epoch millis)")
     return None
 
 
@@ -96,8 +154,18 @@ def validate_memory(memory: Memory, user_id: str, limits: Limits) -> Rejection |
         and (problem := _check_range("success", memory.success, 0.0, 1.0)) is not None
     ):
         return problem
-    if memory.access_count < 0:
-        return Rejection("out_of_range", "access_count is negative")
+    if not 0 <= memory.access_count <= MAX_INT32:
+        return Rejection("out_of_range", f"access_count={memory.access_count} is not a count")
+    for name in ("created_at", "last_accessed", "valid_at", "invalid_at"):
+        if (problem := _check_time(f"memory.{name}", getattr(memory, name))) is not None:
+            return problem
+    if memory.status != "active" or memory.salience is not None:
+        return Rejection(
+            "reserved_field",
+            "memory.status and memory.salience are set by consolidation; leave them unset",
+        )
+    if (problem := _check_texts(_memory_texts(memory))) is not None:
+        return problem
     if memory.embedding is not None:
         return _check_embedding(memory.embedding, limits.embedding_dim)
     return None

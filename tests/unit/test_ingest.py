@@ -80,7 +80,6 @@ def test_given_no_memory_when_written_then_one_memory_stored_at_version_1() -> N
     assert decision.payload.version == 1
     assert decision.payload.previous_layer is None
     assert decision.payload.memory.content == "note 1"
-    assert outcome.records[0].version == 1
     assert state.memories["m1"].version == 1
 
 
@@ -222,7 +221,7 @@ def test_forget_emits_a_tombstone_and_erases_the_stored_memory() -> None:
     outcome = accepted(state, event(2, ForgetRequested("m1", reason="gdpr")))
 
     assert only_decision(outcome).payload == ledger.MemoryForgotten("m1", "semantic", 2, "gdpr")
-    record = outcome.records[0]
+    record = state.memories["m1"]
     assert record.forgotten is True
     assert record.version == 2
     assert record.memory.content == ""
@@ -316,7 +315,7 @@ def test_session_end_and_manual_requests_are_accepted_without_decisions(payload:
 
     outcome = accepted(state, ev)
 
-    assert outcome == Accepted((), ())
+    assert outcome == Accepted(())
     assert state.has_seen(ev.event_id)
 
 
