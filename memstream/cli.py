@@ -50,20 +50,25 @@ def cmd_publish(args: argparse.Namespace) -> int:
         print(f"error: {path} does not exist", file=sys.stderr)
         return 2
     published = failed = 0
-    with MemoryPublisher(_settings(args), source=args.source) as publisher:
-        for line in read_events(path, now_millis()):
-            if line.error is not None:
-                failed += 1
-                print(f"{path}:{line.number}: {line.error}", file=sys.stderr)
-                continue
-            assert line.event is not None
-            publisher.publish(line.event)
-            published += 1
+    publisher = MemoryPublisher(_settings(args), source=args.source)
+    for line in read_events(path, now_millis()):
+        if line.error is not None:
+            failed += 1
+            print(f"{path}:{line.number}: {line.error}", file=sys.stderr)
+            continue
+        assert line.event is not None
         try:
-            publisher.flush()
-        except PublishError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
+            publisher.publish(line.event)
+        except (TypeError, ValueError, OverflowError) as exc:  # fastavro: value vs schema
+            failed += 1
+            print(f"{path}:{line.number}: does not fit the contract: {exc}", file=sys.stderr)
+            continue
+        published += 1
+    try:
+        publisher.flush()
+    except PublishError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print(f"published {published} event(s) to {publisher.topic}; {failed} line(s) rejected")
     return 1 if failed else 0
 
@@ -76,6 +81,14 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     if args.all == bool(args.user):
         print("error: name one user with --user U, or all users with --all", file=sys.stderr)
         return 2
+    if args.profile:
+        from streams.engine.policy import PolicyError, builtin_profile
+
+        try:
+            builtin_profile(args.profile)
+        except PolicyError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     users = consolidate.known_users(settings) if args.all else [args.user]
     if not users:
         print("no users in the read models yet: nothing to consolidate")

@@ -30,6 +30,7 @@ from streams.engine.model import (
     MemoryEvent,
     MemoryWritten,
 )
+from streams.engine.validation import MAX_INT32, MAX_TIME_MS
 
 PAYLOAD_CLASSES = {name: cls for cls, name in INPUT_TYPE_NAMES.items()}
 ENVELOPE_KEYS = {"type", "user_id", "event_id", "occurred_at", "source"}
@@ -126,7 +127,14 @@ def _memory_from_json(obj: dict[str, Any], user_id: str) -> Memory:
     return Memory(**values)
 
 
-_NUMBER_FIELDS = {"importance", "confidence", "emotional_salience", "valence", "success"}
+_NUMBER_FIELDS = {
+    "importance",
+    "confidence",
+    "emotional_salience",
+    "valence",
+    "success",
+    "salience",
+}
 _STR_FIELDS = {
     "memory_id",
     "user_id",
@@ -140,6 +148,7 @@ _STR_FIELDS = {
     "created_by",
     "conversation_id",
     "session_id",
+    "status",
 }
 _ENUMS = {
     "layer": ("working", "episodic", "semantic", "procedural"),
@@ -163,8 +172,10 @@ def _check_type(name: str, value: Any) -> None:
         raise EventFormatError(f"memory.{name} must be one of {', '.join(_ENUMS[name])}")
     if name in ("consent", "pinned") and not isinstance(value, bool):
         raise EventFormatError(f"memory.{name} must be true or false")
-    if name == "access_count" and (isinstance(value, bool) or not isinstance(value, int)):
-        raise EventFormatError("memory.access_count must be an integer")
+    if name == "access_count" and (
+        isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT32
+    ):
+        raise EventFormatError("memory.access_count must be a count (0 to 2^31-1)")
     if name == "metadata" and not (
         isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
     ):
@@ -204,6 +215,8 @@ def parse_time(value: Any, name: str) -> int:
     if isinstance(value, bool):
         raise EventFormatError(f"{name} must be epoch millis or ISO-8601 text")
     if isinstance(value, int):
+        if not 0 <= value <= MAX_TIME_MS:
+            raise EventFormatError(f"{name}={value} is outside 1970..9999 (epoch millis)")
         return value
     if isinstance(value, str):
         try:
@@ -212,5 +225,8 @@ def parse_time(value: Any, name: str) -> int:
             raise EventFormatError(f"{name}: {value!r} is not ISO-8601") from None
         if parsed.tzinfo is None:
             raise EventFormatError(f"{name}: {value!r} needs a timezone (e.g. Z)")
-        return (parsed - _EPOCH) // timedelta(milliseconds=1)  # exact, unlike float seconds
+        millis = (parsed - _EPOCH) // timedelta(milliseconds=1)  # exact, unlike float seconds
+        if millis < 0:
+            raise EventFormatError(f"{name}: {value!r} is before 1970")
+        return millis
     raise EventFormatError(f"{name} must be epoch millis or ISO-8601 text")

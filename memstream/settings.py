@@ -120,6 +120,21 @@ _FIELD_KINDS: dict[str, type] = {
 }
 
 
+# Inclusive bounds of the numeric settings; a value outside them is a configuration error.
+_BOUNDS: dict[str, tuple[float, float]] = {
+    "partitions": (1, 10_000),
+    "embedding_dim": (1, 16_000),  # pgvector's vector limit
+    "worker_metrics_port": (0, 65_535),
+    "projector_metrics_port": (0, 65_535),
+    "projector_batch_size": (1, 1_000_000),  # librdkafka's consume() limit
+    "projector_batch_ms": (1, 60_000),
+    "retry_attempts": (1, 100),
+    "retry_backoff_seconds": (0, 3_600),
+    "commit_interval_seconds": (0.01, 60),
+    "max_content_bytes": (1, 64 * 1024 * 1024),
+}
+
+
 def _parse(name: str, raw: str, kind: type) -> object:
     try:
         value = kind(raw)
@@ -128,8 +143,12 @@ def _parse(name: str, raw: str, kind: type) -> object:
             f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind.__name__}; "
             f"unset it to use the default"
         ) from None
-    if kind in (int, float) and value < 0:
-        raise SettingsError(f"{ENV_PREFIX}{name.upper()} must be >= 0, got {raw!r}")
+    low, high = _BOUNDS.get(name, (float("-inf"), float("inf")))
+    if kind in (int, float) and not low <= value <= high:
+        raise SettingsError(
+            f"{ENV_PREFIX}{name.upper()}={raw!r} is outside {low:g}..{high:g}; "
+            f"unset it to use the default"
+        )
     return value
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +79,7 @@ def build_app(settings: Settings) -> Worker:
 
     config = engine_config(settings)
     states = UserStates()
-    processor = IngestProcessor(config, states)
+    processor = IngestProcessor(config, states, partitions=settings.partitions)
     rebuilds = PartitionRebuilds(settings, states)
     progress = _PartitionProgress(settings.events_topic)
     ticks = TickPublisher(settings.kafka_bootstrap, settings.events_topic)
@@ -115,7 +116,7 @@ def build_app(settings: Settings) -> Worker:
     @app.timer(interval=float(period))
     async def periodic_consolidation() -> None:
         """Tick the users of the partitions this worker owns (and only those)."""
-        owned = {p: states.users_in(p) for p in rebuilds.tasks if rebuilds.tasks[p].done()}
+        owned = rebuilds.owned()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, ticks.publish, owned, period)
 
@@ -133,41 +134,92 @@ def build_app(settings: Settings) -> Worker:
 
 
 class PartitionRebuilds:
-    """Rebuilds each newly assigned partition's state from the ledger, in a thread, and lets
-    the agent wait for it before it touches that partition's input."""
+    """Rebuilds each newly assigned partition's state from the ledger and lets the agent
+    wait for it before it touches that partition's input.
+
+    The ledger is read in a thread into *private* state, which is installed on the event
+    loop only if the partition is still assigned to this rebuild: a partition revoked and
+    reassigned meanwhile cannot be overwritten by the older, slower read. A worker that
+    cannot learn its state must not process input: after the retries it exits at once,
+    without committing, so the partition is retried by a restarted (or another) worker.
+    """
+
+    ATTEMPTS = 5
+    BACKOFF_SECONDS = 2.0
 
     def __init__(self, settings: Settings, states: UserStates) -> None:
         self.settings = settings
         self.states = states
-        self.tasks: dict[int, asyncio.Future[int]] = {}
+        self.tasks: dict[int, asyncio.Task[None]] = {}
 
     def start(self, partitions: set[int]) -> None:
-        loop = asyncio.get_running_loop()
         for partition in partitions:
             if partition not in self.tasks:
-                self.tasks[partition] = loop.run_in_executor(None, self._rebuild, partition)
+                self.tasks[partition] = asyncio.ensure_future(self._rebuild(partition))
 
     def drop(self, partitions: set[int]) -> None:
         for partition in partitions:
-            self.tasks.pop(partition, None)
+            task = self.tasks.pop(partition, None)
+            if task is not None:
+                task.cancel()
             self.states.drop_partition(partition)
 
     async def ready(self, partition: int) -> None:
-        task = self.tasks.get(partition)
-        if task is None:  # assigned before our handler saw it (or after a revoke)
-            self.start({partition})
+        while True:
+            if partition not in self.tasks:  # assigned before our handler saw it
+                self.start({partition})
             task = self.tasks[partition]
-        await task
+            try:
+                await asyncio.shield(task)
+                return
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the agent itself is stopping
+                # the rebuild was cancelled by a revoke; the partition is ours again: rebuild
 
-    def _rebuild(self, partition: int) -> int:
-        started = time.perf_counter()
+    def owned(self) -> dict[int, set[str]]:
+        """Users of the partitions whose state is ready."""
+        return {p: self.states.users_in(p) for p, task in self.tasks.items() if task.done()}
+
+    async def _rebuild(self, partition: int) -> None:
+        loop = asyncio.get_running_loop()
+        for attempt in range(1, self.ATTEMPTS + 1):
+            started = time.perf_counter()
+            try:
+                fresh = await loop.run_in_executor(None, self._read, partition)
+            except Exception as exc:  # noqa: BLE001 - any failure: retry, then stop the worker
+                log.warning(
+                    "rebuilding partition %d from %s failed (attempt %d/%d): %s",
+                    partition,
+                    self.settings.ledger_topic,
+                    attempt,
+                    self.ATTEMPTS,
+                    exc,
+                )
+                await asyncio.sleep(self.BACKOFF_SECONDS * attempt)
+                continue
+            if self.tasks.get(partition) is not asyncio.current_task():
+                return  # revoked (and maybe reassigned) meanwhile: this read is stale
+            folded = self.states.adopt_partition(partition, fresh)
+            metrics.state_rebuild.observe(time.perf_counter() - started)
+            metrics.state_rebuild_events.inc(folded)
+            return
+        log.critical(
+            "cannot rebuild partition %d from %s: stopping the worker without committing; "
+            "check the broker and that this worker's schemas include the ledger's",
+            partition,
+            self.settings.ledger_topic,
+        )
+        os._exit(70)
+
+    def _read(self, partition: int) -> UserStates:
+        fresh = UserStates()
         ledger = read_partition(
             self.settings.kafka_bootstrap, self.settings.ledger_topic, partition
         )
-        folded = self.states.rebuild_partition(partition, ledger)
-        metrics.state_rebuild.observe(time.perf_counter() - started)
-        metrics.state_rebuild_events.inc(folded)
-        return folded
+        fresh.rebuild_partition(partition, ledger)
+        return fresh
 
 
 def engine_config(settings: Settings) -> EngineConfig:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from aiokafka.partitioner import murmur2
+
 from streams import codec
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
@@ -44,6 +46,12 @@ class Emission:
         return any(d.cycle_id is not None for d in self.ledger_events)
 
 
+def partition_for(key: bytes, partitions: int) -> int:
+    """Kafka's default partitioner for keyed records (Java client, aiokafka, librdkafka's
+    murmur2_random): every producer sends a user's events to the same partition."""
+    return (murmur2(key) & 0x7FFFFFFF) % partitions
+
+
 class IngestProcessor:
     """Decode → validate → ingest → state writes → records to emit, for one input record."""
 
@@ -52,7 +60,11 @@ class IngestProcessor:
         config: EngineConfig | Limits,
         states: UserStates | None = None,
         registry: codec.SchemaRegistry | None = None,
+        partitions: int | None = None,
     ) -> None:
+        """``partitions``: the input topic's partition count; when given, a record on a
+        partition its key does not hash to is rejected (its user's state lives elsewhere)."""
+        self.partitions = partitions
         self.config = config if isinstance(config, EngineConfig) else EngineConfig(limits=config)
         self.states = states if states is not None else UserStates()
         self.registry = registry or codec.default_registry()
@@ -66,7 +78,17 @@ class IngestProcessor:
             event = codec.decode_event(value, self.registry)  # type: ignore[arg-type]
         except codec.DecodeError as exc:
             return self._reject(key, value, Rejection(exc.reason, exc.detail), source, None)
-        key_text = key.decode("utf-8", "replace") if key is not None else None
+        if key is None:
+            reason = Rejection("key_mismatch", "the record has no key: the key must be the user_id")
+            return self._reject(key, value, reason, source, event)
+        if self.partitions and partition_for(key, self.partitions) != partition:
+            reason = Rejection(
+                "wrong_partition",
+                f"partition {partition} is not where key hashes (murmur2, {self.partitions} "
+                f"partitions): publish with the default Kafka partitioner, not a fixed partition",
+            )
+            return self._reject(key, value, reason, source, event)
+        key_text = key.decode("utf-8", "replace")
         state = self.states.user(event.user_id, partition)
         outcome = step(state, event, self.config, key_text)
         if isinstance(outcome, Rejection):

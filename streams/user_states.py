@@ -26,6 +26,7 @@ class UserStates:
     def __init__(self) -> None:
         self._users: dict[str, InMemoryUserState] = {}
         self._partition_users: dict[int, set[str]] = {}
+        self.folded = 0  # ledger events folded by rebuilds
 
     def user(self, user_id: str, partition: int) -> InMemoryUserState:
         state = self._users.get(user_id)
@@ -46,7 +47,17 @@ class UserStates:
         for event in ledger:
             self.user(event.user_id, partition).fold(event)
             folded += 1
+        self.folded += folded
         return folded
+
+    def adopt_partition(self, partition: int, other: UserStates) -> int:
+        """Replace this partition's users with ``other`` 's (a rebuild done elsewhere).
+        Returns how many ledger events built them."""
+        self.drop_partition(partition)
+        for user_id in other.users_in(partition):
+            self._users[user_id] = other._users[user_id]
+        self._partition_users[partition] = other.users_in(partition)
+        return other.folded
 
     def users_in(self, partition: int) -> set[str]:
         return set(self._partition_users.get(partition, ()))

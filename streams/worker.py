@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 from faust.worker import Worker as FaustWorker
 from prometheus_client import disable_created_metrics, start_http_server
@@ -21,9 +22,15 @@ class TopologyError(RuntimeError):
 def check_topics(settings: Settings, timeout: float = 30.0) -> None:
     """The ledger is partitioned like the input (it is the worker's changelog): both must
     exist with the same number of partitions."""
-    metadata = AdminClient({"bootstrap.servers": settings.kafka_bootstrap}).list_topics(
-        timeout=timeout
-    )
+    try:
+        metadata = AdminClient({"bootstrap.servers": settings.kafka_bootstrap}).list_topics(
+            timeout=timeout
+        )
+    except KafkaException as exc:
+        raise TopologyError(
+            f"cannot reach Kafka at {settings.kafka_bootstrap} ({exc}): start it "
+            f"(`memstream up` locally) or set MEMSTREAM_KAFKA_BOOTSTRAP"
+        ) from None
     counts = {}
     for name in (settings.events_topic, settings.ledger_topic, settings.deadletter_topic):
         topic = metadata.topics.get(name)
@@ -33,6 +40,11 @@ def check_topics(settings: Settings, timeout: float = 30.0) -> None:
                 f"{settings.partitions} partitions"
             )
         counts[name] = len(topic.partitions)
+    if counts[settings.events_topic] != settings.partitions:
+        raise TopologyError(
+            f"{settings.events_topic} has {counts[settings.events_topic]} partitions but "
+            f"MEMSTREAM_PARTITIONS is {settings.partitions}: set it to match the topic"
+        )
     if counts[settings.events_topic] != counts[settings.ledger_topic]:
         raise TopologyError(
             f"{settings.events_topic} has {counts[settings.events_topic]} partitions but "

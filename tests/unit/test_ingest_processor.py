@@ -18,7 +18,7 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
-from streams.ingest import Emission, IngestProcessor
+from streams.ingest import Emission, IngestProcessor, partition_for
 from streams.user_states import UserStates
 
 LIMITS = Limits()
@@ -281,3 +281,32 @@ def test_state_rebuilt_from_the_ledger_equals_the_live_state() -> None:
     for user in live.users_in(0):
         assert rebuilt.user(user, 0).memories == live.user(user, 0).memories
         assert rebuilt.user(user, 0).seen_event_ids <= live.user(user, 0).seen_event_ids
+
+
+def test_kafkas_default_partitioner_places_keys_as_the_java_client_does() -> None:
+    """Kafka's own murmur2 test vectors (UtilsTest), as the partition for 1000 partitions."""
+    vectors = {b"21": -973932308, b"foobar": -790332482, b"abc": 479470107}
+    for key, java_hash in vectors.items():
+        assert partition_for(key, 1000) == (java_hash & 0x7FFFFFFF) % 1000
+
+
+def test_a_record_on_the_wrong_partition_for_its_key_is_dead_lettered() -> None:
+    """Given 4 partitions, when a user's event arrives on a partition its key does not hash
+    to (a fixed-partition producer), then it is rejected: its state lives elsewhere."""
+    processor = IngestProcessor(LIMITS, partitions=4)
+    value = codec.encode_event(a_write())
+    right = partition_for(USER.encode(), 4)
+
+    wrong = processor.process(USER.encode(), value, SOURCE, partition=(right + 1) % 4)
+    accepted = processor.process(USER.encode(), value, SOURCE, partition=right)
+
+    assert wrong.deadletter is not None
+    assert dict(wrong.deadletter.headers)["reason"] == b"wrong_partition"
+    assert accepted.ledger_events
+
+
+def test_a_record_without_a_key_is_dead_lettered() -> None:
+    emission = fresh().process(None, codec.encode_event(a_write()), SOURCE)
+
+    assert emission.deadletter is not None
+    assert dict(emission.deadletter.headers)["reason"] == b"key_mismatch"
