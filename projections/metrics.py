@@ -22,7 +22,15 @@ projector_retries = Counter(
 )
 projector_undecodable = Counter(
     "memstream_projector_undecodable",
-    "Ledger records the projector could not decode (skipped, sent to the dead-letter topic).",
+    "Corrupt ledger records the projector could not decode (skipped, dead-lettered).",
+)
+projector_unprojectable = Counter(
+    "memstream_projector_unprojectable",
+    "Ledger records whose rows could not be built or stored (skipped, dead-lettered).",
+)
+projector_stale_batches = Counter(
+    "memstream_projector_stale_batches",
+    "Batches dropped unapplied because the stored position was already past their start.",
 )
 consumer_lag = Gauge(
     "memstream_consumer_lag",

@@ -2,9 +2,19 @@
 
 decode → fold into a :class:`RowBatch` → write rows + offsets in one transaction → repeat.
 Kafka offsets are never committed to Kafka: the position lives in ``projection_offsets``,
-written with the rows, and the consumer seeks to it whenever partitions are assigned. When
-Postgres fails, the batch is retried with backoff; if it still fails, the consumer is rewound
-to the stored position so nothing past unapplied work is ever considered done.
+written with the rows, and the consumer seeks to it whenever partitions are assigned. What
+goes wrong is handled by kind (:mod:`projections.failures`):
+
+- Postgres unavailable: the batch is retried with backoff; if it still fails, the consumer is
+  rewound to the stored position so nothing past unapplied work is ever considered done.
+- A record whose rows cannot be built or stored: exactly that record is dead-lettered
+  (``ledger_unprojectable``) and skipped, the rest of its partition flows
+  (:mod:`projections.poison`).
+- Corrupt bytes: dead-lettered (``ledger_undecodable``) and skipped.
+- A schema this projector does not know: the ledger is trusted, so the projector is older than
+  the worker. It stops with a clear message and a non-zero exit, skipping nothing.
+- A batch built before a rebalance: dropped, never written (``on_revoke``, and the writer's
+  check against the stored position), and the consumer seeks to the stored position.
 """
 
 from __future__ import annotations
@@ -13,7 +23,8 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import psycopg
@@ -29,13 +40,37 @@ from confluent_kafka import (
 from memstream.settings import Settings
 from projections import metrics
 from projections.cycles import Consumed, split_at_open_cycles
+from projections.failures import (
+    DeadLetterUnavailable,
+    ProjectorOutdated,
+    is_transient,
+    one_line,
+    outdated_message,
+    stops_the_projector,
+)
+from projections.poison import Rejected, apply_isolating
 from projections.rows import RowBatch
-from projections.writer import prepare_connection, stored_offsets, write_batch
+from projections.startup import database_name, migrate_when_reachable
+from projections.writer import StaleBatch, prepare_connection, stored_offsets, write_batch
 from streams import codec
 
 log = logging.getLogger("memstream.projector")
 LAG_REPORT_SECONDS = 5.0
+DEAD_LETTER_TIMEOUT_SECONDS = 10.0
 T = TypeVar("T")
+Position = tuple[str, int, int]  # (topic, partition, offset)
+
+
+@dataclass
+class Consumption:
+    """One ``consume()`` call's records, with what is needed to dead-letter any of them."""
+
+    records: list[Consumed] = field(default_factory=list)
+    messages: dict[Position, Message] = field(default_factory=dict)
+    undecodable: dict[Position, codec.DecodeError] = field(default_factory=dict)
+
+    def partitions(self) -> set[tuple[str, int]]:
+        return {(r.topic, r.partition) for r in self.records}
 
 
 class Projector:
@@ -58,6 +93,7 @@ class Projector:
             }
         )
         self._deadletter: Producer | None = None
+        self._revoked: set[tuple[str, int]] = set()
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -86,12 +122,18 @@ class Projector:
         consumer.assign(partitions)
         log.info("assigned %s", {tp.partition: tp.offset for tp in partitions})
 
-    def _rewind(self, batch: RowBatch) -> None:
-        """Go back to the stored position of every partition the failed batch touched."""
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        """Remember revoked partitions: a batch holding their records is never written."""
+        self._revoked.update((tp.topic, tp.partition) for tp in partitions)
+        log.info("revoked %s", sorted(tp.partition for tp in partitions))
+
+    def _rewind(self, partitions: Iterable[tuple[str, int]]) -> None:
+        """Go back to the stored position of every (still assigned) partition given."""
         stored = self._with_retries(
             lambda: stored_offsets(self.connection(), self.name, self.topic), forever=True
         )
-        for topic, partition in batch.next_offsets:
+        assigned = {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+        for topic, partition in sorted(set(partitions) & assigned):
             offset = stored.get(partition, OFFSET_BEGINNING)
             self.consumer.seek(TopicPartition(topic, partition, offset))
 
@@ -100,28 +142,42 @@ class Projector:
     def run(
         self, stop: threading.Event | None = None, on_batch: Callable[[int], None] | None = None
     ) -> None:
+        """Project until ``stop`` is set. Raises :class:`ProjectorOutdated` when the ledger
+        holds a record of a schema this projector does not know (nothing is skipped)."""
         stop = stop or threading.Event()
-        self.consumer.subscribe([self.topic], on_assign=self._on_assign)
+        self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         try:
             while not stop.is_set():
+                self._revoked.clear()
                 messages = self.consumer.consume(
                     self.settings.projector_batch_size, self.settings.projector_batch_ms / 1000
                 )
-                batch = self._fold(messages)
-                if len(batch.next_offsets):
-                    self._apply(batch)
-                    if on_batch is not None:
-                        on_batch(len(batch))
+                applied = self._project(self._decode(messages))
+                if applied is not None and on_batch is not None:
+                    on_batch(applied)
                 self._report_lag()
         finally:
             self.consumer.close()
             self._drop_connection()
             if self._deadletter is not None:
-                self._deadletter.flush(10)
+                self._deadletter.flush(DEAD_LETTER_TIMEOUT_SECONDS)
 
-    def _fold(self, messages: list[Message]) -> RowBatch:
-        """Decode, hold back any cycle the batch cuts in half, fold the rest into rows."""
-        split = split_at_open_cycles(self._decode(messages))
+    def _project(self, consumed: Consumption) -> int | None:
+        """Apply what one ``consume()`` returned; the number of ledger events applied, or
+        ``None`` when there was nothing to apply."""
+        revoked = consumed.partitions() & self._revoked
+        if revoked:
+            log.info("dropping a batch of revoked partitions %s", sorted(p for _, p in revoked))
+            self._rewind(consumed.partitions())
+            return None
+        ready = self._hold_back_open_cycles(consumed.records)
+        if not ready:
+            return None
+        return self._apply(ready, consumed)
+
+    def _hold_back_open_cycles(self, records: list[Consumed]) -> list[Consumed]:
+        """The records to apply now; a cycle the batch cuts in half is consumed again."""
+        split = split_at_open_cycles(records)
         for topic, partition in split.oversized:
             log.warning(
                 "a consolidation cycle in %s[%d] is larger than a batch "
@@ -131,47 +187,69 @@ class Projector:
             )
         for (topic, partition), offset in split.resume_at.items():
             self.consumer.seek(TopicPartition(topic, partition, offset))
-        batch = RowBatch()
-        for record in split.ready:
-            if record.event is None:
-                batch.advance(record.topic, record.partition, record.offset)
-                continue
-            batch.add(record.event, record.topic, record.partition, record.offset)
-            metrics.projector_events.labels(record.event.event_type).inc()
-        return batch
+        return split.ready
 
-    def _decode(self, messages: list[Message]) -> list[Consumed]:
-        records = []
+    def _decode(self, messages: list[Message]) -> Consumption:
+        """Decode the ledger records; corrupt ones are kept as skips, to be dead-lettered
+        with the batch. A schema this projector does not know stops it."""
+        consumed = Consumption()
         for message in messages:
             error = message.error()
             if error is not None:
                 if error.code() != KafkaError._PARTITION_EOF:
                     log.warning("consumer error: %s", error)
                 continue
-            topic, partition, offset = _position(message)
+            position = _position(message)
+            consumed.messages[position] = message
             try:
                 event = codec.decode_ledger(message.value() or b"", self.registry)
             except codec.DecodeError as exc:
-                self._dead_letter(message, exc)
+                if stops_the_projector(exc.reason):
+                    fingerprint = codec.peek_fingerprint(message.value() or b"")
+                    raise ProjectorOutdated(outdated_message(position, fingerprint, exc)) from None
+                consumed.undecodable[position] = exc
                 event = None
-            records.append(Consumed(topic, partition, offset, event))
-        return records
+            consumed.records.append(Consumed(*position, event))
+        return consumed
 
-    def _apply(self, batch: RowBatch) -> None:
-        started = time.perf_counter()
+    def _apply(self, ready: list[Consumed], consumed: Consumption) -> int:
+        """Write ``ready``, dead-lettering what cannot be decoded, built or stored; on a
+        database outage or a stale batch, rewind to the stored offsets instead."""
+        partitions = {(r.topic, r.partition) for r in ready}
         try:
-            self._with_retries(lambda: write_batch(self.connection(), batch, self.name))
-        except psycopg.Error as exc:
+            for record in ready:
+                error = consumed.undecodable.get((record.topic, record.partition, record.offset))
+                if error is not None:
+                    self._dead_letter_undecodable(consumed.messages, record, error)
+            applied = apply_isolating(
+                ready, self._write, lambda r: self._dead_letter_unprojectable(consumed.messages, r)
+            )
+        except StaleBatch as exc:
+            metrics.projector_stale_batches.inc()
+            log.warning("stale batch dropped (%s); seeking to the stored offsets", exc)
+            self._rewind(partitions)
+            return 0
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
             log.error(
                 "batch not applied after %d attempts (%s); rewinding",
                 self.settings.retry_attempts,
-                exc,
+                one_line(exc),
             )
-            self._rewind(batch)
-            return
+            self._rewind(partitions)
+            return 0
+        return applied.events
+
+    def _write(self, batch: RowBatch) -> None:
+        """One transaction (retried while the database is unavailable), then its metrics."""
+        started = time.perf_counter()
+        self._with_retries(lambda: write_batch(self.connection(), batch, self.name))
         metrics.projector_batch.observe(time.perf_counter() - started)
         for table, rows in batch.tables_touched().items():
             metrics.projector_rows.labels(table).inc(rows)
+        for event_type, events in batch.actions().items():
+            metrics.projector_events.labels(event_type).inc(events)
         if batch.last_event_time_ms is not None:
             metrics.projector_lag.set(max(0.0, time.time() - batch.last_event_time_ms / 1000))
 
@@ -183,25 +261,55 @@ class Projector:
             try:
                 return action()
             except psycopg.Error as exc:
+                if not is_transient(exc):
+                    raise  # the data's fault: retrying cannot help
                 self._drop_connection()
                 metrics.projector_retries.inc()
                 if not forever and attempt >= self.settings.retry_attempts:
                     raise
                 delay = min(self.settings.retry_backoff_seconds * attempt, 60.0)
                 log.warning(
-                    "database error (%s); attempt %d, retrying in %.1fs", exc, attempt, delay
+                    "database error (%s); attempt %d, retrying in %.1fs",
+                    one_line(exc),
+                    attempt,
+                    delay,
                 )
                 time.sleep(delay)
 
-    def _dead_letter(self, message: Message, exc: codec.DecodeError) -> None:
+    def _dead_letter_undecodable(
+        self, messages: dict[Position, Message], record: Consumed, exc: codec.DecodeError
+    ) -> None:
         metrics.projector_undecodable.inc()
         log.error(
-            "undecodable ledger record at %s[%d]@%d: %s",
-            message.topic(),
-            message.partition(),
-            message.offset(),
+            "undecodable ledger record at %s[%d]@%d, skipped and dead-lettered: %s",
+            record.topic,
+            record.partition,
+            record.offset,
             exc,
         )
+        self._dead_letter(messages, record, f"ledger_{exc.reason}", exc.detail)
+
+    def _dead_letter_unprojectable(
+        self, messages: dict[Position, Message], rejected: Rejected
+    ) -> None:
+        record = rejected.record
+        detail = f"{type(rejected.error).__name__}: {one_line(rejected.error)}"
+        metrics.projector_unprojectable.inc()
+        log.error(
+            "ledger record at %s[%d]@%d cannot be projected, skipped and dead-lettered: %s",
+            record.topic,
+            record.partition,
+            record.offset,
+            detail,
+        )
+        self._dead_letter(messages, record, "ledger_unprojectable", detail)
+
+    def _dead_letter(
+        self, messages: dict[Position, Message], record: Consumed, reason: str, detail: str
+    ) -> None:
+        """Send the original record with why and where it came from, and wait for Kafka to
+        have it: only then may the transaction that skips it commit."""
+        message = messages[(record.topic, record.partition, record.offset)]
         if self._deadletter is None:
             self._deadletter = Producer({"bootstrap.servers": self.settings.kafka_bootstrap})
         self._deadletter.produce(
@@ -209,14 +317,18 @@ class Projector:
             key=message.key(),
             value=message.value() or b"",
             headers=[
-                ("reason", f"ledger_{exc.reason}".encode()),
-                ("detail", exc.detail.encode()),
-                ("source.topic", (message.topic() or "").encode()),
-                ("source.partition", str(message.partition()).encode()),
-                ("source.offset", str(message.offset()).encode()),
+                ("reason", reason.encode()),
+                ("detail", detail.encode()),
+                ("source.topic", record.topic.encode()),
+                ("source.partition", str(record.partition).encode()),
+                ("source.offset", str(record.offset).encode()),
             ],
         )
-        self._deadletter.poll(0)
+        if self._deadletter.flush(DEAD_LETTER_TIMEOUT_SECONDS) > 0:
+            raise DeadLetterUnavailable(
+                f"{self.settings.deadletter_topic} did not acknowledge the dead letter of "
+                f"{record.topic}[{record.partition}]@{record.offset}"
+            )
 
     def _report_lag(self) -> None:
         now = time.monotonic()
@@ -236,7 +348,7 @@ class Projector:
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(max(0, high - done))
 
 
-def _position(message: Message) -> tuple[str, int, int]:
+def _position(message: Message) -> Position:
     """(topic, partition, offset) of a consumed record; librdkafka sets all three on data."""
     topic, partition, offset = message.topic(), message.partition(), message.offset()
     assert topic is not None and partition is not None and offset is not None
@@ -244,24 +356,26 @@ def _position(message: Message) -> tuple[str, int, int]:
 
 
 def run_projector(settings: Settings) -> None:
-    """Process entry point: metrics endpoint, migrations check, then project until signalled."""
+    """Process entry point: metrics endpoint, migrations, then project until signalled.
+    Expected failures end the process with one line and a non-zero exit code."""
     import signal
 
     from prometheus_client import start_http_server
 
-    from projections.schema import migrate
-
     logging.basicConfig(
         level=logging.INFO, format="[%(asctime)s] %(levelname)s %(name)s: %(message)s"
     )
-    migrate(settings.database_url, settings.embedding_dim)
+    migrate_when_reachable(settings)
     start_http_server(settings.projector_metrics_port, addr="0.0.0.0")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     print(
-        f"memstream projector: {settings.ledger_topic} -> {settings.database_url.split('@')[-1]} "
+        f"memstream projector: {settings.ledger_topic} -> {database_name(settings.database_url)} "
         f"(metrics :{settings.projector_metrics_port}/metrics)",
         flush=True,
     )
-    Projector(settings).run(stop)
+    try:
+        Projector(settings).run(stop)
+    except ProjectorOutdated as exc:
+        raise SystemExit(f"memstream projector stopped: {exc}") from None

@@ -39,7 +39,14 @@ def nearest_memories(
     """The user's ``k`` memories closest to ``embedding`` (cosine distance, HNSW indexes).
 
     By default only current memories: not archived or superseded, and not invalidated by a
-    newer contradicting fact (their history stays queryable with ``include_inactive``)."""
+    newer contradicting fact (their history stays queryable with ``include_inactive``).
+
+    HNSW indexes hold every user's memories, and the user/status filter applies to what the
+    index returns: with a plain scan (``hnsw.ef_search`` candidates) a user with few memories
+    among many could get fewer than ``k``. pgvector's iterative scan keeps searching until
+    ``k`` rows pass the filter; its ``relaxed_order`` may return them slightly out of order,
+    so the outer query sorts again by the exact distance (``+ 0``: an expression the planner
+    cannot take from the index's ordering)."""
     register_vector(conn)
     query = np.frombuffer(embedding, dtype="<f4")
     current = "" if include_inactive else " AND status = 'active' AND invalid_at IS NULL"
@@ -49,10 +56,13 @@ def nearest_memories(
         f"ORDER BY embedding <=> %(q)s LIMIT %(k)s)"
         for layer, table in LAYER_TABLES.items()
     )
-    rows = conn.execute(
-        f"SELECT * FROM ({union}) AS near ORDER BY distance, memory_id LIMIT %(k)s",
-        {"q": query, "u": user_id, "k": k},
-    ).fetchall()
+    with conn.transaction():
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = conn.execute(
+            f"SELECT layer, memory_id, content, distance FROM ({union}) AS near "
+            f"ORDER BY distance + 0, memory_id LIMIT %(k)s",
+            {"q": query, "u": user_id, "k": k},
+        ).fetchall()
     return [NearMemory(*row) for row in rows]
 
 

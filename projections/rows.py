@@ -3,7 +3,13 @@
 Pure: ledger events in, per-table row operations out. Within one batch the last version of a
 memory wins, so a memory written, accessed and forgotten in the same batch becomes one delete;
 the SQL side still guards every write with ``version < new version`` so a batch can never move
-a row backwards. Only offsets advance past what the batch contains.
+a row backwards. Only offsets advance past what the batch contains; the batch also remembers
+where it starts in each partition, so a batch built before a rebalance can be recognised as
+stale (the stored position is already past its start) and dropped instead of applied.
+
+Building a row can fail on a value no column can hold (a timestamp past year 9999): that
+raises ``ValueError`` and may leave the batch half-updated, so callers fold again without the
+record (see :mod:`projections.poison`).
 """
 
 from __future__ import annotations
@@ -92,10 +98,20 @@ LOG_COLUMNS: tuple[str, ...] = (
     "kafka_partition",
     "kafka_offset",
 )
+_ACTION = LOG_COLUMNS.index("action")
 
 
 def to_datetime(millis: int | None) -> datetime | None:
-    return None if millis is None else datetime.fromtimestamp(millis / 1000, tz=UTC)
+    """Epoch milliseconds as a UTC datetime; ``ValueError`` when outside years 1..9999
+    (Python's range, narrower than PostgreSQL's), whatever the platform's own error."""
+    if millis is None:
+        return None
+    try:
+        return datetime.fromtimestamp(millis / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise ValueError(
+            f"timestamp {millis} ms is outside the representable dates (years 1 to 9999)"
+        ) from exc
 
 
 def memory_row(memory: Memory, version: int) -> list[Any]:
@@ -164,6 +180,7 @@ class RowBatch:
     reports: list[tuple[Any, ...]] = field(default_factory=list)
     log: list[tuple[Any, ...]] = field(default_factory=list)
     next_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    first_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     last_event_time_ms: int | None = None
 
     def __len__(self) -> int:
@@ -197,6 +214,7 @@ class RowBatch:
         """Move the stored position past ``offset`` (also for records that carry no rows)."""
         key = (topic, partition)
         self.next_offsets[key] = max(self.next_offsets.get(key, 0), offset + 1)
+        self.first_offsets[key] = min(self.first_offsets.get(key, offset), offset)
 
     def _apply(self, event: ledger.ConsolidationEvent) -> None:
         user_id, payload = event.user_id, event.payload
@@ -274,11 +292,13 @@ class RowBatch:
                 salience=payload.salience_after,
             )
         elif isinstance(payload, ledger.MemoryArchived):
+            # Like the worker's fold: an archive without a salience keeps the last one.
+            salience = {} if payload.salience is None else {"salience": payload.salience}
             self._update(
                 (payload.layer, user_id, payload.memory_id),
                 payload.version,
                 status="archived",
-                salience=payload.salience,
+                **salience,
             )
         elif isinstance(payload, ledger.ConsolidationCompleted):
             self.reports.append(_report_row(event, payload))
@@ -324,6 +344,13 @@ class RowBatch:
         self.links.append(
             (event.user_id, source_id, target_id, link_type, confidence, at, event.event_id)
         )
+
+    def actions(self) -> dict[str, int]:
+        """Ledger events per event type, for ``memstream_projector_events_total``."""
+        counts: dict[str, int] = {}
+        for action in (row[_ACTION] for row in self.log):
+            counts[action] = counts.get(action, 0) + 1
+        return counts
 
     def tables_touched(self) -> dict[str, int]:
         """Rows per table this batch writes, for ``memstream_projector_rows_total``."""

@@ -4,6 +4,13 @@ One transaction per batch: binary COPY of the folded rows into a temporary stagi
 ``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version`` into each layer table, guarded
 updates and deletes, the audit log, and finally ``projection_offsets``. Either all of it is
 visible or none, so the stored offset never runs ahead of the rows.
+
+The transaction starts by locking the batch's ``projection_offsets`` rows. After a rebalance
+another projector instance may already have applied (and stored) records this batch still
+holds, and later ones too: a memory deleted since would come back. So unless every stored
+position is at or before the batch's first offset in that partition, the batch is rolled
+back untouched (:class:`StaleBatch`) and the projector seeks to the stored position. A missing
+row is created (at offset 0) and locked the same way, so two first batches cannot race.
 """
 
 from __future__ import annotations
@@ -94,9 +101,39 @@ def stored_offsets(conn: psycopg.Connection, projector: str, topic: str) -> dict
     return {partition: offset for partition, offset in rows}
 
 
+class StaleBatch(Exception):
+    """The stored position is already past where this batch starts: it was built before a
+    rebalance, and another projector instance has moved on. Nothing was written."""
+
+    def __init__(self, behind: dict[tuple[str, int], tuple[int, int]]) -> None:
+        self.behind = behind  # (topic, partition) -> (batch's first offset, stored next offset)
+        super().__init__(
+            "; ".join(
+                f"{topic}[{partition}] batch starts at {first}, stored position is {stored}"
+                for (topic, partition), (first, stored) in sorted(behind.items())
+            )
+        )
+
+
+def stale_partitions(
+    first_offsets: dict[tuple[str, int], int], stored: dict[tuple[str, int], int]
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """The partitions whose stored next offset is past the batch's first offset (a missing
+    stored position is never past anything)."""
+    return {
+        key: (first, stored[key])
+        for key, first in first_offsets.items()
+        if stored.get(key, 0) > first
+    }
+
+
 def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> None:
-    """Apply ``batch`` and move the stored offsets, in one transaction."""
+    """Apply ``batch`` and move the stored offsets, in one transaction; raise
+    :class:`StaleBatch` (having written nothing) if the stored position is past its start."""
     with conn.transaction(), conn.cursor() as cur:
+        behind = stale_partitions(batch.first_offsets, _lock_offsets(cur, batch, projector))
+        if behind:
+            raise StaleBatch(behind)
         _apply_deletes(cur, batch)
         if batch.upserts:
             _copy_rows(
@@ -131,6 +168,31 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
             "WHERE projection_offsets.next_offset < EXCLUDED.next_offset",
             [(projector, t, p, o) for (t, p), o in batch.next_offsets.items()],
         )
+
+
+def _lock_offsets(
+    cur: psycopg.Cursor, batch: RowBatch, projector: str
+) -> dict[tuple[str, int], int]:
+    """Lock (creating at 0 where missing) and read the stored positions of the batch's
+    partitions, in a fixed order so two writers never deadlock on them."""
+    keys = sorted(batch.first_offsets)
+    if not keys:
+        return {}
+    topics, partitions = [t for t, _ in keys], [p for _, p in keys]
+    cur.execute(
+        "INSERT INTO projection_offsets (projector, topic, partition, next_offset) "
+        "SELECT %s, t, p, 0 FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY AS k(t, p, n) "
+        "ORDER BY n ON CONFLICT (projector, topic, partition) DO NOTHING",
+        (projector, topics, partitions),
+    )
+    rows = cur.execute(
+        "SELECT topic, partition, next_offset FROM projection_offsets "
+        "WHERE projector = %s AND (topic, partition) IN "
+        "(SELECT * FROM unnest(%s::text[], %s::int[])) "
+        "ORDER BY topic, partition FOR UPDATE",
+        (projector, topics, partitions),
+    ).fetchall()
+    return {(topic, partition): offset for topic, partition, offset in rows}
 
 
 def _adapt(row: list) -> list:

@@ -3,7 +3,9 @@ it back (SPEC §5 / seed 000: one cycle's decisions are all-or-nothing)."""
 
 from __future__ import annotations
 
-from projections.cycles import Consumed, split_at_open_cycles
+import pytest
+
+from projections.cycles import Consumed, halve, skipped, split_at_open_cycles
 from streams.engine import ledger
 from streams.engine.model import Memory
 
@@ -77,3 +79,70 @@ def test_undecodable_records_do_not_open_or_close_cycles():
     records = [consumed(0, 1, event(1)), consumed(0, 2, None)]
 
     assert split_at_open_cycles(records).ready == records
+
+
+# --- halving a batch to find a poison record: cycles stay whole where possible -----------------
+
+
+def offsets(records: list[Consumed]) -> list[int]:
+    return [r.offset for r in records]
+
+
+def test_a_batch_without_cycles_is_halved_in_the_middle():
+    records = [consumed(0, n, event(n)) for n in range(5)]
+
+    left, right = halve(records)
+
+    assert (offsets(left), offsets(right)) == ([0, 1], [2, 3, 4])
+
+
+def test_halving_cuts_beside_a_cycle_rather_than_through_it():
+    records = [
+        consumed(0, 0, event(0)),
+        consumed(0, 1, event(1, "c1")),
+        consumed(0, 2, event(2, "c1")),
+        consumed(0, 3, event(3, "c1", completed=True)),
+        consumed(0, 4, event(4)),
+        consumed(0, 5, event(5)),
+    ]
+
+    left, right = halve(records)
+
+    assert (offsets(left), offsets(right)) == ([0, 1, 2, 3], [4, 5])
+
+
+def test_halving_cuts_between_partitions_even_when_a_cycle_is_open_at_the_end_of_one():
+    records = [
+        consumed(0, 0, event(0, "big")),
+        consumed(0, 1, event(1, "big")),
+        consumed(1, 0, event(2, "other")),
+        consumed(1, 1, event(3, "other")),
+    ]
+
+    left, right = halve(records)
+
+    assert [(r.partition, r.offset) for r in left] == [(0, 0), (0, 1)]
+    assert [(r.partition, r.offset) for r in right] == [(1, 0), (1, 1)]
+
+
+def test_a_batch_that_is_one_cycle_is_halved_through_the_cycle():
+    records = [consumed(0, n, event(n, "c1")) for n in range(4)]
+
+    left, right = halve(records)
+
+    assert (offsets(left), offsets(right)) == ([0, 1], [2, 3])
+
+
+def test_halving_two_records_gives_one_each():
+    records = [consumed(0, 0, event(0, "c1")), consumed(0, 1, event(1, "c1"))]
+
+    assert halve(records) == ([records[0]], [records[1]])
+
+
+def test_a_single_record_cannot_be_halved():
+    with pytest.raises(AssertionError):
+        halve([consumed(0, 0, event(0))])
+
+
+def test_a_skipped_record_keeps_its_position_and_loses_its_event():
+    assert skipped(consumed(2, 9, event(1))) == consumed(2, 9, None)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, FieldUpdate, RowBatch
+import pytest
+
+from projections.rows import LOG_COLUMNS, MEMORY_COLUMNS, FieldUpdate, RowBatch, to_datetime
 from streams.engine import ledger
 from streams.engine.model import Memory
 
@@ -177,6 +179,23 @@ def test_an_older_offset_never_moves_the_position_back() -> None:
     assert batch.next_offsets == {(TOPIC, 0): 21}
 
 
+def test_first_offsets_are_the_lowest_offset_per_topic_partition() -> None:
+    batch = RowBatch()
+    batch.add(at(stored(1), 0), TOPIC, 0, 11)
+    batch.add(at(stored(2), 1), TOPIC, 0, 10)
+    batch.add(at(stored(1, "m-2"), 2), TOPIC, 3, 5)
+
+    assert batch.first_offsets == {(TOPIC, 0): 10, (TOPIC, 3): 5}
+
+
+def test_a_record_without_rows_can_be_where_the_batch_starts() -> None:
+    batch = RowBatch()
+    batch.advance(TOPIC, 0, 7)
+    batch.add(at(stored(1), 0), TOPIC, 0, 8)
+
+    assert batch.first_offsets == {(TOPIC, 0): 7}
+
+
 def test_advance_moves_the_position_for_records_without_rows() -> None:
     batch = RowBatch()
 
@@ -245,6 +264,12 @@ def test_the_batch_remembers_the_last_event_time() -> None:
     assert batch.last_event_time_ms == T0 + 2
 
 
+def test_actions_counts_the_ledger_events_of_each_type() -> None:
+    batch = batch_of(stored(1), stored(2), ledger.MemoryForgotten("m-1", "working", 3, "gdpr"))
+
+    assert batch.actions() == {"MemoryStored": 2, "MemoryForgotten": 1}
+
+
 def test_tables_touched_counts_rows_per_table_and_log_lines() -> None:
     batch = batch_of(
         stored(1, "a"),
@@ -265,3 +290,54 @@ def test_tables_touched_counts_rows_per_table_and_log_lines() -> None:
 
 def test_an_empty_batch_touches_nothing() -> None:
     assert RowBatch().tables_touched() == {}
+
+
+# --- archive salience (as the worker's fold: no salience keeps the last one) ------------------
+
+
+def test_an_archive_without_a_salience_keeps_the_salience_of_a_row_in_the_batch() -> None:
+    batch = batch_of(
+        stored(1, salience=0.4),
+        ledger.MemoryArchived("m-1", "working", 2, "stale", salience=None),
+    )
+
+    row = batch.upserts[KEY]
+    assert column(row, "status") == "archived"
+    assert column(row, "salience") == 0.4
+
+
+def test_an_archive_without_a_salience_leaves_the_stored_salience_alone() -> None:
+    batch = batch_of(ledger.MemoryArchived("m-1", "working", 2, "stale", salience=None))
+
+    assert batch.updates[KEY] == FieldUpdate(version=2, fields={"status": "archived"})
+
+
+def test_an_archive_with_a_salience_sets_it() -> None:
+    batch = batch_of(ledger.MemoryArchived("m-1", "working", 2, "stale", salience=0.05))
+
+    assert batch.updates[KEY].fields == {"status": "archived", "salience": 0.05}
+
+
+def test_a_decay_then_an_archive_without_a_salience_keep_the_decayed_salience() -> None:
+    batch = batch_of(
+        ledger.SalienceDecayed("m-1", "working", 2, 0.9, 0.3),
+        ledger.MemoryArchived("m-1", "working", 3, "stale", salience=None),
+    )
+
+    assert batch.updates[KEY] == FieldUpdate(
+        version=3, fields={"salience": 0.3, "status": "archived"}
+    )
+
+
+# --- values no row can hold -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("millis", [253_402_300_800_000, 2**62, -62_135_596_800_001])
+def test_a_timestamp_outside_years_1_to_9999_is_a_value_error(millis: int) -> None:
+    with pytest.raises(ValueError, match="outside the representable dates"):
+        to_datetime(millis)
+
+
+def test_adding_a_memory_created_after_year_9999_raises_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        batch_of(stored(1, created_at=253_402_300_800_000))
