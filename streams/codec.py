@@ -32,13 +32,12 @@ from streams.engine.model import (
     Memory,
     MemoryEvent,
 )
-from streams.engine.state import MemoryRecord
 
 MAGIC = b"\xc3\x01"
 HEADER_SIZE = 10
 NAMESPACE = "memstream.v1"
 LEDGER_NAMESPACE = "memstream.v1.ledger"
-ENVELOPES = ("MemoryEvent", "ConsolidationEvent", "state.MemoryRecord")
+ENVELOPES = ("MemoryEvent", "ConsolidationEvent")
 
 
 class DecodeError(ValueError):
@@ -314,19 +313,3 @@ def peek_fingerprint(data: bytes) -> bytes | None:
     if len(data) >= HEADER_SIZE and data[:2] == MAGIC:
         return bytes(data[2:HEADER_SIZE])
     return None
-
-
-def encode_record(record: MemoryRecord, registry: SchemaRegistry | None = None) -> bytes:
-    """A worker-state record (Faust table value)."""
-    reg = registry or default_registry()
-    datum = {
-        "memory": memory_to_datum(record.memory),
-        "version": record.version,
-        "forgotten": record.forgotten,
-    }
-    return _frame(reg.current["state.MemoryRecord"], datum)
-
-
-def decode_record(data: bytes, registry: SchemaRegistry | None = None) -> MemoryRecord:
-    datum = _unframe(data, "state.MemoryRecord", registry or default_registry())
-    return MemoryRecord(memory_from_datum(datum["memory"]), datum["version"], datum["forgotten"])

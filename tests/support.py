@@ -156,12 +156,13 @@ class Pipeline:
         )
 
     def memory_rows(self) -> dict[tuple[str, str, str], tuple[Any, ...]]:
-        """(layer, user, memory) -> (version, access_count, content, status) over all layer
-        tables."""
+        """(layer, user, memory) -> (version, access_count, content, status, pinned,
+        invalid_at, salience) over all layer tables (see tests.workloads.expected_rows)."""
         rows = {}
         for layer, table in LAYER_TABLES.items():
             for user_id, memory_id, *facts in self.query(
-                f"SELECT user_id, memory_id, version, access_count, content, status FROM {table}"
+                "SELECT user_id, memory_id, version, access_count, content, status, pinned, "
+                f"invalid_at, salience FROM {table}"
             ):
                 rows[(layer, user_id, memory_id)] = tuple(facts)
         return rows

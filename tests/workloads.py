@@ -6,6 +6,7 @@ import random
 import uuid
 from typing import Any
 
+from projections.rows import to_datetime
 from streams import codec
 from streams.engine.model import (
     LAYERS,
@@ -82,5 +83,13 @@ def expected_rows(run: OracleRun) -> dict[tuple[str, str, str], tuple[Any, ...]]
             if record.forgotten or memory.status == "promoted":
                 continue
             key = (memory.layer, user_id, memory.memory_id)
-            rows[key] = (record.version, memory.access_count, memory.content, memory.status)
+            rows[key] = (
+                record.version,
+                memory.access_count,
+                memory.content,
+                memory.status,
+                memory.pinned,
+                to_datetime(memory.invalid_at),
+                memory.salience,
+            )
     return rows

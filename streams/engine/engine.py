@@ -55,6 +55,10 @@ def step(
     cycle = run_cycle(
         state, request, due, config.limits.embedding_dim, config.judge, config.pattern_writer
     )
+    if request.trigger == "periodic" and len(cycle) == 1:
+        # A tick that found nothing to do leaves no trace: otherwise every user would add a
+        # report to the ledger every few minutes forever.
+        return outcome
     for decision in cycle:
         state.fold(decision)
     return Accepted(outcome.decisions + tuple(cycle))

@@ -17,6 +17,7 @@ from streams.engine.model import (
     Memory,
     MemoryAccessed,
     MemoryEvent,
+    MemoryPinned,
     MemoryWritten,
 )
 from streams.engine.oracle import replay
@@ -43,6 +44,8 @@ op = st.one_of(
     ),
     st.tuples(st.just("access"), st.integers(0, 50)),
     st.tuples(st.just("forget"), st.integers(0, 50)),
+    st.tuples(st.just("pin"), st.integers(0, 50)),
+    st.tuples(st.just("rewrite"), st.integers(0, 50), st.sampled_from(WORDS)),
     st.tuples(st.just("consolidate")),
 )
 workload = st.lists(st.tuples(st.integers(0, 2), st.integers(1, 90), op), min_size=5, max_size=40)
@@ -74,9 +77,23 @@ def _events(example: int, steps) -> list[MemoryEvent]:
                 embedding=with_similarity(BASES[base], round(cosine, 3), seed=n),
             )
             payload = MemoryWritten(memory)
-        elif action[0] in ("access", "forget") and mine:
+        elif action[0] in ("access", "forget", "pin") and mine:
             target = mine[action[1] % len(mine)]
-            payload = MemoryAccessed(target) if action[0] == "access" else ForgetRequested(target)
+            payload = {"access": MemoryAccessed, "forget": ForgetRequested, "pin": MemoryPinned}[
+                action[0]
+            ](target)
+        elif action[0] == "rewrite" and mine:
+            target = mine[action[1] % len(mine)]
+            payload = MemoryWritten(
+                Memory(
+                    memory_id=target,
+                    user_id=user,
+                    content=f"rewritten {action[2]}",
+                    layer="working",
+                    importance=0.9,
+                    kind="k",
+                )
+            )
         else:
             payload = ConsolidationRequested()
         events.append(MemoryEvent(event_id, user, at, payload))
@@ -84,7 +101,7 @@ def _events(example: int, steps) -> list[MemoryEvent]:
 
 
 @settings(
-    max_examples=6,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

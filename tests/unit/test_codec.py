@@ -29,7 +29,6 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.state import MemoryRecord
 
 USER = "user-7"
 T0 = 1_717_000_000_000  # 2024-05-29, epoch millis
@@ -210,26 +209,6 @@ def test_a_ledger_event_with_ingest_defaults_round_trips() -> None:
     assert decoded == event
 
 
-@pytest.mark.parametrize("forgotten", [False, True])
-def test_a_worker_state_record_round_trips(forgotten: bool) -> None:
-    record = MemoryRecord(a_memory(), version=12, forgotten=forgotten)
-
-    decoded = codec.decode_record(codec.encode_record(record))
-
-    assert decoded == record
-    assert decoded.forgotten is forgotten
-
-
-def test_a_tombstone_record_round_trips_with_empty_content_and_no_embedding() -> None:
-    tombstone = MemoryRecord(Memory("m-1", USER, "", layer="semantic", created_at=T0), 4, True)
-
-    decoded = codec.decode_record(codec.encode_record(tombstone))
-
-    assert decoded == tombstone
-    assert decoded.memory.content == ""
-    assert decoded.memory.embedding is None
-
-
 # --- the frame -------------------------------------------------------------------------------
 
 
@@ -350,12 +329,6 @@ def test_an_input_event_decoded_as_a_ledger_record_is_the_wrong_schema() -> None
     assert decode_error(data, codec.decode_ledger).reason == "wrong_schema"
 
 
-def test_a_state_record_decoded_as_an_input_event_is_the_wrong_schema() -> None:
-    data = codec.encode_record(MemoryRecord(a_memory(), 1))
-
-    assert decode_error(data, codec.decode_event).reason == "wrong_schema"
-
-
 def test_decode_error_is_a_value_error_whose_message_starts_with_the_reason() -> None:
     error = decode_error(b"nope")
 
@@ -444,12 +417,3 @@ def test_any_memory_round_trips_inside_a_ledger_event(memory: Memory, version: i
     event = a_ledger_event(ledger.MemoryStored(memory, version))
 
     assert codec.decode_ledger(codec.encode_ledger(event)) == event
-
-
-@given(memory=memories, version=st.integers(min_value=0, max_value=2**40), gone=st.booleans())
-def test_any_memory_round_trips_as_a_worker_state_record(
-    memory: Memory, version: int, gone: bool
-) -> None:
-    record = MemoryRecord(memory, version, gone)
-
-    assert codec.decode_record(codec.encode_record(record)) == record

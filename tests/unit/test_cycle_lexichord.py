@@ -209,3 +209,31 @@ def test_a_pattern_writer_gets_the_group_most_central_first_and_writes_the_state
     assert pattern.pattern.content == "User always tests before committing"
     assert seen[0][0] == "User runs tests before committing"
     assert len(seen[0]) == 4
+
+
+def test_a_periodic_tick_with_nothing_to_do_leaves_no_trace_in_the_ledger():
+    """The first tick records the memory's salience; a second tick at the same time finds
+    nothing to do and adds nothing to the ledger."""
+    s = Scenario("lex-quiet")
+    s.write("m", "A fresh, important fact", layer="semantic", importance=0.9)
+    first = s.consolidate(trigger="periodic")
+    second = s.consolidate(trigger="periodic")
+
+    run = replay(s.events, LEXICHORD)
+
+    causes = {d.causation_id for d in run.decisions}
+    assert first in causes
+    assert second not in causes
+    assert len(payloads(run, ledger.ConsolidationCompleted)) == 1
+
+
+def test_a_periodic_tick_with_work_runs_a_periodic_cycle():
+    s = stale_memory("lex-tick")
+    s.events.pop()  # drop the manual request
+    s.consolidate(trigger="periodic")
+
+    run = replay(s.events, LEXICHORD)
+
+    (report,) = [d for d in run.decisions if isinstance(d.payload, ledger.ConsolidationCompleted)]
+    assert report.trigger == "periodic"
+    assert report.payload.archived == 1
