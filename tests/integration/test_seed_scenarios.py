@@ -24,7 +24,6 @@ from tests.scenarios import (
     Scenario,
     episodes_of_testing_before_commits,
     postgres_then_mysql,
-    random_unit,
     rest_duplicates,
     stale_memory,
     with_similarity,
@@ -224,21 +223,8 @@ def test_an_all_users_cycle_prints_the_aggregate_report(profile_pipeline):
     """Seed 001's ConsolidateAllAsync: `memstream consolidate --all --wait` runs a cycle for
     every known user and prints users processed and totals."""
     p = profile_pipeline
-    first, second = Scenario("all-1"), Scenario("all-2")
-    api = random_unit(11)
-    first.write("a", "API uses REST", layer="semantic", embedding=with_similarity(api, 1.0, 1))
-    first.write(
-        "b", "The API is RESTful", layer="semantic", embedding=with_similarity(api, 0.97, 2)
-    )
-    second.write(
-        "stale",
-        "Old trivia",
-        layer="semantic",
-        importance=0.05,
-        created_at=NOW - 31 * DAY,
-        last_accessed=NOW - 30 * DAY,
-        at=NOW - 30 * DAY,
-    )
+    first = rest_duplicates("all-1", request_cycle=False)
+    second = stale_memory("all-2", request_cycle=False)
     _run(p, first.events + second.events, "lexichord")
 
     done = _memstream(p, "consolidate", "--all", "--wait")
