@@ -96,6 +96,10 @@ def due_cycle(state: InMemoryUserState, event: MemoryEvent, policy: Policy) -> C
             and state.conversation_messages.get(conversation, 0) >= limits.messages_per_conversation
         ):
             return CycleRequest(event.event_id, "on_write", event.occurred_at, conversation)
-        if payload.memory.layer == "working" and state.working_count() > limits.max_working_items:
+        if (
+            payload.memory.layer == "working"
+            and len(state.memories) > limits.max_working_items  # O(1) bound before counting
+            and state.working_count() > limits.max_working_items
+        ):
             return CycleRequest(event.event_id, "on_write", event.occurred_at)
     return None

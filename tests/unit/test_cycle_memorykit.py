@@ -220,3 +220,24 @@ def test_the_counter_restarts_after_a_cycle():
     run = replay(_conversation(39), MEMORYKIT)
 
     assert len(payloads(run, ledger.ConsolidationCompleted)) == 1
+
+
+def test_more_working_memories_than_the_limit_starts_an_on_write_cycle():
+    """Seed 000's second on-write trigger (> 1000 working items), with a limit of 5: the
+    5th working write starts nothing, the 6th starts a cycle."""
+    import dataclasses
+
+    policy = builtin_profile("memorykit")
+    small = dataclasses.replace(
+        policy, triggers=dataclasses.replace(policy.triggers, max_working_items=5)
+    )
+    s = Scenario("kit-many")
+    for i in range(6):
+        s.write(f"m{i}", f"note {i}", importance=0.1, at=NOW + i)
+    five = replay(s.events[:5], EngineConfig(policy=small))
+    six = replay(s.events, EngineConfig(policy=small))
+
+    assert payloads(five, ledger.ConsolidationCompleted) == []
+    (report,) = [d for d in six.decisions if isinstance(d.payload, ledger.ConsolidationCompleted)]
+    assert report.trigger == "on_write"
+    assert report.causation_id == s.events[5].event_id
