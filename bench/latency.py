@@ -1,11 +1,13 @@
-"""End-to-end latency: publish at a fixed rate, time each memory until its read-model row shows.
+"""End-to-end latency: publish at a fixed rate, time each write until the read models have it.
 
 A publisher thread sends ``MemoryWritten`` events on a fixed schedule, each with ``occurred_at``
-= its publish wall time, and records that time per memory. The calling thread polls
-``working_memories`` every ``interval`` seconds for the memories not seen yet (primary-key
-lookups) and stamps when each becomes visible. Latency = visible − published, so it includes
-the publisher's linger, the worker's transaction commit interval, the projector's batching
-and up to one poll interval.
+= its publish wall time, and records that time per write together with the id of the ledger
+event it will cause (ledger ids derive from the input event id, so the bench can compute them).
+The calling thread polls ``consolidation_log`` by primary key every ``interval`` seconds and
+stamps when each write's ``MemoryStored`` was applied. (Polling the memory's row instead would
+miss rows that a consolidation cycle promotes out of working memory right away.)
+Latency = applied − published: the publisher's linger, the worker's transaction commit
+interval, the projector's batching and up to one poll interval.
 """
 
 from __future__ import annotations
@@ -23,14 +25,11 @@ from bench.progress import Counter
 from bench.workload import written
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
+from streams.engine.ledger import derived_event_id
 from streams.engine.model import Memory
 
 Check = Callable[[], None]
-_VISIBLE = (
-    "SELECT w.user_id, w.memory_id FROM working_memories w "
-    "JOIN unnest(%s::text[], %s::text[]) AS p(user_id, memory_id) "
-    "ON w.user_id = p.user_id AND w.memory_id = p.memory_id"
-)
+_APPLIED = "SELECT event_id FROM consolidation_log WHERE event_id = ANY(%s)"
 
 
 @dataclass
@@ -53,7 +52,7 @@ class _Publisher(threading.Thread):
     def __init__(self, settings: Settings, memories: list[Memory], rate: float) -> None:
         super().__init__(name="bench-publisher", daemon=True)
         self.settings, self.memories, self.rate = settings, memories, rate
-        self.sent: list[tuple[str, str, float]] = []  # (user_id, memory_id, published at)
+        self.sent: list[tuple[str, float]] = []  # (ledger event id, published at)
         self.seconds = 0.0
         self.error: BaseException | None = None
 
@@ -66,8 +65,10 @@ class _Publisher(threading.Thread):
                     if delay > 0:
                         time.sleep(delay)
                     now = time.time()
-                    publisher.publish(written(memory, int(now * 1000), str(uuid.uuid4())))
-                    self.sent.append((memory.user_id, memory.memory_id, now))
+                    event_id = str(uuid.uuid4())
+                    publisher.publish(written(memory, int(now * 1000), event_id))
+                    stored = derived_event_id(memory.user_id, event_id, "stored", memory.memory_id)
+                    self.sent.append((stored, now))
                 self.seconds = time.perf_counter() - started
         except BaseException as exc:  # noqa: BLE001 - reported by the polling thread
             self.error = exc
@@ -82,10 +83,10 @@ def measure_latency(
     interval: float = 0.02,
     stall_timeout: float = 60.0,
 ) -> LatencyRun:
-    """Publish ``memories`` at ``rate``/s and wait until every one is in ``working_memories``."""
+    """Publish ``memories`` at ``rate``/s and wait until every write is in the read models."""
     publisher = _Publisher(settings, memories, rate)
     run = LatencyRun()
-    pending: dict[tuple[str, str], float] = {}
+    pending: dict[str, float] = {}
     taken = 0
     bar = Counter(len(memories), label)
     publisher.start()
@@ -95,14 +96,13 @@ def measure_latency(
             while len(run.latencies_ms) < len(memories):
                 sent = publisher.sent[taken:]
                 taken += len(sent)
-                pending.update({(user, mid): at for user, mid, at in sent})
+                pending.update(dict(sent))
                 if pending:
-                    users, ids = zip(*pending, strict=True)
-                    rows = conn.execute(_VISIBLE, (list(users), list(ids))).fetchall()
+                    rows = conn.execute(_APPLIED, (list(pending),)).fetchall()
                     now = time.time()
                     run.polls += 1
-                    for user, mid in rows:
-                        run.latencies_ms.append((now - pending.pop((user, mid))) * 1000)
+                    for (ledger_id,) in rows:
+                        run.latencies_ms.append((now - pending.pop(ledger_id)) * 1000)
                     if rows:
                         last_progress = time.perf_counter()
                         bar.show(len(run.latencies_ms))
@@ -110,7 +110,7 @@ def measure_latency(
                     raise BenchError(f"publishing failed: {publisher.error}")
                 if time.perf_counter() - last_progress > stall_timeout:
                     raise BenchError(
-                        f"{len(pending)} published memories did not reach working_memories "
+                        f"{len(pending)} published writes did not reach the read models "
                         f"within {stall_timeout:.0f} s; check the process logs below"
                     )
                 check()

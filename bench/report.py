@@ -94,7 +94,7 @@ def render(results: dict[str, Any]) -> str:
         f"   target ≥ {TARGET_PROJECTOR_RATIO}: "
         f"{_verdict(ratios['projector_vs_copy'] >= TARGET_PROJECTOR_RATIO)}",
         f"  {'-' * 60}",
-        f"  end-to-end latency publish → working_memories row, "
+        f"  end-to-end latency publish → write applied to the read models, "
         f"{lat['target_rate']:.0f} ev/s for {lat['seconds']:.0f} s "
         f"(achieved {lat['achieved_rate']:.0f} ev/s, {lat['events']} events):",
         f"  {'  p50 / p95 / p99':<44}"

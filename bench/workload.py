@@ -3,7 +3,9 @@
 Deterministic for a seed, so every throughput phase of a run sees byte-identical input. Each
 memory carries a realistic payload: a sentence of content, tags, metadata and an embedding of
 the configured dimension (random float32, generated with numpy so building 20 000 is quick).
-Every event makes exactly one ledger record and one ``working_memories`` row.
+Each user's messages fill conversations of 20, so under the default profile every 20th
+message of a user starts an on-write consolidation cycle (seed 000): the worker is measured
+doing its real job, not only ingesting.
 """
 
 from __future__ import annotations
