@@ -15,15 +15,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.types.json import Jsonb
 
 from bench.harness import BenchError
 from bench.measure import Rate
 from bench.progress import Counter
 from projections.rows import MEMORY_COLUMNS, memory_row
+from projections.writer import copy_row
 from streams import codec
 from streams.engine import ledger
 
@@ -46,16 +45,6 @@ def rows_from_ledger(values: Iterable[bytes]) -> list[list[Any]]:
     return rows
 
 
-def _for_copy(row: list[Any]) -> list[Any]:
-    adapted = list(row)
-    at_embedding = MEMORY_COLUMNS.index("embedding")
-    at_metadata = MEMORY_COLUMNS.index("metadata")
-    packed = adapted[at_embedding]
-    adapted[at_embedding] = None if packed is None else np.frombuffer(packed, dtype="<f4")
-    adapted[at_metadata] = Jsonb(adapted[at_metadata])
-    return adapted
-
-
 def copy_baseline(
     database_url: str, rows: list[list[Any]], batch_size: int, vector_index: bool = True
 ) -> CopyResult:
@@ -66,7 +55,7 @@ def copy_baseline(
     """
     table = f"bench_copy_{uuid.uuid4().hex[:8]}{'' if vector_index else '_nohnsw'}"
     columns = ", ".join(MEMORY_COLUMNS)
-    prepared = [_for_copy(row) for row in rows]
+    prepared = [copy_row(row) for row in rows]
     batch_size = max(1, batch_size)
     batches = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
     label = "rows copied" if vector_index else "rows copied (no HNSW index)"

@@ -53,6 +53,7 @@ from projections.rows import RowBatch
 from projections.startup import database_name, migrate_when_reachable
 from projections.writer import StaleBatch, prepare_connection, stored_offsets, write_batch
 from streams import codec
+from streams.deadletter import letter_headers, source_headers
 
 log = logging.getLogger("memstream.projector")
 LAG_REPORT_SECONDS = 5.0
@@ -312,17 +313,13 @@ class Projector:
         message = messages[(record.topic, record.partition, record.offset)]
         if self._deadletter is None:
             self._deadletter = Producer({"bootstrap.servers": self.settings.kafka_bootstrap})
+        source = source_headers(record.topic, record.partition, record.offset)
+        headers: list[tuple[str, str | bytes | None]] = [*letter_headers(reason, detail, source)]
         self._deadletter.produce(
             self.settings.deadletter_topic,
             key=message.key(),
             value=message.value() or b"",
-            headers=[
-                ("reason", reason.encode()),
-                ("detail", detail.encode()),
-                ("source.topic", record.topic.encode()),
-                ("source.partition", str(record.partition).encode()),
-                ("source.offset", str(record.offset).encode()),
-            ],
+            headers=headers,
         )
         if self._deadletter.flush(DEAD_LETTER_TIMEOUT_SECONDS) > 0:
             raise DeadLetterUnavailable(

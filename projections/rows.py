@@ -151,6 +151,12 @@ def memory_row(memory: Memory, version: int) -> list[Any]:
     ]
 
 
+def merged_value(column: str, old: Any, new: Any) -> Any:
+    """A newer decision's value for a column: ``last_accessed`` only ever moves forward
+    (out-of-order accesses), every other column takes the newer value."""
+    return _latest(old, new) if column == "last_accessed" else new
+
+
 @dataclass
 class FieldUpdate:
     """Columns a decision changes on an existing row, guarded by the decision's version.
@@ -164,9 +170,7 @@ class FieldUpdate:
             return
         self.version = newer.version
         for column, value in newer.fields.items():
-            if column == "last_accessed":
-                value = _latest(self.fields.get(column), value)
-            self.fields[column] = value
+            self.fields[column] = merged_value(column, self.fields.get(column), value)
 
 
 @dataclass
@@ -321,9 +325,7 @@ class RowBatch:
                 pending[_VERSION] = version
                 for column, value in fields.items():
                     at = MEMORY_COLUMNS.index(column)
-                    if column == "last_accessed":
-                        value = _latest(pending[at], value)
-                    pending[at] = value
+                    pending[at] = merged_value(column, pending[at], value)
             return
         update = FieldUpdate(version, dict(fields))
         current = self.updates.get(key)

@@ -16,6 +16,7 @@ row is created (at offset 0) and locked the same way, so two first batches canno
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -141,7 +142,7 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
                 "stage_memories",
                 ("layer", *MEMORY_COLUMNS),
                 _STAGE_TYPES,
-                ([key[0], *_adapt(row)] for key, row in batch.upserts.items()),
+                ([key[0], *copy_row(row)] for key, row in batch.upserts.items()),
             )
             for layer in {key[0] for key in batch.upserts}:
                 table = LAYER_TABLES[layer]
@@ -195,13 +196,17 @@ def _lock_offsets(
     return {(topic, partition): offset for topic, partition, offset in rows}
 
 
-def _adapt(row: list) -> list:
+_EMBEDDING_AT = MEMORY_COLUMNS.index("embedding")
+_METADATA_AT = MEMORY_COLUMNS.index("metadata")
+
+
+def copy_row(row: list[Any]) -> list[Any]:
+    """A ``memory_row`` ready for binary COPY: the packed embedding as a pgvector array, the
+    metadata as jsonb. (The benchmark's COPY baseline uses it too, to copy the same bytes.)"""
     adapted = list(row)
-    embedding_at = MEMORY_COLUMNS.index("embedding")
-    metadata_at = MEMORY_COLUMNS.index("metadata")
-    packed = adapted[embedding_at]
-    adapted[embedding_at] = None if packed is None else np.frombuffer(packed, dtype="<f4")
-    adapted[metadata_at] = Jsonb(adapted[metadata_at])
+    packed = adapted[_EMBEDDING_AT]
+    adapted[_EMBEDDING_AT] = None if packed is None else np.frombuffer(packed, dtype="<f4")
+    adapted[_METADATA_AT] = Jsonb(adapted[_METADATA_AT])
     return adapted
 
 

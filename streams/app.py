@@ -28,6 +28,7 @@ from faust.types import TP
 
 from memstream.settings import Settings
 from streams import metrics
+from streams.deadletter import source_headers
 from streams.engine import ledger as ledger_types
 from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
@@ -90,7 +91,7 @@ def build_app(settings: Settings) -> Worker:
         async for event in stream.events():
             message = event.message
             await rebuilds.ready(message.partition)
-            source = _source_headers(message.topic, message.partition, message.offset)
+            source = source_headers(message.topic, message.partition, message.offset)
             started = time.perf_counter()
             emission = processor.process(message.key, message.value, source, message.partition)
             if emission.ran_cycle:
@@ -165,6 +166,9 @@ class PartitionRebuilds:
             self.states.drop_partition(partition)
 
     async def ready(self, partition: int) -> None:
+        task = self.tasks.get(partition)
+        if task is not None and task.done() and not task.cancelled():
+            return  # the per-event common case: no future to create
         while True:
             if partition not in self.tasks:  # assigned before our handler saw it
                 self.start({partition})
@@ -246,14 +250,6 @@ def engine_config(settings: Settings) -> EngineConfig:
         judge=LLMJudge(ChatClient(llm)),
         pattern_writer=LLMPatternWriter(ChatClient(llm), fallback=lambda contents: contents[0]),
     )
-
-
-def _source_headers(topic: str, partition: int, offset: int) -> list[tuple[str, bytes]]:
-    return [
-        ("source.topic", topic.encode()),
-        ("source.partition", str(partition).encode()),
-        ("source.offset", str(offset).encode()),
-    ]
 
 
 def _observe(emission: Emission) -> None:

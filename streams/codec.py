@@ -109,7 +109,6 @@ class WriterSchema:
     envelope: str
     fingerprint: bytes
     parsed: Any  # fastavro parsed schema, logical types stripped
-    origin: Path
 
 
 class SchemaRegistry:
@@ -132,7 +131,7 @@ class SchemaRegistry:
         expanded = load_schema(str(path), _write_hint=False)
         raw = _strip_logical_types(expanded)
         parsed = fastavro.parse_schema(raw)
-        entry = WriterSchema(envelope, fingerprint(expanded), parsed, path)  # type: ignore[arg-type]
+        entry = WriterSchema(envelope, fingerprint(expanded), parsed)  # type: ignore[arg-type]
         self.by_fingerprint.setdefault(entry.fingerprint, entry)
         return entry
 

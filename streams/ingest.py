@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from aiokafka.partitioner import murmur2
 
 from streams import codec
+from streams.deadletter import Headers, letter_headers
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent
 from streams.engine.validation import Limits, Rejection
 from streams.user_states import UserStates
-
-Headers = list[tuple[str, bytes]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +118,7 @@ class IngestProcessor:
         source: Headers,
         event: MemoryEvent | None,
     ) -> Emission:
-        headers: Headers = [
-            ("reason", rejection.reason.encode()),
-            ("detail", rejection.detail.encode()),
-            *source,
-        ]
+        headers = letter_headers(rejection.reason, rejection.detail, source)
         event_type = event.event_type if event else None
         if event_type:
             headers.append(("event_type", event_type.encode()))
