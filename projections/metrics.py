@@ -32,6 +32,15 @@ projector_stale_batches = Counter(
     "memstream_projector_stale_batches",
     "Batches dropped unapplied because the stored position was already past their start.",
 )
+projector_held_back = Counter(
+    "memstream_projector_emissions_held_back",
+    "Batches that ended inside one input's output, which was held back and read again whole.",
+)
+projector_partial_emission_events = Counter(
+    "memstream_projector_partial_emission_events",
+    "Ledger events of an input's output that was only partly committed and then emitted "
+    "again whole: skipped, never applied as if complete.",
+)
 consumer_lag = Gauge(
     "memstream_consumer_lag",
     "Records behind the partition's high watermark.",

@@ -39,7 +39,7 @@ from confluent_kafka import (
 
 from memstream.settings import Settings
 from projections import metrics
-from projections.cycles import Consumed, split_at_open_cycles
+from projections.emissions import Consumed, split_at_open_emissions
 from projections.failures import (
     DeadLetterUnavailable,
     ProjectorOutdated,
@@ -171,22 +171,31 @@ class Projector:
             log.info("dropping a batch of revoked partitions %s", sorted(p for _, p in revoked))
             self._rewind(consumed.partitions())
             return None
-        ready = self._hold_back_open_cycles(consumed.records)
+        ready = self._hold_back_open_emissions(consumed.records)
         if not ready:
             return None
         return self._apply(ready, consumed)
 
-    def _hold_back_open_cycles(self, records: list[Consumed]) -> list[Consumed]:
-        """The records to apply now; a cycle the batch cuts in half is consumed again."""
-        split = split_at_open_cycles(records)
+    def _hold_back_open_emissions(self, records: list[Consumed]) -> list[Consumed]:
+        """The records to apply now; an input's output that the batch cuts in half is
+        consumed again, and a partial one its writer abandoned is skipped."""
+        split = split_at_open_emissions(records)
         for topic, partition in split.oversized:
             log.warning(
-                "a consolidation cycle in %s[%d] is larger than a batch "
+                "one input's output in %s[%d] is larger than a batch "
                 "(MEMSTREAM_PROJECTOR_BATCH_SIZE); it is applied across batches",
                 topic,
                 partition,
             )
+        if split.abandoned:
+            metrics.projector_partial_emission_events.inc(split.abandoned)
+            log.warning(
+                "skipped %d ledger events of partial emissions (an input's output that was "
+                "committed in part and then emitted again whole)",
+                split.abandoned,
+            )
         for (topic, partition), offset in split.resume_at.items():
+            metrics.projector_held_back.inc()
             self.consumer.seek(TopicPartition(topic, partition, offset))
         return split.ready
 

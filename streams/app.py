@@ -8,8 +8,10 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
     state: per-user, for the partitions this worker owns, rebuilt from memory.consolidation[p]
     on assignment (``streams.user_states``); the ledger is the changelog.
 
-Runs with ``processing_guarantee="exactly_once"``: a record's ledger events and its input
-offset commit in one Kafka transaction.
+Runs with ``processing_guarantee="exactly_once"``: a record's ledger events (and dead
+letter) and its input offset commit in one Kafka transaction, and never a part of a
+record's output without the rest (``streams.transactional_output``; readers check it too,
+``streams.engine.emissions``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import faust
+from faust.exceptions import ProducerSendError
 from faust.types import TP
 
 from memstream.settings import Settings
@@ -37,6 +40,7 @@ from streams.ingest import Emission, IngestProcessor
 from streams.ledger_replay import read_partition
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
 from streams.ticks import TickPublisher
+from streams.transactional_output import OutgoingRecord, TransactionalOutput
 from streams.user_states import UserStates
 
 log = logging.getLogger("memstream.worker")
@@ -74,10 +78,8 @@ def raw_topic(app: faust.App, name: str, settings: Settings) -> faust.TopicT:
 
 def build_app(settings: Settings) -> Worker:
     app = faust_app(settings, settings.app_id)
+    output = TransactionalOutput(app, settings.events_topic)
     events = raw_topic(app, settings.events_topic, settings)
-    ledger = raw_topic(app, settings.ledger_topic, settings)
-    deadletter = raw_topic(app, settings.deadletter_topic, settings)
-
     config = engine_config(settings)
     states = UserStates()
     processor = IngestProcessor(config, states, partitions=settings.partitions)
@@ -97,16 +99,21 @@ def build_app(settings: Settings) -> Worker:
             if emission.ran_cycle:
                 metrics.consolidation_cycle.observe(time.perf_counter() - started)
                 _log_cycle(emission)
-            for record in emission.ledger:
-                await ledger.send(
-                    key=record.key,
-                    value=record.value,
-                    headers=record.headers,
-                    partition=message.partition,  # co-partitioned: the ledger is our changelog
+            try:
+                await output.send(
+                    message.partition, outgoing(emission, message.partition, settings)
                 )
-            if emission.deadletter is not None:
-                letter = emission.deadletter
-                await deadletter.send(key=letter.key, value=letter.value, headers=letter.headers)
+            except ProducerSendError as exc:
+                if rebuilds.owns(message.partition):
+                    raise
+                # Revoked while we worked: nothing of this input is committed here, and its
+                # next owner processes it again from the committed offset.
+                log.info(
+                    "partition %d revoked mid-input; left to its next owner (%s)",
+                    message.partition,
+                    exc,
+                )
+                continue
             _observe(emission)
             progress.processed(message.partition, message.offset)
 
@@ -132,6 +139,22 @@ def build_app(settings: Settings) -> Worker:
         rebuilds.drop({tp.partition for tp in revoked if tp.topic == settings.events_topic})
 
     return Worker(app, processor)
+
+
+def outgoing(emission: Emission, partition: int, settings: Settings) -> list[OutgoingRecord]:
+    """One input's output: its ledger records on the input's partition number (the ledger is
+    co-partitioned: each ledger partition is the state of one input partition), and its dead
+    letter, if any, partitioned by key."""
+    records = [
+        OutgoingRecord(settings.ledger_topic, r.key, r.value, r.headers, partition)
+        for r in emission.ledger
+    ]
+    if emission.deadletter is not None:
+        letter = emission.deadletter
+        records.append(
+            OutgoingRecord(settings.deadletter_topic, letter.key, letter.value, letter.headers)
+        )
+    return records
 
 
 class PartitionRebuilds:
@@ -182,6 +205,9 @@ class PartitionRebuilds:
                     raise  # the agent itself is stopping
                 # the rebuild was cancelled by a revoke; the partition is ours again: rebuild
 
+    def owns(self, partition: int) -> bool:
+        return partition in self.tasks
+
     def owned(self) -> dict[int, set[str]]:
         """Users of the partitions whose state is ready."""
         return {p: self.states.users_in(p) for p, task in self.tasks.items() if task.done()}
@@ -208,6 +234,14 @@ class PartitionRebuilds:
             folded = self.states.adopt_partition(partition, fresh)
             metrics.state_rebuild.observe(time.perf_counter() - started)
             metrics.state_rebuild_events.inc(folded)
+            if fresh.partial_events:
+                metrics.state_rebuild_partial_events.inc(fresh.partial_events)
+                log.warning(
+                    "partition %d: %d ledger events belong to inputs whose output is only "
+                    "partly in the ledger; those inputs will be processed again",
+                    partition,
+                    fresh.partial_events,
+                )
             return
         log.critical(
             "cannot rebuild partition %d from %s: stopping the worker without committing; "

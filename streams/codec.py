@@ -297,6 +297,8 @@ def encode_ledger(
         "cycle_id": event.cycle_id,
         "trigger": event.trigger,
         "payload": _payload_to_datum(event.payload, _LEDGER_SHAPES),
+        "emission_index": event.emission_index,
+        "emission_size": event.emission_size,
     }
     return _frame(reg.current["ConsolidationEvent"], datum)
 

@@ -52,6 +52,11 @@ state_rebuild_events = Counter(
     "memstream_worker_state_rebuild_events",
     "Ledger events folded while rebuilding partition state.",
 )
+state_rebuild_partial_events = Counter(
+    "memstream_worker_state_rebuild_partial_events",
+    "Ledger events of inputs whose output was only partly committed, skipped by rebuilds "
+    "(those inputs are processed again). Anything above zero is worth a look.",
+)
 consolidation_cycle = Histogram(
     "memstream_consolidation_cycle_seconds",
     "Wall time to process an input event that ran a consolidation cycle.",

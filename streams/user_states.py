@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from streams.engine.emissions import EmissionAssembler, complete_emissions
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.state import InMemoryUserState
 
@@ -27,6 +28,7 @@ class UserStates:
         self._users: dict[str, InMemoryUserState] = {}
         self._partition_users: dict[int, set[str]] = {}
         self.folded = 0  # ledger events folded by rebuilds
+        self.partial_events = 0  # ledger events of incomplete emissions that rebuilds skipped
 
     def user(self, user_id: str, partition: int) -> InMemoryUserState:
         state = self._users.get(user_id)
@@ -41,13 +43,22 @@ class UserStates:
             self._users.pop(user_id, None)
 
     def rebuild_partition(self, partition: int, ledger: Iterable[ConsolidationEvent]) -> int:
-        """Replace the partition's state with the fold of its ledger. Returns events folded."""
+        """Replace the partition's state with the fold of its ledger's *complete* emissions.
+        Returns events folded.
+
+        An input whose emission is only partly in the ledger is not folded at all, so it
+        stays unseen and the worker processes it again, re-emitting the same events (their
+        ids are deterministic) and then the rest."""
         self.drop_partition(partition)
         folded = 0
-        for event in ledger:
-            self.user(event.user_id, partition).fold(event)
-            folded += 1
+        assembler = EmissionAssembler()
+        for emission in complete_emissions(ledger, assembler):
+            state = self.user(emission[0].user_id, partition)
+            for event in emission:
+                state.fold(event)
+            folded += len(emission)
         self.folded += folded
+        self.partial_events += assembler.abandoned + assembler.open_events()
         return folded
 
     def adopt_partition(self, partition: int, other: UserStates) -> int:
@@ -57,6 +68,7 @@ class UserStates:
         for user_id in other.users_in(partition):
             self._users[user_id] = other._users[user_id]
         self._partition_users[partition] = other.users_in(partition)
+        self.partial_events += other.partial_events
         return other.folded
 
     def users_in(self, partition: int) -> set[str]:

@@ -104,7 +104,8 @@ class Pipeline:
         return self._publisher
 
     def read_topic(self, topic: str, expected: int, timeout: float = 60.0) -> list[Any]:
-        """Read ``expected`` committed records of ``topic`` from the beginning."""
+        """Read the committed records of ``topic`` from the beginning: at least ``expected``,
+        and then all that follow them."""
         consumer = Consumer(
             {
                 "bootstrap.servers": self.settings.kafka_bootstrap,
@@ -131,6 +132,11 @@ class Pipeline:
                 what=f"{expected} records on {topic}",
                 describe=lambda: f"got {len(records)}\n{self.logs()}",
             )
+            while True:  # and whatever follows: extra or doubled records must show too
+                more = [m for m in consumer.consume(500, 1.0) if m.error() is None]
+                if not more:
+                    break
+                records.extend(more)
         finally:
             consumer.close()
         return records

@@ -6,10 +6,11 @@ import random
 import uuid
 from typing import Any
 
-from projections.rows import to_datetime
+from projections.rows import LINK_COLUMNS, REPORT_COLUMNS, RowBatch, to_datetime
 from streams import codec
 from streams.engine.model import (
     LAYERS,
+    ConsolidationRequested,
     ForgetRequested,
     Memory,
     MemoryAccessed,
@@ -59,6 +60,40 @@ def mixed_workload(count: int, users: int, seed: int = 7) -> list[MemoryEvent]:
     return events
 
 
+def cycle_heavy_workload(count: int, users: int, seed: int = 5) -> list[MemoryEvent]:
+    """Conversations long enough that cycles fire all the time: every user writes important
+    working memories into one conversation at a time (an on-write cycle every 20 messages,
+    promoting the 20), reads some back, and now and then asks for a manual cycle."""
+    rng = random.Random(seed)
+    written: dict[str, list[str]] = {f"user-{u}": [] for u in range(users)}
+    events = []
+    for i in range(count):
+        user = f"user-{i % users}"
+        memories = written[user]
+        at = BASE_TIME + i * 1000
+        roll = rng.random()
+        payload: Any
+        if roll < 0.03:
+            payload = ConsolidationRequested()
+        elif memories and roll < 0.08:
+            payload = MemoryAccessed(rng.choice(memories))
+        else:
+            memory_id = f"{user}-m{i}"
+            memories.append(memory_id)
+            memory = Memory(
+                memory_id=memory_id,
+                user_id=user,
+                content=f"{user} said fact number {i}: item {rng.randrange(10**6)}",
+                layer="working",
+                importance=round(rng.uniform(0.72, 1.0), 3),
+                conversation_id=f"{user}-conversation-{len(memories) // 60}",
+                embedding=embedding(rng) if rng.random() < 0.3 else None,
+            )
+            payload = MemoryWritten(memory)
+        events.append(MemoryEvent(event_id(rng), user, at, payload, source="tests"))
+    return events
+
+
 def _memory(rng: random.Random, user: str, memory_id: str, content: str) -> Memory:
     return Memory(
         memory_id=memory_id,
@@ -93,3 +128,24 @@ def expected_rows(run: OracleRun) -> dict[tuple[str, str, str], tuple[Any, ...]]
                 memory.salience,
             )
     return rows
+
+
+def _oracle_batch(run: OracleRun) -> RowBatch:
+    batch = RowBatch()
+    for offset, decision in enumerate(run.decisions):
+        batch.add(decision, "oracle", 0, offset)
+    return batch
+
+
+def expected_links(run: OracleRun) -> list[tuple[Any, ...]]:
+    """``memory_links`` rows (in LINK_COLUMNS order) the oracle's decisions make, sorted."""
+    return sorted(set(_oracle_batch(run).links), key=repr)
+
+
+def expected_reports(run: OracleRun) -> list[tuple[Any, ...]]:
+    """``consolidation_reports`` rows (in REPORT_COLUMNS order) of the oracle's cycles."""
+    return sorted(_oracle_batch(run).reports, key=repr)
+
+
+LINK_QUERY = f"SELECT {', '.join(LINK_COLUMNS)} FROM memory_links"
+REPORT_QUERY = f"SELECT {', '.join(REPORT_COLUMNS)} FROM consolidation_reports"

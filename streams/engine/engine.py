@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from streams.engine.cycle import CycleRequest, Judge, PatternWriter, run_cycle
+from streams.engine.emissions import numbered
 from streams.engine.ingest import Accepted, IngestOutcome, ingest
 from streams.engine.judge import judge_contradiction
 from streams.engine.model import (
@@ -51,17 +52,19 @@ def step(
     apply_outcome(state, event.event_id, outcome.decisions)
     request = due_cycle(state, event, due)
     if request is None:
-        return outcome
+        return Accepted(numbered(outcome.decisions))
     cycle = run_cycle(
         state, request, due, config.limits.embedding_dim, config.judge, config.pattern_writer
     )
     if request.trigger == "periodic" and len(cycle) == 1:
         # A tick that found nothing to do leaves no trace: otherwise every user would add a
         # report to the ledger every few minutes forever.
-        return outcome
+        return Accepted(numbered(outcome.decisions))
     for decision in cycle:
         state.fold(decision)
-    return Accepted(outcome.decisions + tuple(cycle))
+    # Numbered as one emission: a reader treats the input as processed only when all of
+    # them are in the ledger (see ``emissions``).
+    return Accepted(numbered(outcome.decisions + tuple(cycle)))
 
 
 def _requested_policy(event: MemoryEvent, config: EngineConfig) -> Policy | Rejection:

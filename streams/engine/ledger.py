@@ -233,7 +233,16 @@ class ConsolidationEvent:
     payload: LedgerPayload
     trigger: Trigger = "ingest"
     cycle_id: str | None = None
+    # Where this event stands in everything its input produced (see ``emissions``): an
+    # input's output is complete only when all ``emission_size`` events are present.
+    emission_index: int = 0
+    emission_size: int = 1
 
     @property
     def event_type(self) -> str:
         return type(self.payload).__name__
+
+    @property
+    def closes_emission(self) -> bool:
+        """The last event its input produced."""
+        return self.emission_index == self.emission_size - 1

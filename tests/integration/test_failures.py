@@ -13,7 +13,15 @@ from streams import codec
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
 from tests.support import Pipeline
-from tests.workloads import expected_rows, mixed_workload
+from tests.workloads import (
+    LINK_QUERY,
+    REPORT_QUERY,
+    cycle_heavy_workload,
+    expected_links,
+    expected_reports,
+    expected_rows,
+    mixed_workload,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -117,3 +125,70 @@ def test_postgres_restarted_mid_stream_the_projector_recovers_and_loses_nothing(
     pipeline.wait_for_log_count(len(oracle.decisions), timeout=180)
     assert pipeline.memory_rows() == expected_rows(oracle)
     assert _log_count(pipeline) == len(oracle.decisions)
+
+
+def test_worker_killed_repeatedly_during_consolidation_cycles_commits_every_input_whole(pipeline):
+    """Given a cycle-heavy workload (most inputs end a 20-message conversation window or ask
+    for a cycle, so most ledger events belong to cycles of tens of decisions) and a worker
+    committing every 0.1 s, where a commit between two sends of one input is likeliest,
+    when the worker is SIGKILLed three times while it produces cycles, restarting each time,
+    then the ledger holds exactly the oracle's events (none missing, none extra, none twice)
+    and the memory rows, links and reports equal the oracle's."""
+    events = cycle_heavy_workload(1500, users=12, seed=41)
+    oracle = replay(events, Limits())
+    total = len(oracle.decisions)
+    assert pipeline.settings.commit_interval_seconds == 0.1
+    assert sum(1 for d in oracle.decisions if d.cycle_id) > total / 2
+
+    _publish(pipeline, events)
+    pipeline.start_all()
+    for kill, share in enumerate((0.15, 0.4, 0.65)):
+        name = "worker" if kill == 0 else f"worker-{kill}"
+        wait_until(
+            lambda share=share: _log_count(pipeline) >= share * total,
+            timeout=240,
+            what=f"{share:.0%} of the ledger projected before kill {kill + 1}",
+            describe=pipeline.logs,
+        )
+        pipeline.processes[name].kill()
+        pipeline.start(f"worker-{kill + 1}", ["worker"])
+    pipeline.wait_for_log_count(total, timeout=300)
+
+    ledger = pipeline.read_topic(pipeline.settings.ledger_topic, expected=total)
+    decoded = [(m.partition(), m.offset(), codec.decode_ledger(m.value())) for m in ledger]
+    ledger_ids = [event.event_id for _, _, event in decoded]
+    assert len(ledger_ids) == len(set(ledger_ids)), _committed_twice(decoded)
+    assert sorted(ledger_ids) == sorted(d.event_id for d in oracle.decisions)
+    assert _written_in_transactions(decoded), "ledger records were written outside transactions"
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    assert sorted(pipeline.query(LINK_QUERY), key=repr) == expected_links(oracle)
+    assert sorted(pipeline.query(REPORT_QUERY), key=repr) == expected_reports(oracle)
+    assert _log_count(pipeline) == total
+
+
+def _committed_twice(decoded) -> str:
+    """Which events are in the ledger twice, where, and as which part of their emission."""
+    seen: dict[str, int] = {}
+    for _, _, event in decoded:
+        seen[event.event_id] = seen.get(event.event_id, 0) + 1
+    lines = [
+        f"p{partition}@{offset} {event.event_type} {event.emission_index + 1}/"
+        f"{event.emission_size} cause={event.causation_id[:8]}"
+        for partition, offset, event in decoded
+        if seen[event.event_id] > 1
+    ]
+    return "events committed twice:\n" + "\n".join(lines[:60])
+
+
+def _written_in_transactions(decoded) -> bool:
+    """Transactional records leave a commit marker after each transaction: the offsets of a
+    partition's committed records have gaps. Records produced outside any transaction (what
+    Faust does for a topic its consumer does not read) are contiguous."""
+    by_partition: dict[int, list[int]] = {}
+    for partition, offset, _ in decoded:
+        by_partition.setdefault(partition, []).append(offset)
+    return all(
+        any(b > a + 1 for a, b in zip(sorted(offsets), sorted(offsets)[1:], strict=False))
+        for offsets in by_partition.values()
+        if len(offsets) > 1
+    )

@@ -1,12 +1,15 @@
-"""A consolidation cycle reaches the read models whole: a batch that ends inside one holds
-it back (SPEC §5 / seed 000: one cycle's decisions are all-or-nothing)."""
+"""What one input produced reaches the read models whole: a batch that ends inside it holds
+it back, and a partial emission that its writer abandoned is never applied (SPEC §5 / seed
+000: one cycle's decisions are all-or-nothing). Records written before emissions were
+numbered keep the cycle rule."""
 
 from __future__ import annotations
 
 import pytest
 
-from projections.cycles import Consumed, halve, skipped, split_at_open_cycles
+from projections.emissions import Consumed, halve, skipped, split_at_open_emissions
 from streams.engine import ledger
+from streams.engine.emissions import numbered
 from streams.engine.model import Memory
 
 TOPIC = "memory.consolidation"
@@ -33,7 +36,7 @@ def test_a_batch_of_complete_cycles_is_applied_whole():
         consumed(0, 12, event(3, "c1", completed=True)),
     ]
 
-    split = split_at_open_cycles(records)
+    split = split_at_open_emissions(records)
 
     assert split.ready == records
     assert split.resume_at == {}
@@ -46,7 +49,7 @@ def test_a_batch_ending_inside_a_cycle_holds_the_cycle_back_and_resumes_at_its_s
         consumed(0, 12, event(3, "c1")),
     ]
 
-    split = split_at_open_cycles(records)
+    split = split_at_open_emissions(records)
 
     assert split.ready == records[:1]
     assert split.resume_at == {(TOPIC, 0): 11}
@@ -60,7 +63,7 @@ def test_partitions_are_cut_independently():
         consumed(1, 8, event(4, "c2")),
     ]
 
-    split = split_at_open_cycles(records)
+    split = split_at_open_emissions(records)
 
     assert [(r.partition, r.offset) for r in split.ready] == [(0, 5), (0, 6), (1, 7)]
     assert split.resume_at == {(TOPIC, 1): 8}
@@ -69,7 +72,7 @@ def test_partitions_are_cut_independently():
 def test_a_cycle_larger_than_the_batch_is_applied_rather_than_held_forever():
     records = [consumed(0, 1, event(1, "big")), consumed(0, 2, event(2, "big"))]
 
-    split = split_at_open_cycles(records)
+    split = split_at_open_emissions(records)
 
     assert split.ready == records
     assert split.oversized == [(TOPIC, 0)]
@@ -78,7 +81,7 @@ def test_a_cycle_larger_than_the_batch_is_applied_rather_than_held_forever():
 def test_undecodable_records_do_not_open_or_close_cycles():
     records = [consumed(0, 1, event(1)), consumed(0, 2, None)]
 
-    assert split_at_open_cycles(records).ready == records
+    assert split_at_open_emissions(records).ready == records
 
 
 # --- halving a batch to find a poison record: cycles stay whole where possible -----------------
@@ -146,3 +149,74 @@ def test_a_single_record_cannot_be_halved():
 
 def test_a_skipped_record_keeps_its_position_and_loses_its_event():
     assert skipped(consumed(2, 9, event(1))) == consumed(2, 9, None)
+
+
+# --- numbered emissions -----------------------------------------------------------------------
+
+
+def emission(cause: str, first: int, size: int) -> tuple[ledger.ConsolidationEvent, ...]:
+    """An input's numbered output: ``size`` events, the last one the cycle's report."""
+    events = [event(first + n, f"cycle-{cause}", completed=n == size - 1) for n in range(size)]
+    return numbered([_caused_by(cause, e) for e in events])
+
+
+def _caused_by(cause: str, e: ledger.ConsolidationEvent) -> ledger.ConsolidationEvent:
+    return ledger.ConsolidationEvent(
+        e.event_id, e.user_id, 0, cause, e.payload, e.trigger, e.cycle_id
+    )
+
+
+def at(partition: int, first_offset: int, events) -> list[Consumed]:
+    return [consumed(partition, first_offset + n, e) for n, e in enumerate(events)]
+
+
+def test_a_batch_ending_inside_a_numbered_emission_holds_it_back():
+    records = at(0, 10, [*emission("a", 0, 2), *emission("b", 2, 3)[:2]])
+
+    split = split_at_open_emissions(records)
+
+    assert split.ready == records[:2]
+    assert split.resume_at == {(TOPIC, 0): 12}
+
+
+def test_an_abandoned_prefix_is_skipped_and_its_re_emission_applied():
+    """Given an input's output committed in part, then emitted again whole,
+    when the projector reads both,
+    then the prefix only advances the offsets and the whole emission is applied once."""
+    whole = emission("a", 0, 3)
+    records = at(0, 10, [*whole[:2], *whole, *emission("b", 3, 1)])
+
+    split = split_at_open_emissions(records)
+
+    assert [r.event for r in split.ready] == [None, None, *whole, records[-1].event]
+    assert [r.offset for r in split.ready] == list(range(10, 16))
+    assert split.abandoned == 2
+    assert split.resume_at == {}
+
+
+def test_a_re_emission_cut_by_the_batch_skips_the_abandoned_prefix_and_holds_back_the_rest():
+    whole = emission("a", 0, 3)
+    records = at(0, 10, [*whole[:2], *whole[:2]])
+
+    split = split_at_open_emissions(records)
+
+    assert split.ready == [skipped(r) for r in records[:2]]
+    assert split.resume_at == {(TOPIC, 0): 12}
+
+
+def test_a_batch_starting_inside_an_emission_continues_it():
+    """The rest of an emission larger than a batch, applied across batches."""
+    records = at(0, 50, emission("big", 0, 4)[2:])
+
+    split = split_at_open_emissions(records)
+
+    assert split.ready == records
+    assert split.abandoned == 0
+
+
+def test_halving_keeps_numbered_emissions_whole():
+    records = at(0, 0, [*emission("a", 0, 3), *emission("b", 3, 3)])
+
+    left, right = halve(records)
+
+    assert (offsets(left), offsets(right)) == ([0, 1, 2], [3, 4, 5])

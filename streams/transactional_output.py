@@ -1,0 +1,127 @@
+"""Sends everything one input produces inside the Kafka transaction that commits the input's
+offset, and never lets a commit split it.
+
+Two things in Faust (faust-streaming 0.15) stand between ``processing_guarantee=
+"exactly_once"`` and an atomic output, both found by reading its code and the ledger:
+
+1. **Sends to a topic the worker does not consume are not transactional.** Faust's
+   ``TransactionManager.send`` picks the transactional producer from
+   ``consumer.key_partition(topic, ...)``, which answers ``None`` for a topic missing from the
+   consumer's metadata (the ledger and dead-letter topics: the worker only subscribes to
+   ``memory.events``). It then falls back to the plain producer, so ledger records were
+   written outside any transaction (the ledger partitions had no transaction markers) and
+   became visible before, and independently of, the input's offset commit.
+   :class:`TransactionalOutput` sends through the transactional producer of the *input*
+   partition (``{app id}-{group}-{partition}``, Faust's own id scheme), the one whose
+   transaction Faust commits together with that partition's offsets.
+2. **A commit can land between two sends of one input.** Faust commits on a timer, in its own
+   task, and its transactional ``Producer.send`` takes and releases a per-transaction lock
+   around each record, so a waiting commit runs between two records of the same input: the
+   transaction holds a prefix of the input's output but not its offset (the input is not
+   acked yet). :class:`EmissionGuard` closes that window: the output is sent while holding
+   it, and the worker's consumer (:func:`guard_commits`) takes it before every commit.
+
+An input wholly sent but not yet acked can still be committed without its offset; on restart
+its complete emission in the ledger marks it processed, so it is not redone. Readers also
+check completeness themselves (``streams.engine.emissions``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+
+from streams.deadletter import Headers
+
+
+class EmissionGuard:
+    """Mutual exclusion between "sending one input's records" and "committing"."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def emitting(self) -> AsyncIterator[None]:
+        """Hold while sending everything one input produced."""
+        async with self._lock:
+            yield
+
+    @asynccontextmanager
+    async def committing(self) -> AsyncIterator[None]:
+        """Held by the consumer around each commit of offsets + transaction."""
+        async with self._lock:
+            yield
+
+
+def guard_commits(app: faust.App, guard: EmissionGuard) -> None:
+    """Make ``app`` 's consumer wait for ``guard`` before every commit.
+
+    Every commit path in Faust (the commit timer, ``commit_every``, rebalances, shutdown)
+    goes through ``Consumer.commit``, so guarding that one method guards them all. Must be
+    called before the app creates its consumer (i.e. right after the app is built)."""
+    if app._consumer is not None:  # the consumer is created lazily by Faust
+        raise RuntimeError("guard_commits must run before the Faust consumer is created")
+    transport = app.transport
+    base: Any = transport.Consumer
+
+    class EmissionGuardedConsumer(base):
+        async def commit(self, topics: Any = None, start_new_transaction: bool = True) -> bool:
+            async with guard.committing():
+                result: bool = await super().commit(
+                    topics, start_new_transaction=start_new_transaction
+                )
+                return result
+
+    transport.Consumer = EmissionGuardedConsumer  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingRecord:
+    topic: str
+    key: bytes | None
+    value: bytes
+    headers: Headers
+    partition: int | None = None  # None: by key, with the producer's partitioner
+
+
+class TransactionalOutput:
+    """Sends one input's records in the transaction of the input's partition, atomically."""
+
+    def __init__(self, app: faust.App, input_topic: str) -> None:
+        self.app = app
+        self.input_topic = input_topic
+        self.guard = EmissionGuard()
+        guard_commits(app, self.guard)
+
+    def transactional_id(self, input_partition: int) -> str:
+        """Faust's id for the producer whose transaction commits ``input_partition`` 's
+        offsets (``TransactionManager.transactional_id_format``)."""
+        group = self.app.assignor.group_for_topic(self.input_topic)
+        return f"{self.app.conf.id}-{group}-{input_partition}"
+
+    async def send(self, input_partition: int, records: Sequence[OutgoingRecord]) -> None:
+        """Send ``records`` (all of one input's output) with no commit in between.
+
+        Raises Faust's ``ProducerSendError`` when the partition's transactional producer is
+        gone (the partition was revoked meanwhile): the input is then not committed here and
+        its next owner processes it again."""
+        if not records:
+            return
+        transactional_id = self.transactional_id(input_partition)
+        producer = self.app.producer
+        async with self.guard.emitting():
+            for record in records:
+                await producer.send(
+                    record.topic,
+                    record.key,
+                    record.value,
+                    record.partition,
+                    None,
+                    record.headers,
+                    transactional_id=transactional_id,
+                )
