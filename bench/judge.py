@@ -1,0 +1,151 @@
+"""``python -m bench.judge``: the built-in contradiction judge scored on labelled memory pairs.
+
+The pairs live in ``bench/judge_data/{dev,heldout}.jsonl`` (fields ``first``, ``second``,
+``label`` in {"contradiction", "compatible"}, ``class``). ``dev`` is the split the judge's rules
+were tuned on; ``heldout`` was written first and kept out of tuning, so its figures are the
+honest estimate of how the judge does on pairs written by other people.
+
+For every class and overall it prints precision and recall of the "contradiction" label (a
+class with no contradictions shows only its false alarms), then the mean wall-clock time per
+judged pair. Timing lives here, not in the tests, because the engine itself never reads a clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from streams.engine.judge import judge_contradiction
+
+DATA_DIR = Path(__file__).parent / "judge_data"
+SPLITS = ("dev", "heldout")
+CONTRADICTION = "contradiction"
+TIMING_ROUNDS = 20  # each split is judged this many times for the timing figure
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    first: str
+    second: str
+    contradicts: bool  # the label
+    kind: str  # the pair's class
+
+
+@dataclass
+class Tally:
+    """Counts of one class (or of a whole split) for the "contradiction" label."""
+
+    true_positives: int = 0
+    false_positives: int = 0
+    false_negatives: int = 0
+    true_negatives: int = 0
+
+    def add(self, expected: bool, predicted: bool) -> None:
+        if expected and predicted:
+            self.true_positives += 1
+        elif predicted:
+            self.false_positives += 1
+        elif expected:
+            self.false_negatives += 1
+        else:
+            self.true_negatives += 1
+
+    @property
+    def contradictions(self) -> int:
+        return self.true_positives + self.false_negatives
+
+    @property
+    def compatible(self) -> int:
+        return self.false_positives + self.true_negatives
+
+    @property
+    def precision(self) -> float | None:
+        fired = self.true_positives + self.false_positives
+        return self.true_positives / fired if fired else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.true_positives / self.contradictions if self.contradictions else None
+
+
+def load_split(name: str) -> list[Pair]:
+    lines = (DATA_DIR / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    pairs = []
+    for line in lines:
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        pairs.append(Pair(row["first"], row["second"], row["label"] == CONTRADICTION, row["class"]))
+    return pairs
+
+
+def score(pairs: Iterable[Pair]) -> tuple[dict[str, Tally], Tally, list[tuple[Pair, str]]]:
+    """Tallies per class, overall, and the misjudged pairs with the judge's explanation."""
+    per_class: dict[str, Tally] = {}
+    overall = Tally()
+    mistakes = []
+    for pair in pairs:
+        verdict = judge_contradiction(pair.first, pair.second)
+        per_class.setdefault(pair.kind, Tally()).add(pair.contradicts, verdict.contradicts)
+        overall.add(pair.contradicts, verdict.contradicts)
+        if verdict.contradicts != pair.contradicts:
+            mistakes.append((pair, verdict.explanation))
+    return per_class, overall, mistakes
+
+
+def mean_ms_per_pair(pairs: Sequence[Pair], rounds: int = TIMING_ROUNDS) -> float:
+    start = time.perf_counter()
+    for _ in range(rounds):
+        for pair in pairs:
+            judge_contradiction(pair.first, pair.second)
+    return (time.perf_counter() - start) * 1000 / (rounds * len(pairs))
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def table(name: str, per_class: dict[str, Tally], overall: Tally) -> str:
+    """A Markdown table: one row per class, contradiction classes first, then the total."""
+    rows = [
+        f"**{name}** ({overall.contradictions} contradictions, {overall.compatible} compatible)",
+        "",
+        "| class | contradictions | compatible | precision | recall | false alarms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    ordered = sorted(per_class.items(), key=lambda item: (item[1].contradictions == 0, item[0]))
+    for kind, tally in [*ordered, ("**overall**", overall)]:
+        rows.append(
+            f"| {kind} | {tally.contradictions} | {tally.compatible} | {_ratio(tally.precision)}"
+            f" | {_ratio(tally.recall)} | {tally.false_positives} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.judge", description=__doc__)
+    parser.add_argument("--split", choices=SPLITS, action="append", help="default: both splits")
+    parser.add_argument("--mistakes", action="store_true", help="list the misjudged pairs")
+    args = parser.parse_args(argv)
+    everything: list[Pair] = []
+    for name in args.split or SPLITS:
+        pairs = load_split(name)
+        everything += pairs
+        per_class, overall, mistakes = score(pairs)
+        print(table(name, per_class, overall), end="\n\n")
+        if args.mistakes:
+            for pair, why in mistakes:
+                expected = "contradiction" if pair.contradicts else "compatible"
+                print(f"  [{pair.kind}, expected {expected}] {pair.first!r} / {pair.second!r}")
+                print(f"      {why}")
+            print()
+    print(f"mean time per judged pair: {mean_ms_per_pair(everything):.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

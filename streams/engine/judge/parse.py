@@ -1,0 +1,607 @@
+"""Statements into clauses: who (subject), what about them (relation), which value, with which
+polarity and tense, and whether the statement reports a change or corrects an earlier one.
+
+"Ingrid lives in Oslo and works at Equinor" is two clauses sharing a subject. "Correction: the
+offsite is in Lisbon, not Porto" is the clause "the offsite is in Lisbon" plus the *replaced*
+clause "the offsite is not in Porto": the trailing "not Y" names the value Y that was replaced,
+it does not negate the whole statement. "The demo was moved to Thursday" is an *update*: a
+present claim that the demo's slot is Thursday now, whatever relation the other statement used
+("the demo is on Tuesday"), not a past fact. "I switched from Chrome to Firefox" also replaces
+Chrome. "I've never used Terraform" is about using Terraform ("have" is the auxiliary of the
+perfect), and the perfect "never" covers every time, now included.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .lexicons import (
+    AUXILIARIES,
+    CHANGE_TIME_WORDS,
+    COPULAS,
+    DETERMINERS,
+    DROPPED,
+    FREQUENCY_ADVERBS,
+    IRREGULAR_PARTICIPLES,
+    IRREGULAR_PAST,
+    JOIN_VERBS,
+    LEAVE_RELATIONS,
+    LEAVE_VERBS,
+    NEGATORS,
+    NEW_ATTRIBUTE_NOUNS,
+    PARTICIPLES,
+    PARTICLES,
+    PAST_ADVERBS,
+    PAST_MARKERS,
+    POSSESSIVE_DETERMINERS,
+    PREPOSITIONS,
+    PRONOUN_SUBJECTS,
+    RELATION_ALIAS_PHRASES,
+    UPDATE_VERBS,
+)
+from .normalise import EMAIL, capitalised, normalise
+from .quantities import read_date, read_quantity
+from .words import (
+    ADVERB,
+    ANTONYM_CANONICALS,
+    CONTENT,
+    NEGATOR,
+    OTHER,
+    PUNCTUATION,
+    Word,
+    Words,
+    key_of,
+    keys,
+    phrase_key,
+    show,
+    verb_base,
+)
+
+PAST, PERFECT, PRESENT = "past", "perfect", "present"
+
+_TOKEN = re.compile(
+    EMAIL
+    + r"|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+[a-z_]\w*|\d+(?:\.\d+)*|[^\W\d]\w*(?:'s)?|[,;:]"
+)
+_CLAUSE_JOINS = frozenset({"and", "but", "whereas", "while"})
+_UPDATE_TARGETS = frozenset({"to", "into"})
+_NOBODY = frozenset({"nothing", "nobody", "none"})
+_PERSONS = frozenset({"user", "we", "he", "she", "they", "you"})
+_AS_ROLE_RELATIONS = frozenset({("use",), ("run",), ("choose",), ("pick",), ("keep",), ("adopt",)})
+RELATION_ALIASES = {
+    phrase_key(phrase): phrase_key(target) for phrase, target in RELATION_ALIAS_PHRASES.items()
+}
+LEAVE_RELATION_KEYS = frozenset(phrase_key(phrase) for phrase in LEAVE_RELATIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    text: str  # the clause as normalised, for explanations
+    subject: Words
+    relation: Words  # the verb with its participle and particles ("is written in")
+    value: Words
+    negated: bool
+    tense: str  # PAST, PERFECT or PRESENT
+    update: bool = False  # stated as a change ("was moved to", "now"): a present claim
+    replaced: bool = False  # the value a correction or a change replaced, stated as negated
+    any_relation: bool = False  # a change states a value, whatever the relation was called
+    relations_allowed: frozenset[tuple[str, ...]] | None = None  # limits ``any_relation``
+
+    @property
+    def relation_key(self) -> tuple[str, ...]:
+        relation = self.relation
+        if len(relation) > 1 and relation[0].key == "be" and _is_progressive(relation[1].surface):
+            relation = relation[1:]  # "is using" means "uses"
+        key = keys(relation)
+        return RELATION_ALIASES.get(key, key)
+
+    @property
+    def is_copula(self) -> bool:
+        return self.relation_key[:1] == ("be",)
+
+    @property
+    def predicate(self) -> Words:
+        """What is said of the subject: the value, after a copula with its participle
+        ("is married", "is engaged to Felix")."""
+        return self.relation[1:] + self.value if self.is_copula else self.value
+
+    @property
+    def attribute(self) -> str:
+        return show(self.subject + self.relation)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    text: str  # the normalised statement, for explanations
+    words: Words  # content words in order
+    negators: tuple[str, ...]
+    adverbs: tuple[str, ...]
+    tense: str
+    clauses: tuple[Clause, ...]
+
+    @property
+    def polarity(self) -> int:
+        """0 affirmative, 1 negative: negators and antonym flips, modulo 2."""
+        return (len(self.negators) + sum(word.flipped for word in self.words)) % 2
+
+
+# --- tokens -------------------------------------------------------------------------------
+
+
+def _role(tokens: list[str], i: int) -> str:
+    token = tokens[i]
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    if token in {",", ";", ":"}:
+        return PUNCTUATION
+    if token in NEGATORS:
+        return NEGATOR
+    if token in FREQUENCY_ADVERBS:
+        return ADVERB
+    if token == "may" and _is_month_may(tokens, i):
+        return CONTENT
+    if token in AUXILIARIES or token in DROPPED or token in PAST_ADVERBS:
+        return OTHER
+    if token in {"have", "has", "had"} and after == "been":
+        return OTHER
+    return CONTENT
+
+
+def _is_month_may(tokens: list[str], i: int) -> bool:
+    after = tokens[i + 1] if i + 1 < len(tokens) else None
+    before = tokens[i - 1] if i > 0 else None
+    return after is None or after[0].isdigit() or before in PREPOSITIONS
+
+
+def _words(normalised: str, proper: frozenset[str]) -> list[Word]:
+    """Every token as a Word with its role; amounts and dates read as one word each."""
+    tokens = _TOKEN.findall(normalised)
+    words: list[Word] = []
+    i = 0
+    while i < len(tokens):
+        date = read_date(tokens, i)
+        if date is not None:
+            surface = " ".join(t for t in tokens[i : i + date[1]] if t != ",")
+            words.append(Word(surface, date[0].key, date=date[0]))
+            i += date[1]
+            continue
+        quantity = read_quantity(tokens, i)
+        if quantity is not None:
+            surface = " ".join(tokens[i : i + quantity[1]])
+            words.append(Word(surface, quantity[0].key, quantity=quantity[0]))
+            i += quantity[1]
+            continue
+        token = tokens[i]
+        role = _role(tokens, i)
+        key, flipped = (token, False) if role == PUNCTUATION else key_of(token)
+        possessive = token.endswith("'s") or token in POSSESSIVE_DETERMINERS
+        proper_name = token.removesuffix("'s") in proper
+        words.append(Word(token, key, role, flipped, proper_name, possessive))
+        i += 1
+    return words
+
+
+# --- verbs --------------------------------------------------------------------------------
+
+
+def _looks_plural(word: str) -> bool:
+    return word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
+
+
+def _is_progressive(token: str) -> bool:
+    return token.endswith("ing") and verb_base(token) is not None
+
+
+def _is_participle(token: str) -> bool:
+    return token in IRREGULAR_PARTICIPLES or (
+        token.endswith("ed") and verb_base(token) not in {None, token}
+    )
+
+
+def _find_verb(words: list[Word]) -> int | None:
+    """Index of the main verb: a copula, an inflected known verb not preceded by a
+    determiner, or a base-form known verb after a pronoun, auxiliary, negator or plural noun."""
+    fallback = None
+    for i, word in enumerate(words):
+        token = word.surface
+        if word.role != CONTENT or token.endswith(("'s", "ing")) or word.quantity or word.date:
+            continue
+        if token in COPULAS:
+            return i
+        base = verb_base(token)
+        previous = words[i - 1] if i > 0 else None
+        if base is None or (previous is not None and previous.surface in DETERMINERS):
+            continue
+        if token != base:
+            if previous is not None:
+                return i
+            fallback = i if fallback is None else fallback
+        elif previous is not None and (
+            previous.surface in PRONOUN_SUBJECTS
+            or previous.role != CONTENT
+            or _looks_plural(previous.surface)
+        ):
+            return i
+    return fallback
+
+
+def _relation_end(words: list[Word], verb: int) -> int:
+    """Index just past the relation: the verb, then (after a copula) a participle or a
+    progressive verb, then particles ("is written in", "is using", "lives in")."""
+    after_copula = words[verb].surface in COPULAS
+    j = verb + 1
+    while j < len(words):
+        word = words[j]
+        if word.role != CONTENT:
+            j += 1
+        elif word.surface in PARTICLES or (
+            after_copula and (word.surface in PARTICIPLES or _is_progressive(word.surface))
+        ):
+            after_copula = False  # at most one participle, right after the copula
+            j += 1
+        else:
+            break
+    return j
+
+
+def _next_content(words: list[Word], start: int) -> int | None:
+    for j in range(start, len(words)):
+        if words[j].role == CONTENT:
+            return j
+        if words[j].role == PUNCTUATION:
+            return None
+    return None
+
+
+def _as_verb(word: Word) -> Word:
+    """The verb's key is its base form ("used" → "use"), unless it folds onto an antonym."""
+    if word.key in ANTONYM_CANONICALS or word.surface in COPULAS:
+        return word
+    base = verb_base(word.surface)
+    return replace(word, key=base) if base is not None else word
+
+
+# --- clauses ------------------------------------------------------------------------------
+
+
+def _content(words: list[Word]) -> Words:
+    return tuple(word for word in words if word.role == CONTENT)
+
+
+def _text(words: list[Word]) -> str:
+    return " ".join(word.surface for word in words if word.role != PUNCTUATION)
+
+
+def _negations(words: list[Word]) -> int:
+    return sum(word.role == NEGATOR for word in words)
+
+
+def _starts_clause(words: list[Word], start: int) -> bool:
+    """Whether the words after "and" make a clause of their own ("... and works at DNB",
+    "... and our CTO is Ken Ito"), not a second value ("thrillers and poetry")."""
+    rest = [word for word in words[start:] if word.role != PUNCTUATION]
+    first = next((word for word in rest if word.role == CONTENT), None)
+    if first is None or first.quantity or first.date:
+        return False
+    if first.surface in COPULAS or (
+        verb_base(first.surface) is not None and not first.surface.endswith("ing")
+    ):
+        return True
+    verb = _find_verb(rest)
+    return verb is not None and any(word.role == CONTENT for word in rest[:verb])
+
+
+def _comma_clause(words: list[Word], i: int) -> bool:
+    """ "I switched to Zed, it is my main editor": a comma before a pronoun and its verb
+    starts a clause of its own."""
+    following = next((word for word in words[i + 1 :] if word.role != PUNCTUATION), None)
+    return (
+        words[i].surface == ","
+        and following is not None
+        and following.surface in PRONOUN_SUBJECTS - {"who"}
+        and _starts_clause(words, i + 1)
+    )
+
+
+def _segments(words: list[Word]) -> list[list[Word]]:
+    segments: list[list[Word]] = []
+    current: list[Word] = []
+    for i, word in enumerate(words):
+        if (
+            word.surface == ";"
+            or (word.surface in _CLAUSE_JOINS and _starts_clause(words, i + 1))
+            or _comma_clause(words, i)
+        ):
+            if current:
+                segments.append(current)
+            current = []
+            continue
+        current.append(word)
+    if current:
+        segments.append(current)
+    return segments
+
+
+@dataclass(frozen=True, slots=True)
+class _Correction:
+    kept: list[Word]  # the clause without the replaced value
+    replaced_by: list[Word]  # the clause with the replaced value put back in
+
+
+def _split_correction(words: list[Word]) -> _Correction | None:
+    """ "X, not Y" / "X instead of Y" / "X rather than Y" (and "prefer X over Y"): the clause
+    with X, and the same clause with Y in X's place."""
+    prefers = any(word.key == "prefer" for word in words)
+    for i, word in enumerate(words):
+        if word.surface == "not" and i >= 2 and words[i - 1].surface == ",":
+            start, cut = i + 1, i - 1
+        elif word.surface in {"instead", "rather"} and i + 1 < len(words):
+            if words[i + 1].surface not in {"of", "than"}:
+                continue
+            start, cut = i + 2, i
+        elif word.surface in {"over", "to"} and prefers and i >= 2 and words[i - 1].key != "prefer":
+            start, cut = i + 1, i
+        else:
+            continue
+        end = next((j for j in range(start, len(words)) if words[j].role == PUNCTUATION), None)
+        stop = len(words) if end is None else end
+        alternative = [w for w in words[start:stop] if w.role == CONTENT]
+        before = words[:cut]
+        after = words[stop + 1 :] if end is not None else []
+        replacement = _substituted(before, alternative)
+        if replacement is None:
+            return None
+        return _Correction(before + after, replacement + after)
+    return None
+
+
+def _substituted(before: list[Word], alternative: list[Word]) -> list[Word] | None:
+    """``before`` with its value replaced by ``alternative``: "the offsite is in Lisbon" with
+    "Porto" gives "the offsite is in Porto"; "the blue folder" with "the red one" keeps the
+    noun and gives "the red folder". Without a verb, the last words are replaced."""
+    if not alternative:
+        return None
+    keeps_noun = alternative[-1].surface in {"one", "ones"}
+    if keeps_noun:
+        alternative = alternative[:-1]
+    verb = _find_verb(before)
+    start = 0 if verb is None else _relation_end(before, verb)
+    positions = [i for i in range(start, len(before)) if before[i].role == CONTENT]
+    if keeps_noun:
+        positions = positions[:-1][-len(alternative) :]
+    elif verb is None:
+        positions = positions[-len(alternative) :]
+    if not alternative or not positions:
+        return None
+    result = [word for i, word in enumerate(before) if i not in positions[1:]]
+    first = positions[0]
+    return result[:first] + alternative + result[first + 1 :]
+
+
+def _change(
+    text: str, subject: Words, verb: Word, value: Words, *, replaced: bool, negated: bool = False
+) -> Clause:
+    """A clause stated as a change: a present claim that matches whatever relation the
+    other statement uses ("was moved to Thursday" / "is on Tuesday")."""
+    return Clause(
+        text,
+        subject,
+        (_as_verb(verb),),
+        value,
+        negated=negated or replaced,
+        tense=PRESENT,
+        update=True,
+        replaced=replaced,
+        any_relation=True,
+    )
+
+
+def _without_change_time(value: Words) -> Words:
+    """A change's new value without when the change happened: "switched to Zed last week",
+    "moved to Porto two months ago", "changed to tulip77 yesterday"."""
+    found = list(value)
+    while found:
+        last = found[-1].key
+        if last in CHANGE_TIME_WORDS:
+            found.pop()
+        elif len(found) >= 2 and found[-2].key in {"last", "this"} and last.isalpha():
+            del found[-2:]
+        elif last == "ago" and len(found) >= 2 and found[-2].quantity is not None:
+            del found[-2:]
+        else:
+            break
+    return tuple(found) or value
+
+
+def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clause] | None:
+    """A change: "was moved to X", "switched from A to B", "left A", "joined B"."""
+    for i, word in enumerate(words):
+        if word.role != CONTENT or not _is_participle(word.surface):
+            continue
+        base = verb_base(word.surface)
+        subject = tuple(w for w in _content(words[:i]) if w.key not in {"be", "have"}) or inherited
+        if not subject:
+            return None
+        negated = _negations(words) % 2 == 1
+        if base in UPDATE_VERBS:
+            target = next(
+                (j for j in range(i + 1, len(words)) if words[j].surface in _UPDATE_TARGETS), None
+            )
+            if target is None:
+                continue
+            origin = next((j for j in range(i + 1, target) if words[j].surface == "from"), None)
+            moved = _content(words[i + 1 : target if origin is None else origin])
+            if moved:
+                subject = moved  # "the team moved the demo to Thursday": the demo moved
+            new_value = _without_change_time(_content(words[target + 1 :]))
+            clauses = [_change(text, subject, word, new_value, replaced=False, negated=negated)]
+            if origin is not None:
+                old_value = _content(words[origin + 1 : target])
+                clauses.append(_change(text, subject, word, old_value, replaced=True))
+            return clauses
+        if base in LEAVE_VERBS | JOIN_VERBS and not negated:
+            # "left Spotify" / "joined Klarna": only about where someone works, lives, plays
+            change = _change(
+                text, subject, word, _content(words[i + 1 :]), replaced=base in LEAVE_VERBS
+            )
+            return [replace(change, relations_allowed=LEAVE_RELATION_KEYS)]
+    return None
+
+
+def _tense(words: list[Word], verb: int, head: str) -> str:
+    if any(word.surface in PAST_ADVERBS for word in words):
+        return PAST
+    if head in IRREGULAR_PAST or (head.endswith("ed") and verb_base(head) not in {None, head}):
+        return PAST
+    if any(word.surface in PAST_MARKERS for word in words[: verb + 1]):
+        return PAST
+    return PRESENT
+
+
+def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) -> Clause | None:
+    verb = _find_verb(words)
+    if verb is None:
+        return None
+    head = words[verb].surface
+    tense = _tense(words, verb, head)
+    subject = _content(words[:verb]) or inherited
+    if words[verb].key == "have":
+        following = _next_content(words, verb + 1)
+        if following is not None and _is_participle(words[following].surface):
+            tense = PAST if head == "had" else PERFECT
+            verb = following  # "have" is the auxiliary: "I've never used Terraform"
+    end = _relation_end(words, verb)
+    relation = tuple(
+        _as_verb(word) if i == verb else word
+        for i, word in enumerate(words[verb:end], start=verb)
+        if word.role == CONTENT
+    )
+    value = _content(words[end:])
+    if not value and any(word.surface in _NOBODY for word in words[verb + 1 :]):
+        value = (Word("nothing", "anything"),)  # "allergic to nothing": to anything, denied
+    if tense == PERFECT and (
+        any(word.surface == "since" for word in words[end:])
+        or any(word.quantity is not None for word in value)
+    ):
+        tense = PRESENT  # "have worked there since 2019 / for 5 years": still true now
+    if update:
+        tense = PRESENT
+    if any(word.key == "new" for word in subject):
+        update, tense = True, PRESENT  # "Ana's new email is ...": the value now, after a change
+    renamed = _new_attribute(words[end:], subject, relation)
+    if renamed is not None:
+        subject, value = renamed
+        relation, update, tense = (Word("is", "be"),), True, PRESENT
+    if relation[0].key == "be" and not relation[1:] and _names_a_holder(subject, value):
+        subject, value = value, subject  # "Margaret is our accountant": our accountant is M.
+    flips = sum(word.flipped for word in relation)
+    if relation[0].key == "be":
+        flips += sum(word.flipped for word in value)
+    negated = (_negations(words) + flips) % 2 == 1
+    return Clause(text, subject, relation, value, negated, tense, update)
+
+
+def _new_attribute(after: list[Word], subject: Words, relation: Words) -> tuple[Words, Words] | None:
+    """ "Bruno has a new phone number: 555-0100" states Bruno's phone number (as a change):
+    the subject with the attribute noun, and the value after it."""
+    if relation[0].key != "have" or relation[1:] or not subject:
+        return None
+    content = [i for i, word in enumerate(after) if word.role == CONTENT]
+    if len(content) < 3 or after[content[0]].key != "new":
+        return None
+    nouns: list[Word] = []
+    for i in content[1:]:
+        word = after[i]
+        typed = word.quantity or word.date or word.proper or not word.surface.isalpha()
+        if typed or word.surface in PARTICLES or any(
+            w.role == PUNCTUATION for w in after[content[0] : i]
+        ):
+            break
+        nouns.append(word)
+    rest = tuple(after[i] for i in content[1 + len(nouns) :])
+    if not nouns or not rest or len(nouns) > 3 or nouns[-1].key not in NEW_ATTRIBUTE_NOUNS:
+        return None
+    owner = replace(subject[-1], possessive=True)
+    return subject[:-1] + (owner, *nouns), rest
+
+
+def _names_a_holder(subject: Words, value: Words) -> bool:
+    """ "Margaret is our accountant": a bare name said to hold someone's role."""
+    return (
+        0 < len(subject) <= 3
+        and not any(word.possessive for word in subject)
+        and bool(value)
+        and value[0].possessive
+    )
+
+
+def _clauses(words: list[Word], inherited: Words) -> list[Clause]:
+    text = _text(words)
+    update = any(word.surface == "now" for word in words)
+    correction = _split_correction(words)
+    kept = correction.kept if correction is not None else words
+    clauses = _update_clauses(kept, inherited, text)
+    if clauses is None:
+        clause = _plain_clause(kept, inherited, text, update)
+        clauses = [] if clause is None else [clause]
+    clauses = [found for clause in clauses for found in _as_role(clause)]
+    if correction is not None and clauses:
+        replaced = _plain_clause(correction.replaced_by, clauses[0].subject, text, update)
+        if replaced is not None:
+            clauses.append(replace(replaced, negated=not replaced.negated, replaced=True))
+    return clauses
+
+
+def _is_person(subject: Words) -> bool:
+    return bool(subject) and all(word.key in _PERSONS or word.proper for word in subject)
+
+
+def _resolve_it(segment: list[Word], previous: Clause) -> list[Word]:
+    """A clause opening with "it" speaks of the previous clause's subject, or of its value
+    when the subject is a person ("I switched to Zed, it is my main editor": Zed is)."""
+    first = next((i for i, word in enumerate(segment) if word.role == CONTENT), None)
+    if first is None or segment[first].surface != "it":
+        return segment
+    referent = previous.value if _is_person(previous.subject) else previous.subject
+    if not referent or len(referent) > 4:
+        return segment
+    return segment[:first] + list(referent) + segment[first + 1 :]
+
+
+def _as_role(clause: Clause) -> list[Clause]:
+    """ "I use Helix as my main editor" also states "my main editor is Helix"."""
+    if clause.relation_key not in _AS_ROLE_RELATIONS or clause.negated:
+        return [clause]
+    value = clause.value
+    at = next((i for i, word in enumerate(value) if word.surface == "as"), None)
+    if at is None or at == 0:
+        return [clause]
+    role = value[at + 1 :]
+    if len(role) < 2 or not role[0].possessive:
+        return [clause]
+    used = replace(clause, value=value[:at])
+    holder = replace(clause, subject=role, relation=(Word("is", "be"),), value=value[:at])
+    return [used, holder]
+
+
+def parse(text: str) -> Statement:
+    """The statement's words and clauses."""
+    words = _words(normalise(text), capitalised(text))
+    content = _content(words)
+    clauses: list[Clause] = []
+    subject: Words = ()
+    for segment in _segments(words):
+        if clauses:
+            segment = _resolve_it(segment, clauses[-1])
+        found = _clauses(segment, subject)
+        if found and not subject:
+            subject = found[0].subject
+        clauses += found
+    return Statement(
+        text=_text(words),
+        words=content,
+        negators=tuple(word.surface for word in words if word.role == NEGATOR),
+        adverbs=tuple(word.surface for word in words if word.role == ADVERB),
+        tense=clauses[0].tense if clauses else PRESENT,
+        clauses=tuple(clauses),
+    )
