@@ -1,0 +1,249 @@
+"""Seed 004's procedural synthesis: all semantic memories → ONE behavioural profile.
+
+Separate from :mod:`.narrative` only to keep each writer readable; import it from there. The
+lexicons are data (``profile_cues.json``), read once, so tuning a cue is not a code change.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+from streams.engine.judge import judge_contradiction
+from streams.engine.text.facts import fact_terms, find_terms
+from streams.engine.text.prose import (
+    content_words,
+    deduplicated,
+    grouped,
+    join_sentences,
+    keeps_terms,
+    reported,
+    sentences,
+    speaker_of,
+    split_reports,
+)
+
+__all__ = ["ProfileCues", "ProfileSection", "profile_cues", "write_profile"]
+
+_CUES_FILE = "profile_cues.json"
+_META = re.compile(r"^(?:Session of |Episodes of |Emotional arcs?: |Unresolved: |Open items: )")
+_ATTRIBUTION = re.compile(r"^The (?:user|agent|system) said:? ")
+_USER_PREDICATE = re.compile(r"^The user (?!said\b|asked\b|'s\b)(.+?)[.!]?$")
+_CHANGE = re.compile(r"\b(?:now|moved|new|no longer|anymore|instead|switched)\b", re.IGNORECASE)
+_FREQUENCY = frozenset({"weekly", "daily", "monthly", "usual", "usually", "regular", "regularly"})
+_CHANGE_WORDS = frozenset(
+    {"now", "moved", "new", "anymore", "instead", "switched", "actually", "currently"}
+    | {"these", "days", "today", "updated", "longer"}
+)
+TITLE = "Behavioural profile of the user."
+EMPTY = "Behavioural profile of the user: no preferences or habits stated yet."
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileSection:
+    name: str
+    cues: tuple[str, ...]
+    needs_marker: bool  # take a statement only if it also names a habit or preference
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileCues:
+    """The lexicons of ``profile_cues.json``: sections in output order, and marker words."""
+
+    sections: tuple[ProfileSection, ...]
+    markers: tuple[str, ...]
+    preference_words: tuple[str, ...]
+    fallback_section: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    order: int
+    section: str
+    usable: bool  # the section takes it (it names a habit or preference, if it must)
+    sentence: str  # third person, attributed
+    claim: str  # without the attribution, for the cues and the contradiction judge
+
+
+@functools.cache
+def profile_cues() -> ProfileCues:
+    """The lexicons, read once from this package."""
+    package = __package__ or __name__.rpartition(".")[0]
+    raw = json.loads((resources.files(package) / _CUES_FILE).read_text(encoding="utf-8"))
+    sections = tuple(
+        ProfileSection(
+            str(section["name"]),
+            tuple(str(cue).casefold() for cue in section["cues"]),
+            bool(section["needs_marker"]),
+        )
+        for section in raw["sections"]
+    )
+    fallback = str(raw["fallback_section"])
+    if fallback not in {section.name for section in sections}:
+        raise ValueError(f"{_CUES_FILE}: fallback_section {fallback!r} is not a section")
+    return ProfileCues(
+        sections,
+        tuple(str(word).casefold() for word in raw["markers"]),
+        tuple(str(word).casefold() for word in raw["preference_words"]),
+        fallback,
+    )
+
+
+@functools.cache
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole words or phrases, longest first; an optional plural "s" is allowed."""
+    alternatives = "|".join(re.escape(cue) for cue in sorted(cues, key=lambda c: (-len(c), c)))
+    return re.compile(r"(?<![\w-])(?:" + alternatives + r")s?(?![\w-])")
+
+
+def write_profile(texts: Sequence[str]) -> str:
+    """ONE behavioural profile of the user from all their semantic memories.
+
+    Each statement (not questions, not the narratives' bookkeeping lines) goes to the section
+    whose cue words it mentions most: "Communication preferences", "Technical preferences",
+    "Work patterns", "Personal context" (ties: the earlier section). The first three take a
+    statement only if it also names a habit or a preference ("usually", "every", "prefers",
+    "works at", "switched"), so one-off facts such as a budget or a date stay out; a statement
+    with a preference word and no cue goes to the fallback section; others are not used. A
+    statement that a later one contradicts is left out, the later one supersedes it ("Keiko
+    lives in Kyoto now" after "… Keiko lives in Toronto"). Each section is a paragraph: what
+    the user does is one sentence ("The user prefers …, runs … and works at …"), reported
+    statements follow. Every fact term of the statements used is kept.
+    """
+    cues = profile_cues()
+    statements = _statements(texts, cues)
+    superseded, superseding = _superseded(statements)
+    paragraphs: list[str] = []
+    for section in cues.sections:
+        mine = [
+            s.sentence
+            for s in statements
+            if s.section == section.name
+            and s.order not in superseded
+            and (s.usable or s.order in superseding)
+        ]
+        kept = deduplicated(mine)
+        if kept:
+            paragraphs.append(f"{section.name}: {_prose(kept)}")
+    return "\n".join([TITLE, *paragraphs]) if paragraphs else EMPTY
+
+
+def _statements(texts: Sequence[str], cues: ProfileCues) -> list[_Statement]:
+    found: list[_Statement] = []
+    for text in texts:
+        for line in text.split("\n"):
+            line = line.strip()
+            if not line or _META.match(line):
+                continue
+            speaker, body = speaker_of(line)
+            for sentence in sentences(body):
+                for piece in split_reports(sentence):
+                    if piece.endswith("?"):
+                        continue
+                    claim = _ATTRIBUTION.sub("", piece)
+                    placed = _section_of(claim, cues)
+                    if placed is not None:
+                        said = reported(piece, speaker)
+                        found.append(_Statement(len(found), *placed, said, claim))
+    return found
+
+
+def _section_of(claim: str, cues: ProfileCues) -> tuple[str, bool] | None:
+    """The section whose cues ``claim`` mentions most, and whether that section takes it."""
+    folded = claim.casefold()
+    hits = [(len(_cue_pattern(section.cues).findall(folded)), section) for section in cues.sections]
+    count, best = max(hits, key=lambda hit: hit[0])  # max keeps the first: section order
+    if count:
+        marked = _cue_pattern(cues.markers).search(folded) is not None
+        return best.name, marked or not best.needs_marker
+    if _cue_pattern(cues.preference_words).search(folded):
+        return cues.fallback_section, True
+    return None
+
+
+def _superseded(statements: list[_Statement]) -> tuple[frozenset[int], frozenset[int]]:
+    """(statements a later statement of the same section contradicts, those later ones).
+
+    A later statement that supersedes a used one is used in its place even when it names no
+    habit itself ("… is at 18:30 on Fridays now" after "weekly one-on-one … at 12:30").
+
+    The contradiction judge compares whole statements; when a later statement shares a name
+    with an earlier one and says it changed ("now", "moved", "no longer"), the two are also
+    compared from that name on, so "the user's cousin Keiko lives in Toronto" and "Keiko lives
+    in Kyoto now" are recognised as the same subject. The judge is cautious (two values that
+    differ in two places may hold in different contexts), so a plain restatement also counts:
+    a changed statement about the same name in the same words, only its facts differing
+    ("weekly one-on-one with Nadia is at 10:00 on Tuesdays" → "one-on-one with Nadia is at
+    13:00 on Thursdays now").
+    """
+    words = [content_words(s.claim) for s in statements]
+    plain = [_plain_words(s.claim) for s in statements]
+    names = [
+        {t.term: t.start for t in reversed(find_terms(s.claim)) if t.kind == "entity"}
+        for s in statements
+    ]
+    dropped: set[int] = set()
+    superseding: set[int] = set()
+    for later in statements:
+        changed = _CHANGE.search(later.claim) is not None
+        for earlier in statements[: later.order]:
+            if earlier.section != later.section or earlier.order in dropped:
+                continue
+            shared = sorted(names[earlier.order].keys() & names[later.order].keys())
+            if len(words[earlier.order] & words[later.order]) < 2 and not shared:
+                continue  # judging is for statements about the same thing
+            pairs = [(earlier.claim, later.claim)]
+            if changed:
+                pairs += [
+                    (
+                        earlier.claim[names[earlier.order][name] :],
+                        later.claim[names[later.order][name] :],
+                    )
+                    for name in shared
+                ]
+            restated = (
+                changed
+                and bool(shared)
+                and plain[earlier.order] - plain[later.order] <= _FREQUENCY
+                and plain[later.order] - plain[earlier.order] <= _CHANGE_WORDS
+                and fact_terms(earlier.claim) != fact_terms(later.claim)
+            )
+            if restated or any(judge_contradiction(a, b).contradicts for a, b in pairs):
+                dropped.add(earlier.order)
+                if earlier.usable or earlier.order in superseding:
+                    superseding.add(later.order)
+    return frozenset(dropped), frozenset(superseding)
+
+
+def _plain_words(claim: str) -> frozenset[str]:
+    """Content words that are not part of a fact term: the wording around the facts."""
+    in_terms: set[str] = set()
+    for found in find_terms(claim):
+        in_terms |= content_words(found.surface)
+    return content_words(claim) - in_terms
+
+
+def _prose(statements: list[str]) -> str:
+    """Statements as a paragraph: the user's own predicates become one sentence."""
+    predicates: list[str] = []
+    others: list[str] = []
+    for statement in statements:
+        match = _USER_PREDICATE.match(statement)
+        if match:
+            predicates.append(match.group(1))
+        else:
+            others.append(statement)
+    parts: list[str] = []
+    if predicates:
+        listed = predicates[0]
+        if len(predicates) > 1:
+            listed = ", ".join(predicates[:-1]) + " and " + predicates[-1]
+        parts.append(f"The user {listed}.")
+    parts.extend(grouped(others))
+    joined = join_sentences(parts)
+    original = join_sentences(statements)
+    return joined if keeps_terms(original, joined) else original

@@ -1,0 +1,106 @@
+"""Seed 004's semantic summary: many episodes → ONE third-person summary that forgets nothing.
+
+Separate from :mod:`.narrative` only to keep each writer readable; import it from there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from streams.engine.text.facts import fact_terms
+from streams.engine.text.prose import (
+    deduplicated,
+    grouped,
+    join_sentences,
+    reported,
+    sentences,
+    speaker_of,
+    split_reports,
+    with_missing_lines,
+)
+
+__all__ = ["write_summary"]
+
+_HEADER = re.compile(r"^Session of ([0-9]+ turns?): (?:topics .*|no named topics\.)$")
+_EPISODES = re.compile(r"^Episodes of (.+)\.$")
+_ARC = re.compile(r"^Emotional arcs?: (.+)\.$")
+_OPEN = re.compile(r"^(?:Unresolved|Open items): (.+)$")
+_THREAD_BREAK = " | "
+
+
+def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
+    """ONE semantic summary of ``texts`` (narratives, or any memories) in the third person.
+
+    Map-reduce when there are more than ``chunk_size`` texts: each chunk is summarised, then
+    the chunk summaries are (recursively), so no step reads more than ``chunk_size`` texts and
+    each step keeps the terms of what it reads. Statements repeated across texts are kept once
+    (see :func:`~.prose.deduplicated`: one that another states in full goes); consecutive
+    statements of one speaker share one "The user said a; b; c.". An open question whose fact
+    terms the statements state is answered and dropped; other open items stay. Every fact term
+    of ``texts`` is kept.
+
+    Layout: the statements as one paragraph, then "Open items: … | …", "Episodes of 24 turns,
+    …" and "Emotional arcs: …; …" lines, gathered from the narratives' own lines.
+    """
+    if chunk_size < 2:
+        raise ValueError(f"chunk_size must be at least 2, not {chunk_size}")
+    texts = list(texts)
+    if len(texts) > chunk_size:
+        partial = [
+            write_summary(texts[start : start + chunk_size], chunk_size)
+            for start in range(0, len(texts), chunk_size)
+        ]
+        return write_summary(partial, chunk_size)
+    parts = _Parts()
+    for text in texts:
+        for line in text.split("\n"):
+            parts.read(line.strip())
+    statements = grouped(deduplicated(parts.statements))
+    stated: set[str] = set()
+    for statement in statements:
+        stated |= fact_terms(statement)
+    threads = [
+        thread
+        for thread in dict.fromkeys(parts.threads)
+        if not (thread.endswith("?") and fact_terms(thread) and fact_terms(thread) <= stated)
+    ]
+    lines = [join_sentences(statements)]
+    if threads:
+        lines.append("Open items: " + _THREAD_BREAK.join(threads))
+    if parts.episodes:
+        lines.append("Episodes of " + ", ".join(dict.fromkeys(parts.episodes)) + ".")
+    if parts.arcs:
+        lines.append("Emotional arcs: " + "; ".join(dict.fromkeys(parts.arcs)) + ".")
+    content = "\n".join(line for line in lines if line)
+    return with_missing_lines(content, [(None, text) for text in texts])
+
+
+class _Parts:
+    """Input lines sorted into statements, open threads, episode sizes and arcs."""
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+        self.threads: list[str] = []
+        self.episodes: list[str] = []
+        self.arcs: list[str] = []
+
+    def read(self, line: str) -> None:
+        if not line:
+            return
+        if header := _HEADER.match(line):
+            self.episodes.append(header.group(1))  # its topics are stated again in the turns
+        elif sizes := _EPISODES.match(line):
+            self.episodes.extend(size.strip() for size in sizes.group(1).split(", "))
+        elif arc := _ARC.match(line):
+            self.arcs.extend(part.strip() for part in arc.group(1).split("; "))
+        elif open_line := _OPEN.match(line):
+            for thread in open_line.group(1).split(_THREAD_BREAK):
+                speaker, body = speaker_of(thread.strip())
+                said = [reported(sentence, speaker) for sentence in sentences(body)]
+                if said:
+                    self.threads.append(join_sentences(said))
+        else:
+            speaker, body = speaker_of(line)
+            for sentence in sentences(body):
+                self.statements.extend(split_reports(reported(sentence, speaker)))
