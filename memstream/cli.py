@@ -10,8 +10,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memstream.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from memstream.consolidate import UserReport
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -75,7 +79,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_consolidate(args: argparse.Namespace) -> int:
     from memstream import consolidate
-    from memstream.waiting import WaitTimeout
 
     settings = _settings(args)
     if args.all == bool(args.user):
@@ -98,14 +101,56 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     )
     for user, cycle_id in cycles.items():
         print(f"consolidation requested for {user} (cycle {cycle_id})")
+    reports = _reports_if_waiting(args, settings, cycles)
+    if reports is None:
+        return 1
+    if args.wait:
+        print(consolidate.format_aggregate(reports))
+    return 0
+
+
+def _reports_if_waiting(
+    args: argparse.Namespace, settings: Settings, cycles: dict[str, str]
+) -> list[UserReport] | None:
+    """With ``--wait``, the cycles' reports (None, having said why, if they did not come in
+    time); without it, no reports."""
+    from memstream import consolidate
+    from memstream.waiting import WaitTimeout
+
     if not args.wait:
-        return 0
+        return []
     try:
-        reports = consolidate.wait_for_reports(settings, cycles, timeout=args.timeout)
+        return consolidate.wait_for_reports(settings, cycles, timeout=args.timeout)
     except WaitTimeout as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def cmd_procedural(args: argparse.Namespace) -> int:
+    """Seed 004's ``create_procedural``: synthesize the user's ONE behavioural profile."""
+    return _operation(args, "procedural", "procedural profile synthesis")
+
+
+def cmd_identity_reset(args: argparse.Namespace) -> int:
+    """Seed 002's manual origin reset: the current anchor becomes the origin (drift 0)."""
+    return _operation(args, "identity_reset", "identity origin reset")
+
+
+def _operation(args: argparse.Namespace, operation: str, what: str) -> int:
+    from memstream import consolidate
+
+    settings = _settings(args)
+    cycles = consolidate.request_operations(settings, [args.user], operation)
+    print(f"{what} requested for {args.user} (cycle {cycles[args.user]})")
+    reports = _reports_if_waiting(args, settings, cycles)
+    if reports is None:
         return 1
-    print(consolidate.format_aggregate(reports))
+    if not args.wait:
+        return 0
+    warnings = [w for report in reports for w in report.warnings]
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"{what} done for {args.user}" + (" (with warnings)" if warnings else ""))
     return 0
 
 
@@ -156,6 +201,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait (with --wait)")
     p.set_defaults(func=cmd_consolidate)
 
+    p = sub.add_parser("procedural", help="synthesize a user's procedural profile (seed 004)")
+    _operation_arguments(p)
+    p.set_defaults(func=cmd_procedural)
+
+    p = sub.add_parser("identity", help="a user's identity anchor (seed 002)")
+    identity = p.add_subparsers(dest="identity_command", required=True, metavar="ACTION")
+    p = identity.add_parser(
+        "reset", help="make the current anchor the origin (never done automatically)"
+    )
+    _operation_arguments(p)
+    p.set_defaults(func=cmd_identity_reset)
+
     p = sub.add_parser("demo", help="up + worker + projector + sample events, then show the result")
     p.add_argument("--users", type=int, default=5)
     p.set_defaults(func=cmd_demo)
@@ -165,6 +222,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--users", type=int, default=50)
     p.set_defaults(func=cmd_bench)
     return parser
+
+
+def _operation_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--user", required=True, help="the user")
+    p.add_argument("--wait", action="store_true", help="wait until it is done")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait (with --wait)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

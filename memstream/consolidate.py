@@ -58,6 +58,14 @@ def request_cycles(
     return cycles
 
 
+def request_operations(settings: Settings, users: list[str], operation: str) -> dict[str, str]:
+    """Publish one ``procedural`` or ``identity_reset`` request per user; user -> cycle id."""
+    with MemoryPublisher(settings, source="cli") as publisher:
+        return {
+            user: cycle_id_of(user, publisher.request_operation(user, operation)) for user in users
+        }
+
+
 def wait_for_reports(
     settings: Settings, cycles: dict[str, str], timeout: float
 ) -> list[UserReport]:

@@ -137,6 +137,12 @@ class MemoryPublisher:
             user_id, ConsolidationRequested(conversation_id, force, profile)
         )
 
+    def request_operation(self, user_id: str, operation: str) -> str:
+        """One operation instead of a cycle: ``procedural`` (synthesize the user's procedural
+        profile, seed 004) or ``identity_reset`` (make the current identity anchor the
+        origin, seed 002). Returns the request's event id."""
+        return self.publish_payload(user_id, ConsolidationRequested(trigger=operation))
+
     # -- the general case ---------------------------------------------------------------------
 
     def publish_payload(

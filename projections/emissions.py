@@ -87,7 +87,7 @@ def halve(records: list[Consumed]) -> tuple[list[Consumed], list[Consumed]]:
 def _cuts_outside_emissions(records: list[Consumed]) -> list[int]:
     """Positions 1..n-1 where cutting leaves every emission whole on one side: between two
     partitions, or after a record that leaves no emission open in its partition."""
-    cuts = []
+    cuts: list[int] = []
     start = 0
     for position in range(1, len(records) + 1):
         at_end = position == len(records)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from projections.schema import LAYER_TABLES
 from streams.engine import ledger
 from streams.engine.model import Layer, Memory
@@ -173,6 +175,125 @@ class FieldUpdate:
             self.fields[column] = merged_value(column, self.fields.get(column), value)
 
 
+SESSION_STATUS_RANK = {"active": 0, "ended": 1, "consolidated": 2}
+
+
+@dataclass
+class SessionRow:
+    """What a batch learned about one session: members joined (an increment), its close,
+    its narrative. Written with a merge that only moves a session forward."""
+
+    user_id: str
+    session_id: str
+    conversation_id: str | None = None
+    started_at: datetime | None = None
+    last_event_at: datetime | None = None
+    joined_count: int = 0
+    memory_count: int | None = None  # authoritative once closed
+    status: str = "active"
+    ended_at: datetime | None = None
+    end_reason: str | None = None
+    narrative_id: str | None = None
+    compression_ratio: float | None = None
+    char_ratio: float | None = None
+
+    def joined(self, memory: Memory, at: datetime | None) -> None:
+        when = to_datetime(memory.created_at) or at
+        self.conversation_id = self.conversation_id or memory.conversation_id
+        self.started_at = _earliest(self.started_at, when)
+        self.last_event_at = _latest(self.last_event_at, when)
+        self.joined_count += 1
+
+    def close(self, closed: ledger.SessionClosed) -> None:
+        self.conversation_id = self.conversation_id or closed.conversation_id
+        self.started_at = _earliest(self.started_at, to_datetime(closed.started_at))
+        self.ended_at = to_datetime(closed.ended_at)
+        self.end_reason = closed.reason
+        self.memory_count = closed.memory_count
+        self._advance("ended")
+
+    def consolidate(self, consolidated: ledger.SessionConsolidated) -> None:
+        self.narrative_id = consolidated.narrative.memory_id
+        self.compression_ratio = consolidated.compression_ratio
+        ratio = consolidated.narrative.metadata.get("char_ratio")
+        self.char_ratio = float(ratio) if ratio is not None else None
+        self._advance("consolidated")
+
+    def _advance(self, status: str) -> None:
+        if SESSION_STATUS_RANK[status] > SESSION_STATUS_RANK[self.status]:
+            self.status = status
+
+    def values(self) -> tuple[Any, ...]:
+        return (
+            self.user_id,
+            self.session_id,
+            self.conversation_id,
+            self.started_at,
+            self.last_event_at,
+            self.ended_at,
+            self.narrative_id,
+            self.joined_count,
+            self.memory_count,
+            self.status,
+            SESSION_STATUS_RANK[self.status],
+            self.end_reason,
+            self.compression_ratio,
+            self.char_ratio,
+        )
+
+
+@dataclass
+class ProfileRow:
+    """A user's procedural profile and identity drift, as of this batch."""
+
+    user_id: str
+    profile_memory_id: str | None = None
+    profile_version: int | None = None
+    identity_anchor: bytes | None = None
+    drift: float | None = None
+    drift_level: str | None = None
+    drift_measured_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def synthesized(self, synthesized: ledger.ProceduralSynthesized) -> None:
+        self.profile_memory_id = synthesized.profile.memory_id
+        self.profile_version = synthesized.version
+
+    def drift_measured(self, measured: ledger.IdentityDriftMeasured) -> None:
+        self.identity_anchor = measured.anchor
+        self.drift = measured.drift
+        self.drift_level = measured.level
+        self.drift_measured_at = self.updated_at
+
+    def values(self) -> tuple[Any, ...]:
+        anchor = (
+            None if self.identity_anchor is None else np.frombuffer(self.identity_anchor, "<f4")
+        )
+        return (
+            self.user_id,
+            self.profile_memory_id,
+            self.profile_version,
+            anchor,
+            self.drift,
+            self.drift_level,
+            self.drift_measured_at,
+            self.updated_at,
+        )
+
+
+def _opens_session(event: ledger.ConsolidationEvent, stored: ledger.MemoryStored) -> bool:
+    """A memory joining its session: first stored, by an input (the worker's fold agrees)."""
+    return (
+        stored.version == 1 and stored.memory.session_id is not None and event.trigger == "ingest"
+    )
+
+
+def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
+    if a is None or b is None:
+        return a or b
+    return min(a, b)
+
+
 @dataclass
 class RowBatch:
     """Everything one projector transaction writes."""
@@ -183,6 +304,8 @@ class RowBatch:
     links: list[tuple[Any, ...]] = field(default_factory=list)
     reports: list[tuple[Any, ...]] = field(default_factory=list)
     log: list[tuple[Any, ...]] = field(default_factory=list)
+    sessions: dict[tuple[str, str], SessionRow] = field(default_factory=dict)
+    profiles: dict[str, ProfileRow] = field(default_factory=dict)
     next_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     first_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     last_event_time_ms: int | None = None
@@ -285,7 +408,11 @@ class RowBatch:
             )
             if payload.invalidated_memory_id and payload.invalidated_version:
                 self._update(
-                    ("semantic", user_id, payload.invalidated_memory_id),
+                    (
+                        payload.invalidated_layer or "semantic",
+                        user_id,
+                        payload.invalidated_memory_id,
+                    ),
                     payload.invalidated_version,
                     invalid_at=to_datetime(payload.invalid_at),
                 )
@@ -304,8 +431,54 @@ class RowBatch:
                 status="archived",
                 **salience,
             )
+            if payload.carried_by is not None:
+                self._link(
+                    event, payload.memory_id, payload.carried_by, "summarized_into", None, at
+                )
         elif isinstance(payload, ledger.ConsolidationCompleted):
             self.reports.append(_report_row(event, payload))
+        elif isinstance(payload, ledger.SessionClosed):
+            self._session(user_id, payload.session_id).close(payload)
+        elif isinstance(payload, ledger.SessionConsolidated):
+            narrative = payload.narrative
+            self._upsert(user_id, narrative, payload.version)
+            for source_id in payload.source_ids:
+                self._link(event, narrative.memory_id, source_id, "derived_from", None, at)
+            self._session(user_id, payload.session_id).consolidate(payload)
+        elif isinstance(payload, ledger.EpisodesSummarized):
+            self._upsert(user_id, payload.summary, payload.version)
+            for episode in payload.episode_ids:
+                self._link(event, payload.summary.memory_id, episode, "derived_from", None, at)
+        elif isinstance(payload, ledger.ProceduralSynthesized):
+            self._upsert(user_id, payload.profile, payload.version)
+            self._profile(user_id, at).synthesized(payload)
+        elif isinstance(payload, ledger.ScopePromoted):
+            copy = payload.copy
+            self._upsert(user_id, copy, payload.version)
+            self._link(event, payload.source_memory_id, copy.memory_id, "promoted_to", None, at)
+            self._link(event, copy.memory_id, payload.source_memory_id, "derived_from", None, at)
+        elif isinstance(payload, ledger.IdentityDriftMeasured):
+            self._profile(user_id, at).drift_measured(payload)
+        if isinstance(payload, ledger.MemoryStored) and _opens_session(event, payload):
+            memory = payload.memory
+            assert memory.session_id is not None
+            self._session(user_id, memory.session_id).joined(memory, at)
+
+    def _session(self, user_id: str, session_id: str) -> SessionRow:
+        key = (user_id, session_id)
+        row = self.sessions.get(key)
+        if row is None:
+            row = self.sessions[key] = SessionRow(user_id, session_id)
+        return row
+
+    def _profile(self, user_id: str, at: datetime | None) -> ProfileRow:
+        row = self.profiles.get(user_id)
+        if row is None:
+            row = self.profiles[user_id] = ProfileRow(user_id)
+        row.updated_at = (
+            at if row.updated_at is None or (at and at > row.updated_at) else row.updated_at
+        )
+        return row
 
     def _upsert(self, user_id: str, memory: Memory, version: int) -> None:
         key: RowKey = (memory.layer, user_id, memory.memory_id)
@@ -368,6 +541,10 @@ class RowBatch:
         ):
             if rows:
                 counts[table] = len(rows)
+        if self.sessions:
+            counts["sessions"] = len(self.sessions)
+        if self.profiles:
+            counts["user_profiles"] = len(self.profiles)
         return counts
 
 

@@ -153,6 +153,8 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
                     (layer,),
                 )
         _apply_updates(cur, batch)
+        _upsert_sessions(cur, batch)
+        _upsert_profiles(cur, batch)
         _insert_new(cur, "memory_links", LINK_COLUMNS, batch.links)
         _insert_new(cur, "consolidation_reports", REPORT_COLUMNS, batch.reports)
         if batch.log:
@@ -252,6 +254,86 @@ def _apply_updates(cur: psycopg.Cursor, batch: RowBatch) -> None:
             f"WHERE user_id = %s AND memory_id = %s AND version < %s",
             params,
         )
+
+
+_SESSION_RANK_SQL = "CASE {t}.status WHEN 'active' THEN 0 WHEN 'ended' THEN 1 ELSE 2 END"
+
+
+def _upsert_sessions(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    """Sessions only move forward (active → ended → consolidated): members joined add to
+    the count while active, a close sets the authoritative count, nothing moves back."""
+    if not batch.sessions:
+        return
+    rank = _SESSION_RANK_SQL.format(t="sessions")
+    cur.executemany(
+        "INSERT INTO sessions AS sessions (user_id, session_id, conversation_id, started_at, "
+        "last_event_at, ended_at, narrative_id, memory_count, status, end_reason, "
+        "compression_ratio, char_ratio) "
+        "VALUES (%(user)s, %(session)s, %(conversation)s, %(started)s, %(last)s, %(ended)s, "
+        "%(narrative)s, COALESCE(%(count)s, %(joined)s), %(status)s, %(reason)s, %(ratio)s, "
+        "%(chars)s) "
+        "ON CONFLICT (user_id, session_id) DO UPDATE SET "
+        "conversation_id = COALESCE(sessions.conversation_id, EXCLUDED.conversation_id), "
+        "started_at = LEAST(sessions.started_at, EXCLUDED.started_at), "
+        "last_event_at = GREATEST(sessions.last_event_at, EXCLUDED.last_event_at), "
+        "ended_at = COALESCE(EXCLUDED.ended_at, sessions.ended_at), "
+        "narrative_id = COALESCE(EXCLUDED.narrative_id, sessions.narrative_id), "
+        f"memory_count = COALESCE(%(count)s, CASE WHEN {rank} = 0 "
+        "THEN sessions.memory_count + %(joined)s ELSE sessions.memory_count END), "
+        f"status = CASE WHEN %(rank)s > {rank} THEN EXCLUDED.status ELSE sessions.status END, "
+        "end_reason = COALESCE(EXCLUDED.end_reason, sessions.end_reason), "
+        "compression_ratio = COALESCE(EXCLUDED.compression_ratio, sessions.compression_ratio), "
+        "char_ratio = COALESCE(EXCLUDED.char_ratio, sessions.char_ratio)",
+        [_session_params(row.values()) for row in batch.sessions.values()],
+    )
+
+
+def _session_params(values: tuple[object, ...]) -> dict[str, object]:
+    names = (
+        "user",
+        "session",
+        "conversation",
+        "started",
+        "last",
+        "ended",
+        "narrative",
+        "joined",
+        "count",
+        "status",
+        "rank",
+        "reason",
+        "ratio",
+        "chars",
+    )
+    return dict(zip(names, values, strict=True))
+
+
+def _upsert_profiles(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    """The user's profile and drift: each part kept from the newest event that set it."""
+    if not batch.profiles:
+        return
+    cur.executemany(
+        "INSERT INTO user_profiles AS p (user_id, profile_memory_id, profile_version, "
+        "identity_anchor, drift, drift_level, drift_measured_at, updated_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
+        "ON CONFLICT (user_id) DO UPDATE SET "
+        "profile_memory_id = CASE WHEN EXCLUDED.profile_version IS NOT NULL AND "
+        "(p.profile_version IS NULL OR EXCLUDED.profile_version > p.profile_version) "
+        "THEN EXCLUDED.profile_memory_id ELSE p.profile_memory_id END, "
+        "profile_version = GREATEST(p.profile_version, EXCLUDED.profile_version), "
+        "identity_anchor = CASE WHEN EXCLUDED.drift_measured_at IS NOT NULL AND "
+        "(p.drift_measured_at IS NULL OR EXCLUDED.drift_measured_at >= p.drift_measured_at) "
+        "THEN EXCLUDED.identity_anchor ELSE p.identity_anchor END, "
+        "drift = CASE WHEN EXCLUDED.drift_measured_at IS NOT NULL AND "
+        "(p.drift_measured_at IS NULL OR EXCLUDED.drift_measured_at >= p.drift_measured_at) "
+        "THEN EXCLUDED.drift ELSE p.drift END, "
+        "drift_level = CASE WHEN EXCLUDED.drift_measured_at IS NOT NULL AND "
+        "(p.drift_measured_at IS NULL OR EXCLUDED.drift_measured_at >= p.drift_measured_at) "
+        "THEN EXCLUDED.drift_level ELSE p.drift_level END, "
+        "drift_measured_at = GREATEST(p.drift_measured_at, EXCLUDED.drift_measured_at), "
+        "updated_at = GREATEST(p.updated_at, EXCLUDED.updated_at)",
+        [row.values() for row in batch.profiles.values()],
+    )
 
 
 def _insert_new(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: list) -> None:

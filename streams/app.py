@@ -329,12 +329,30 @@ def _count_decision(payload: object) -> None:
         metrics.promotions.labels(payload.source_layer, payload.promoted.layer).inc()
     elif isinstance(payload, ledger_types.PatternDetected):
         metrics.patterns_extracted.inc()
+        if payload.pattern.kind == "learning_pattern":
+            metrics.insights_extracted.inc()
     elif isinstance(payload, ledger_types.ContradictionDetected):
         metrics.contradictions_found.inc()
     elif isinstance(payload, ledger_types.MemoryMerged):
         metrics.duplicates_merged.inc()
     elif isinstance(payload, ledger_types.MemoryArchived):
         metrics.memories_archived.inc()
+        metrics.memories_retired.labels("archived", payload.reason).inc()
+    elif isinstance(payload, ledger_types.MemoryDeleted):
+        metrics.memories_retired.labels("deleted", payload.reason).inc()
+    elif isinstance(payload, ledger_types.SessionClosed):
+        metrics.sessions_closed.labels(payload.reason).inc()
+    elif isinstance(payload, ledger_types.SessionConsolidated):
+        metrics.sessions_consolidated.inc()
+        metrics.session_compression.observe(payload.compression_ratio)
+    elif isinstance(payload, ledger_types.EpisodesSummarized):
+        metrics.episodes_summarized.inc(len(payload.episode_ids))
+    elif isinstance(payload, ledger_types.IdentityDriftMeasured):
+        metrics.identity_drift.labels(payload.level).inc()
+    elif isinstance(payload, ledger_types.ProceduralSynthesized):
+        metrics.profiles_synthesized.inc()
+    elif isinstance(payload, ledger_types.ScopePromoted):
+        metrics.scope_promotions.labels(payload.to_scope).inc()
 
 
 class _PartitionProgress:

@@ -69,3 +69,37 @@ patterns_extracted = Counter("memstream_patterns_extracted", "Patterns detected.
 contradictions_found = Counter("memstream_contradictions_found", "Contradictions detected.")
 duplicates_merged = Counter("memstream_duplicates_merged", "Duplicate memories superseded.")
 memories_archived = Counter("memstream_memories_archived", "Memories archived.")
+memories_retired = Counter(
+    "memstream_memories_retired",
+    "Memories that left active memory, by action (archived, deleted) and rule reason "
+    "(summarized_into_narrative, summarized_into_summary, stale, low_salience, pruned, ...).",
+    ["action", "reason"],
+)
+sessions_consolidated = Counter(
+    "memstream_sessions_consolidated", "Sessions closed into a narrative (seed 002)."
+)
+sessions_closed = Counter(
+    "memstream_sessions_closed", "Event-time sessions closed, by why.", ["reason"]
+)
+session_compression = Histogram(
+    "memstream_session_compression_ratio",
+    "Memories per narrative: how much a session was compressed (seed 002 targets >= 10).",
+    buckets=(1, 2, 5, 10, 15, 20, 30, 40, 50, 100),
+)
+episodes_summarized = Counter(
+    "memstream_episodes_summarized", "Episodes carried by a new semantic summary (seed 004)."
+)
+insights_extracted = Counter(
+    "memstream_insights_extracted", "Learning patterns from recent narratives (seed 002)."
+)
+identity_drift = Counter(
+    "memstream_identity_drift_measurements",
+    "Identity anchor updates, by drift level (ok, warning > 0.2, critical > 0.4).",
+    ["level"],
+)
+profiles_synthesized = Counter(
+    "memstream_profiles_synthesized", "Procedural profiles synthesized (seed 004)."
+)
+scope_promotions = Counter(
+    "memstream_scope_promotions", "Procedural memories copied to a wider scope.", ["to_scope"]
+)

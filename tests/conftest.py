@@ -38,3 +38,19 @@ def pipeline(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield p
     finally:
         p.close()
+
+
+@pytest.fixture
+def profile_pipeline(
+    stack: object, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[object]:
+    """A running pipeline under the built-in profile named by ``indirect`` parametrisation,
+    with periodic ticks pushed out of the test's lifetime."""
+    from tests.support import Pipeline, quiet_profile
+
+    p = Pipeline.create(stack, tmp_path_factory.mktemp("seed"), quiet_profile(request.param))
+    p.start_all()
+    try:
+        yield p
+    finally:
+        p.close()

@@ -109,13 +109,13 @@ def _memory(rng: random.Random, user: str, memory_id: str, content: str) -> Memo
 
 def expected_rows(run: OracleRun) -> dict[tuple[str, str, str], tuple[Any, ...]]:
     """What the layer tables must hold after ``run``: (layer, user, memory) -> row facts.
-    Forgotten memories and working memories promoted away have no row; archived and
-    superseded ones keep theirs with that status."""
+    Forgotten, deleted (seed 002's pruner) and working memories promoted away have no row;
+    archived and superseded ones keep theirs with that status."""
     rows = {}
     for user_id, state in run.users.items():
         for record in state.memories.values():
             memory = record.memory
-            if record.forgotten or memory.status == "promoted":
+            if record.forgotten or memory.status in ("promoted", "deleted"):
                 continue
             key = (memory.layer, user_id, memory.memory_id)
             rows[key] = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from streams.engine.context import CycleMode
 from streams.engine.cycle import CycleRequest, Judge, PatternWriter, run_cycle
 from streams.engine.emissions import numbered
 from streams.engine.ingest import Accepted, IngestOutcome, ingest
@@ -20,9 +21,13 @@ from streams.engine.model import (
     ConsolidationRequested,
     MemoryEvent,
     MemoryWritten,
+    SessionEnded,
     Trigger,
 )
 from streams.engine.policy import Policy, PolicyError, builtin_profile
+from streams.engine.rules.extraction import extract_on_write
+from streams.engine.rules.maintenance import maintenance_due
+from streams.engine.rules.sessions import assign_session, ending_sessions
 from streams.engine.state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
 
@@ -46,9 +51,12 @@ def step(
     due = _requested_policy(event, config)
     if isinstance(due, Rejection):
         return due
+    policy = config.policy
+    event = assign_session(state.facets, event, policy, _writes_new_memory(state, event))
     outcome = ingest(state, event, config.limits, key)
     if not isinstance(outcome, Accepted):
         return outcome
+    outcome = Accepted(outcome.decisions + extract_on_write(event, outcome.decisions, policy))
     apply_outcome(state, event.event_id, outcome.decisions)
     request = due_cycle(state, event, due)
     if request is None:
@@ -85,24 +93,78 @@ def auto_consolidation_allowed(policy: Policy, user_id: str) -> bool:
 def due_cycle(state: InMemoryUserState, event: MemoryEvent, policy: Policy) -> CycleRequest | None:
     """The cycle ``event`` triggers for a user now in ``state``, if any."""
     payload = event.payload
+    now = event.occurred_at
     automatic = auto_consolidation_allowed(policy, event.user_id)
     if isinstance(payload, ConsolidationRequested):
-        trigger: Trigger = "periodic" if payload.trigger == "periodic" else "manual"
-        if trigger == "periodic" and not (automatic or payload.force):
-            return None
-        return CycleRequest(event.event_id, trigger, event.occurred_at, payload.conversation_id)
-    if isinstance(payload, MemoryWritten) and automatic:
-        limits = policy.triggers
-        conversation = payload.memory.conversation_id
+        if payload.trigger in OPERATIONS:
+            return CycleRequest(event.event_id, "manual", now, mode=OPERATIONS[payload.trigger])
+        ends = ending_sessions(state.facets, event, policy)
+        if payload.trigger == "periodic":
+            if not (automatic or payload.force):
+                return None
+            maintenance = maintenance_due(state.facets, now, policy)
+            trigger: Trigger = (
+                "maintenance" if maintenance else "inactivity" if ends else "periodic"
+            )
+            return CycleRequest(
+                event.event_id, trigger, now, payload.conversation_id, ends, maintenance
+            )
+        # A manual cycle; ``force`` also makes it a maintenance pass (decay, prune, insights).
+        maintenance = payload.force and policy.maintenance.enabled
+        return CycleRequest(
+            event.event_id, "manual", now, payload.conversation_id, ends, maintenance
+        )
+    if not automatic:
+        return None
+    ends = ending_sessions(state.facets, event, policy)
+    if isinstance(payload, SessionEnded) and any(e.reason == "session_ended" for e in ends):
+        return CycleRequest(event.event_id, "session_end", now, payload.conversation_id, ends)
+    if isinstance(payload, MemoryWritten):
+        trigger_on_write = _on_write_trigger(state, payload, policy)
+        if trigger_on_write is not None:
+            name, conversation = trigger_on_write
+            return CycleRequest(event.event_id, name, now, conversation, ends)
+    if ends:
+        return CycleRequest(event.event_id, "inactivity", now, None, ends)
+    return None
+
+
+OPERATIONS: dict[str, CycleMode] = {"procedural": "procedural", "identity_reset": "identity_reset"}
+"""Requests for one operation rather than a cycle (``memstream procedural``, ``memstream
+identity reset``)."""
+
+
+def _on_write_trigger(
+    state: InMemoryUserState, payload: MemoryWritten, policy: Policy
+) -> tuple[Trigger, str | None] | None:
+    """Seed 000's on-write thresholds and seed 003's index overflow."""
+    limits = policy.triggers
+    memory = payload.memory
+    if limits.on_write:
+        conversation = memory.conversation_id
         if (
             conversation is not None
             and state.conversation_messages.get(conversation, 0) >= limits.messages_per_conversation
         ):
-            return CycleRequest(event.event_id, "on_write", event.occurred_at, conversation)
+            return "on_write", conversation
         if (
-            payload.memory.layer == "working"
+            memory.layer == "working"
             and len(state.memories) > limits.max_working_items  # O(1) bound before counting
             and state.working_count() > limits.max_working_items
         ):
-            return CycleRequest(event.event_id, "on_write", event.occurred_at)
+            return "on_write", None
+    if (
+        limits.index_overflow_enabled
+        and len(state.memories) > limits.index_overflow  # O(1) bound before counting
+        and state.live_count(memory.layer) > limits.index_overflow
+    ):
+        return "index_overflow", None
     return None
+
+
+def _writes_new_memory(state: InMemoryUserState, event: MemoryEvent) -> bool:
+    payload = event.payload
+    if not isinstance(payload, MemoryWritten):
+        return False
+    current = state.memory(payload.memory.memory_id)
+    return current is None or current.forgotten

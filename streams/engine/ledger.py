@@ -79,6 +79,7 @@ class ContradictionDetected:
     invalidated_memory_id: str | None = None
     invalidated_version: int | None = None
     invalid_at: int | None = None
+    invalidated_layer: Layer | None = None  # None: semantic
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,7 @@ class MemoryArchived:
     reason: str
     salience: float | None = None
     cold_storage: bool = False
+    carried_by: str | None = None  # the narrative/summary that now holds its facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +170,20 @@ class IdentityDriftMeasured:
     anchor: bytes
     drift: float
     level: DriftLevel
+    origin_reset: bool = False  # an operator reset the origin to this anchor
+
+
+@dataclass(frozen=True, slots=True)
+class SessionClosed:
+    """An event-time session ended; ``consolidated``: a narrative follows in the same cycle."""
+
+    session_id: str
+    conversation_id: str | None
+    started_at: int
+    ended_at: int
+    memory_count: int
+    reason: str
+    consolidated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +216,7 @@ LedgerPayload = (
     | ScopePromoted
     | IdentityDriftMeasured
     | ConsolidationCompleted
+    | SessionClosed
 )
 
 LEDGER_PAYLOAD_TYPES: tuple[type, ...] = (
@@ -219,6 +236,7 @@ LEDGER_PAYLOAD_TYPES: tuple[type, ...] = (
     ScopePromoted,
     IdentityDriftMeasured,
     ConsolidationCompleted,
+    SessionClosed,
 )
 
 

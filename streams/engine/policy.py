@@ -55,6 +55,17 @@ __all__ = [
     "ProceduralPolicy",
     "PromotionPolicy",
     "RetryPolicy",
+    "ExtractionPolicy",
+    "StalePolicy",
+    "VerbosePolicy",
+    "ScopePolicy",
+    "MaintenancePolicy",
+    "IdentityPolicy",
+    "PruningPolicy",
+    "InsightPolicy",
+    "ProfileSynthesisPolicy",
+    "SummaryPolicy",
+    "SessionPolicy",
     "TriggerPolicy",
     "builtin_profile",
     "load_policy",
@@ -65,7 +76,14 @@ __all__ = [
 DuplicateKeep = Literal["highest_salience", "newest"]
 """Which memory of a duplicate group survives: 001 keeps the highest salience, 003 the newest."""
 
-_BUILTIN_PROFILES: tuple[str, ...] = ("default", "memorykit", "lexichord")
+_BUILTIN_PROFILES: tuple[str, ...] = (
+    "default",
+    "memorykit",
+    "lexichord",
+    "astra",
+    "rulebook",
+    "engram",
+)
 _PROFILE_PACKAGE = "streams.engine"
 _PROFILE_DIR = "profiles"
 
@@ -238,6 +256,28 @@ def _one_of(options: tuple[str, ...], what: str) -> _Rule:
 
 
 _layer = _one_of(LAYERS, "a layer")
+
+
+def _words(path: str, value: object) -> tuple[str, ...]:
+    """A list of non-empty strings (kinds, tags), kept in order."""
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise _wrong_type(path, value, "an array of strings")
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise PolicyError(
+                f"{path} contains {_show(item)}; every entry must be a non-empty string", path
+            )
+    return tuple(value)
+
+
+def _hour(path: str, value: object) -> int:
+    """An hour of the day, 0 to 24 (24: the end of the day)."""
+    number = _int(path, value)
+    if not 0 <= number <= 24:
+        raise PolicyError(f"{path} = {number} is out of range [0, 24]; use an hour", path)
+    return number
+
+
 _keep = _one_of(get_args(DuplicateKeep), "a duplicate survivor rule")
 
 
@@ -299,6 +339,12 @@ class TriggerPolicy(_Section):
     max_working_items: int = _setting(1000, _count)
     """On write: run a cycle when the user has MORE than this many working memories.
     (000 on-demand trigger: ``workingMemoryItems > 1000``)"""
+
+    on_write: bool = _setting(True, _bool)
+    """Run the on-write triggers above. (000; off in seed profiles without them)"""
+
+    index_overflow_enabled: bool = _setting(False, _bool)
+    """Run the index-overflow trigger below. (003)"""
 
     index_overflow: int = _setting(100, _count)
     """Run a cycle when one (user, layer) holds more than this many live memories.
@@ -469,6 +515,11 @@ class ContradictionPolicy(_Section):
     min_confidence: float = _setting(0.7, _unit)
     """The judge must be more confident than this. (001: ``result.Confidence > 0.7f``)"""
 
+    entity_candidates: bool = _setting(True, _bool)
+    """Also judge pairs that name the same entity whatever their similarity, so a correction
+    worded unlike the fact it corrects is still found. (memstream; off in the seed profiles,
+    which judge the similarity band only)"""
+
     def _check_together(self) -> None:
         if self.min_similarity >= self.max_similarity:
             raise PolicyError(
@@ -485,8 +536,10 @@ class ArchivePolicy(_Section):
 
     SECTION: ClassVar[str] = "archive"
 
-    enabled: bool = _setting(True, _bool)
-    """Archive low-salience memories. (001 ``PruneArchived = true``; off in ``memorykit``)"""
+    enabled: bool = _setting(False, _bool)
+    """Archive low-salience memories. (001 ``PruneArchived = true``: on in ``lexichord``; off
+    in ``default``, where a fact leaves active memory only when superseded, merged,
+    invalidated or carried by a narrative/summary: SPEC §5 decision 10)"""
 
     salience_threshold: float = _setting(0.1, _unit)
     """Archive when current salience is below this. (001 ``ArchivalThreshold = 0.1``)"""
@@ -494,6 +547,243 @@ class ArchivePolicy(_Section):
     max_age_seconds: int | None = _setting(None, _optional_seconds)
     """... and the memory was not accessed within this; None: no age condition.
     (001 ``MaxAge = null``; ``"none"`` in TOML)"""
+
+
+@dataclass(frozen=True)
+class SessionPolicy(_Section):
+    """Event-time sessions and their narratives (SPEC §5 decision 2; seed 002's Session
+    Consolidator; the session-end trigger of 003 and 004). Inactivity is
+    ``triggers.session_inactivity_seconds``."""
+
+    SECTION: ClassVar[str] = "sessions"
+
+    enabled: bool = _setting(True, _bool)
+    """Track sessions (memories without a session id join their conversation's open session,
+    or start one) and close them on ``SessionEnded`` or inactivity. (002, 003, 004)"""
+
+    grace_seconds: int = _setting(300, _seconds)
+    """A session closes only once event time is this far past its inactivity timeout, so a
+    late event inside the grace still joins it. (memstream; Faust has no grace period)"""
+
+    narratives: bool = _setting(True, _bool)
+    """Write ONE episodic narrative per closed session; its sources are archived, carried
+    by the narrative. (002 Session Consolidator)"""
+
+    min_duration_seconds: int = _setting(60, _seconds)
+    """A session shorter than this is closed without a narrative; its memories stay as they
+    are. (002 ``min_session_duration_seconds = 60``)"""
+
+    min_memories: int = _setting(2, _count)
+    """A session with fewer memories is closed without a narrative. (memstream)"""
+
+    max_per_narrative: int = _setting(50, _count)
+    """At most this many memories (by priority) go into a narrative; the rest stay active.
+    (002 ``max_experiences_per_narrative = 50``)"""
+
+    priority_kinds: tuple[str, ...] = _setting(
+        ("occurrence", "dissonance_event", "task_execution"), _words
+    )
+    """Memory kinds a narrative takes first. (002: OCCURRENCE, DISSONANCE_EVENT,
+    TASK_EXECUTION)"""
+
+
+@dataclass(frozen=True)
+class SummaryPolicy(_Section):
+    """Episodes → ONE semantic summary (SPEC §5 decision 3; seed 004)."""
+
+    SECTION: ClassVar[str] = "summaries"
+
+    enabled: bool = _setting(True, _bool)
+    """Summarize the unsummarized episodes. (004 ``run_consolidation``)"""
+
+    on_session_end: bool = _setting(False, _bool)
+    """Also summarize at every session end, whatever is waiting. (004: "auto triggers on
+    session end"; ``default`` waits for ``min_episodes``)"""
+
+    min_episodes: int = _setting(10, _count)
+    """Summarize once at least this many episodes are unsummarized (all of them, in one
+    summary; a manual cycle summarizes whatever there is). (004: batch_size = 10)"""
+
+    chunk_size: int = _setting(10, _count)
+    """Map-reduce: summarize chunks of this many, then the chunk summaries. (004)"""
+
+
+@dataclass(frozen=True)
+class ProfileSynthesisPolicy(_Section):
+    """ONE procedural behavioural profile per user from all semantic memories (SPEC §5
+    decision 6; seed 004 ``create_procedural_memory``)."""
+
+    SECTION: ClassVar[str] = "synthesis"
+
+    enabled: bool = _setting(True, _bool)
+    """Synthesize the profile automatically (``memstream procedural`` always can). (004)"""
+
+    on_session_end: bool = _setting(False, _bool)
+    """Auto: re-synthesize at every session end. (004: "auto triggers on session end"; off in
+    ``default``, where a profile over all semantic memories at every session end would make
+    each session cost the user's whole history)"""
+
+    min_new_semantic: int = _setting(25, _count)
+    """Auto: re-synthesize once this many semantic memories were written since the last
+    profile. (004: "or a configurable threshold")"""
+
+
+@dataclass(frozen=True)
+class InsightPolicy(_Section):
+    """Learning patterns from recent narratives (seed 002's Insight Extractor)."""
+
+    SECTION: ClassVar[str] = "insights"
+
+    enabled: bool = _setting(True, _bool)
+    """Cluster recent narratives into learning patterns. (002)"""
+
+    window_seconds: int = _setting(604800, _seconds)
+    """Narratives of this recent past are clustered. (002 ``insight_lookback_days = 7``)"""
+
+    min_cluster_size: int = _setting(3, _count)
+    """A cluster of at least this many narratives becomes a pattern. (002 ``min_cluster_size``)"""
+
+    min_similarity: float = _setting(0.5, _unit)
+    """Narratives at least this similar join one cluster. (memstream)"""
+
+
+@dataclass(frozen=True)
+class PruningPolicy(_Section):
+    """Seed 002's Memory Pruner: decayed memories archived (narrative members, to cold storage)
+    or deleted, with its safety rules."""
+
+    SECTION: ClassVar[str] = "pruning"
+
+    enabled: bool = _setting(False, _bool)
+    """Run the pruner (in maintenance passes). (002; off in ``default``, which never deletes)"""
+
+    decay_threshold: float = _setting(0.1, _unit)
+    """Prune when salience (the decay factor) is below this. (002 ``decay_threshold``)"""
+
+    max_emotional_salience: float = _setting(0.3, _unit)
+    """... and emotional salience is below this. (002 ``emotional_salience < 0.3``)"""
+
+    keep_emotional_above: float = _setting(0.5, _unit)
+    """Emotional salience above this always keeps a memory. (002 ``salience_preserve``)"""
+
+    idle_seconds: int = _setting(2592000, _seconds)
+    """... and it was not accessed for this long. (002 ``min_age_days_for_prune = 30``)"""
+
+    preserve_valence_above: float = _setting(0.7, _unit)
+    """Memories with valence above this are the minimum emotional set: never pruned. (002)"""
+
+
+@dataclass(frozen=True)
+class IdentityPolicy(_Section):
+    """Seed 002's Temporal Continuity Anchor."""
+
+    SECTION: ClassVar[str] = "identity"
+
+    enabled: bool = _setting(True, _bool)
+    """Update the anchor after cycles that write narratives. (002)"""
+
+    update_weight: float = _setting(0.1, _unit)
+    """anchor = (1 - w) · current + w · new narratives. (002 ``anchor_update_weight_new``)"""
+
+    warning_drift: float = _setting(0.2, _unit)
+    """Drift from the origin above this warns. (002 ``anchor_drift_warning_threshold``)"""
+
+    critical_drift: float = _setting(0.4, _unit)
+    """Drift above this is critical. (002 ``anchor_drift_critical_threshold``)"""
+
+
+@dataclass(frozen=True)
+class MaintenancePolicy(_Section):
+    """The maintenance window for decay, pruning and insights (seed 002's MAINTENANCE mode,
+    seed 003's weekly pass), in event time (UTC)."""
+
+    SECTION: ClassVar[str] = "maintenance"
+
+    enabled: bool = _setting(True, _bool)
+    """Run a maintenance pass once a day inside the window. (002)"""
+
+    start_hour: int = _setting(2, _hour)
+    """Window start, hour of the day. (002: 2 am)"""
+
+    end_hour: int = _setting(5, _hour)
+    """Window end, hour of the day. (002: 5 am)"""
+
+    weekly: bool = _setting(False, _bool)
+    """Instead, one full pass a week, from Sunday 00:00. (003)"""
+
+
+@dataclass(frozen=True)
+class ScopePolicy(_Section):
+    """Procedural scope promotion (SPEC §5 decision 11; seed 003)."""
+
+    SECTION: ClassVar[str] = "scope"
+
+    enabled: bool = _setting(True, _bool)
+    """Copy well-used procedures to a wider scope. (003)"""
+
+    team_min_accesses: int = _setting(5, _count)
+    """Agent-scope procedural with at least this many accesses → a team copy. (003)"""
+
+    global_min_accesses: int = _setting(10, _count)
+    """Team-scope procedural with at least this many accesses → a global copy. (003)"""
+
+    team_id: str = _setting("team", _text)
+    """The scope id a team copy gets when the memory has none. (003: "team name")"""
+
+
+@dataclass(frozen=True)
+class VerbosePolicy(_Section):
+    """Verbose old episodes summarized in place (SPEC §5 decision 12; seed 003)."""
+
+    SECTION: ClassVar[str] = "verbose"
+
+    enabled: bool = _setting(True, _bool)
+    """Summarize verbose episodes. (003)"""
+
+    min_age_seconds: int = _setting(2592000, _seconds)
+    """Older than this. (003: 30 days)"""
+
+    min_chars: int = _setting(5000, _count)
+    """Content longer than this. (003: 5000 chars)"""
+
+    timeline_entries: int = _setting(3, _count)
+    """First and last entries of the timeline kept. (003: 3)"""
+
+
+@dataclass(frozen=True)
+class StalePolicy(_Section):
+    """Seed 003's "Archive Stale": unused memories archived, with its exclusions."""
+
+    SECTION: ClassVar[str] = "stale"
+
+    enabled: bool = _setting(False, _bool)
+    """Archive unused memories. (003; off in ``default``, which never forgets a true fact)"""
+
+    idle_seconds: int = _setting(7776000, _seconds)
+    """Never accessed, or last accessed longer ago than this. (003: 90 days)"""
+
+    min_age_seconds: int = _setting(604800, _seconds)
+    """Memories younger than this are excluded. (003: 7 days)"""
+
+    max_per_run: int = _setting(50, _count)
+    """At most this many archived per cycle. (003: max 50 memories per run)"""
+
+    protected_tags: tuple[str, ...] = _setting(("permanent", "protected"), _words)
+    """Tags that exclude a memory. (003)"""
+
+
+@dataclass(frozen=True)
+class ExtractionPolicy(_Section):
+    """Pattern-based fact and negation extraction on write (seed 004 ``run_extraction``)."""
+
+    SECTION: ClassVar[str] = "extraction"
+
+    enabled: bool = _setting(False, _bool)
+    """Extract emails, phone numbers and negations from written memories into semantic facts
+    derived from them. (004)"""
+
+    confidence: float = _setting(0.9, _unit)
+    """Confidence of an extracted fact. (004: "high confidence")"""
 
 
 @dataclass(frozen=True)
@@ -522,6 +812,17 @@ _SECTIONS: dict[str, type[Any]] = {
         DuplicatePolicy,
         ContradictionPolicy,
         ArchivePolicy,
+        SessionPolicy,
+        SummaryPolicy,
+        ProfileSynthesisPolicy,
+        InsightPolicy,
+        PruningPolicy,
+        IdentityPolicy,
+        MaintenancePolicy,
+        ScopePolicy,
+        VerbosePolicy,
+        StalePolicy,
+        ExtractionPolicy,
         RetryPolicy,
     )
 }
@@ -563,6 +864,40 @@ class Policy:
 
     archive: ArchivePolicy = ArchivePolicy()
     """Archiving low-salience memories."""
+
+    sessions: SessionPolicy = SessionPolicy()
+    """Sessions and narratives (002)."""
+
+    summaries: SummaryPolicy = SummaryPolicy()
+    """Episodes → semantic summary (004)."""
+
+    synthesis: ProfileSynthesisPolicy = ProfileSynthesisPolicy()
+    """The procedural behavioural profile (004); ``[synthesis]`` in TOML, because the
+    top-level ``profile`` key names the profile a policy starts from."""
+
+    insights: InsightPolicy = InsightPolicy()
+    """Learning patterns from narratives (002)."""
+
+    pruning: PruningPolicy = PruningPolicy()
+    """Seed 002's pruner."""
+
+    identity: IdentityPolicy = IdentityPolicy()
+    """The identity anchor (002)."""
+
+    maintenance: MaintenancePolicy = MaintenancePolicy()
+    """The maintenance window (002, 003)."""
+
+    scope: ScopePolicy = ScopePolicy()
+    """Scope promotion (003)."""
+
+    verbose: VerbosePolicy = VerbosePolicy()
+    """Verbose episodes (003)."""
+
+    stale: StalePolicy = StalePolicy()
+    """Seed 003's archive stale."""
+
+    extraction: ExtractionPolicy = ExtractionPolicy()
+    """Fact and negation extraction on write (004)."""
 
     retry: RetryPolicy = RetryPolicy()
     """Retrying a failed cycle."""

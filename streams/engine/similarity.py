@@ -6,6 +6,9 @@ computes one from the content, so similarity never depends on anything outside t
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+
 import numpy as np
 
 from streams.engine.embedder import hashing_embedding
@@ -13,9 +16,30 @@ from streams.engine.model import Memory
 
 
 def vector_of(memory: Memory, dim: int) -> np.ndarray:
-    packed = (
-        memory.embedding if memory.embedding is not None else hashing_embedding(memory.content, dim)
-    )
+    """The memory's unit vector: its own embedding, or the hashing embedder's of its content."""
+    if memory.embedding is None:
+        return _hashed_unit_vector(memory.content, dim)
+    return _unit(memory.embedding)
+
+
+def matrix_of(memories: Sequence[Memory], dim: int) -> np.ndarray:
+    """Unit vectors of ``memories`` as the rows of one matrix (``len × dim``), so a cycle
+    compares many memories with one product instead of a Python loop over pairs."""
+    if not memories:
+        return np.zeros((0, dim))
+    return np.stack([vector_of(m, dim) for m in memories])
+
+
+@functools.lru_cache(maxsize=65536)
+def _hashed_unit_vector(content: str, dim: int) -> np.ndarray:
+    """Memoised: the hashing embedder is pure, and a cycle compares the same old memories
+    again and again. The array is read-only so a caller cannot change the cached value."""
+    vector = _unit(hashing_embedding(content, dim))
+    vector.setflags(write=False)
+    return vector
+
+
+def _unit(packed: bytes) -> np.ndarray:
     vector = np.frombuffer(packed, dtype="<f4").astype(np.float64)
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
@@ -29,3 +53,11 @@ class SimilarityIndex:
 
     def similarity(self, a: str, b: str) -> float:
         return round(float(np.dot(self._vectors[a], self._vectors[b])), 6)
+
+
+def mean_embedding(memories: Sequence[Memory], dim: int) -> bytes:
+    """The packed unit mean of ``memories`` ' vectors: how a memory made of others (a session's
+    narrative) is placed among them."""
+    mean = matrix_of(memories, dim).mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm if norm else mean).astype("<f4").tobytes()

@@ -9,13 +9,17 @@ returns in a plain loop. One function, three drivers, no way for them to disagre
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass, field, replace
+from typing import Literal, Protocol
 
 from streams.engine import ledger
 from streams.engine.model import Memory
 
 LIVE_STATUS = "active"
+SUMMARIZED_INTO = "summarized_into"  # metadata: the narrative/summary that carries a memory
+# Memories a cycle writes to hold others (SPEC §5 decisions 2, 3, 6; 002's insights): they
+# are never judged as facts against single statements, pruned or archived as stale.
+CONSOLIDATED_KINDS = ("narrative", "summary", "learning_pattern", "behavioural_profile")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,127 @@ class UserView(Protocol):
     def records(self) -> Iterable[MemoryRecord]: ...
 
 
+SessionStatus = Literal["active", "ended", "consolidated"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWindow:
+    """An event-time session of one user (seed 002): ACTIVE while memories arrive, ENDED by
+    ``SessionEnded`` or inactivity, CONSOLIDATED once its narrative is written. Members are
+    the memories written into it, in arrival order; they are dropped once it is
+    consolidated (the narrative's lineage keeps them)."""
+
+    session_id: str
+    conversation_id: str | None
+    started_at: int
+    last_event_at: int
+    member_ids: tuple[str, ...] = ()
+    status: SessionStatus = "active"
+    ended_at: int | None = None
+    narrative_id: str | None = None
+
+    def with_member(self, memory_id: str, at: int) -> SessionWindow:
+        return replace(
+            self,
+            member_ids=(*self.member_ids, memory_id),
+            started_at=min(self.started_at, at),
+            last_event_at=max(self.last_event_at, at),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityAnchor:
+    """Seed 002's temporal anchor: where the user's narratives started (``origin``, reset
+    only by an operator) and where they are now (``live``), packed float32 embeddings."""
+
+    origin: bytes
+    live: bytes
+
+
+@dataclass
+class UserFacets:
+    """What a user's ledger says besides memories: sessions, the identity anchor, the
+    procedural profile and the last maintenance pass. Folded by the same :meth:`apply` in
+    the worker's state and in a cycle's working copy."""
+
+    sessions: dict[str, SessionWindow] = field(default_factory=dict)
+    identity: IdentityAnchor | None = None
+    profile_memory_id: str | None = None
+    last_maintenance_at: int | None = None
+    # memories written or rewritten since the user's last cycle: what a cycle compares
+    # against everything else (cost ∝ new × live, never all pairs)
+    changed_ids: set[str] = field(default_factory=set)
+
+    def copy(self) -> UserFacets:
+        return UserFacets(
+            dict(self.sessions),
+            self.identity,
+            self.profile_memory_id,
+            self.last_maintenance_at,
+            set(self.changed_ids),
+        )
+
+    def apply(self, decision: ledger.ConsolidationEvent) -> None:
+        payload = decision.payload
+        self.changed_ids.update(_created_or_rewritten(payload))
+        if isinstance(payload, ledger.MemoryStored):
+            memory = payload.memory
+            if payload.version == 1 and memory.session_id and decision.trigger == "ingest":
+                at = memory.created_at if memory.created_at is not None else decision.occurred_at
+                window = self.sessions.get(memory.session_id) or SessionWindow(
+                    memory.session_id, memory.conversation_id, at, at
+                )
+                if window.status == "active":
+                    self.sessions[memory.session_id] = window.with_member(memory.memory_id, at)
+        elif isinstance(payload, ledger.SessionClosed):
+            window = self.sessions.get(payload.session_id) or SessionWindow(
+                payload.session_id, payload.conversation_id, payload.started_at, payload.ended_at
+            )
+            self.sessions[payload.session_id] = replace(
+                window, status="ended", ended_at=payload.ended_at
+            )
+        elif isinstance(payload, ledger.SessionConsolidated):
+            consolidated = self.sessions.get(payload.session_id)
+            if consolidated is not None:
+                self.sessions[payload.session_id] = replace(
+                    consolidated,
+                    status="consolidated",
+                    narrative_id=payload.narrative.memory_id,
+                    member_ids=(),
+                )
+        elif isinstance(payload, ledger.IdentityDriftMeasured):
+            origin = (
+                payload.anchor
+                if self.identity is None or payload.origin_reset
+                else self.identity.origin
+            )
+            self.identity = IdentityAnchor(origin, payload.anchor)
+        elif isinstance(payload, ledger.ProceduralSynthesized):
+            self.profile_memory_id = payload.profile.memory_id
+        elif isinstance(payload, ledger.ConsolidationCompleted):
+            self.changed_ids.clear()
+            if decision.trigger == "maintenance":
+                self.last_maintenance_at = decision.occurred_at
+
+
+def _created_or_rewritten(payload: ledger.LedgerPayload) -> tuple[str, ...]:
+    if isinstance(payload, ledger.MemoryStored):
+        return (payload.memory.memory_id,)
+    if isinstance(payload, ledger.MemoryPromoted):
+        return (payload.promoted.memory_id,)
+    if isinstance(payload, ledger.PatternDetected):
+        return (payload.pattern.memory_id,)
+    if isinstance(payload, ledger.MemoryMerged):
+        return (payload.survivor.memory_id,)
+    if isinstance(payload, ledger.SessionConsolidated):
+        return (payload.narrative.memory_id,)
+    if isinstance(payload, ledger.EpisodesSummarized):
+        return (payload.summary.memory_id,)
+    if isinstance(payload, ledger.MemoryArchived) and payload.carried_by is not None:
+        return (payload.memory_id,)  # now a fact a narrative or summary carries
+    return ()
+
+
 @dataclass
 class InMemoryUserState:
     """One user's state: memories, seen input ids, and the counters the triggers need."""
@@ -54,6 +179,7 @@ class InMemoryUserState:
     conversation_messages: dict[str, int] = field(default_factory=dict)
     # contradiction pairs already reported, so a cycle does not report them again
     flagged_pairs: set[tuple[str, str]] = field(default_factory=set)
+    facets: UserFacets = field(default_factory=UserFacets)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -68,7 +194,10 @@ class InMemoryUserState:
         return (r for r in self.memories.values() if r.is_live)
 
     def working_count(self) -> int:
-        return sum(1 for r in self.live_memories() if r.memory.layer == "working")
+        return self.live_count("working")
+
+    def live_count(self, layer: str) -> int:
+        return sum(1 for r in self.live_memories() if r.memory.layer == layer)
 
     def mark_seen(self, event_id: str) -> None:
         self.seen_event_ids.add(event_id)
@@ -76,6 +205,7 @@ class InMemoryUserState:
     def fold(self, decision: ledger.ConsolidationEvent) -> None:
         """Apply one ledger event."""
         self.seen_event_ids.add(decision.causation_id)
+        self.facets.apply(decision)
         payload = decision.payload
         if isinstance(payload, ledger.ConsolidationCompleted):
             self.conversation_messages.clear()
@@ -162,7 +292,17 @@ def records_after(lookup: LookupFn, payload: ledger.LedgerPayload) -> list[Memor
         changes: dict[str, object] = {"status": "archived"}
         if payload.salience is not None:
             changes["salience"] = payload.salience
+        if payload.carried_by is not None:
+            changes["metadata_update"] = {SUMMARIZED_INTO: payload.carried_by}
         return _evolved(lookup, payload.memory_id, payload.version, changes)
+    if isinstance(payload, ledger.SessionConsolidated):
+        return [MemoryRecord(payload.narrative, payload.version)]
+    if isinstance(payload, ledger.EpisodesSummarized):
+        return [MemoryRecord(payload.summary, payload.version)]
+    if isinstance(payload, ledger.ProceduralSynthesized):
+        return [MemoryRecord(payload.profile, payload.version)]
+    if isinstance(payload, ledger.ScopePromoted):
+        return [MemoryRecord(payload.copy, payload.version)]
     if isinstance(payload, ledger.MemoryDeleted):
         return _evolved(lookup, payload.memory_id, payload.version, {"status": "deleted"})
     return []
@@ -183,6 +323,9 @@ def _evolved(
     if current is None:
         return []
     changes = dict(changes)
+    metadata_update = changes.pop("metadata_update", None)
+    if metadata_update:
+        changes["metadata"] = {**current.memory.metadata, **metadata_update}  # type: ignore[dict-item]
     at_least = changes.pop("last_accessed_at_least", None)
     if at_least is not None:
         last = current.memory.last_accessed

@@ -57,6 +57,12 @@ class Rejection:
 _UNIT_FIELDS = ("importance", "confidence", "emotional_salience")
 
 
+REQUEST_TRIGGERS = ("periodic", "procedural", "identity_reset")
+"""``ConsolidationRequested.trigger``: a worker tick, a procedural-profile synthesis (seed 004,
+``memstream procedural``), an identity-origin reset (seed 002, ``memstream identity reset``);
+empty for a manual cycle."""
+
+
 def validate_event(event: MemoryEvent, limits: Limits, key: str | None = None) -> Rejection | None:
     """The first rule ``event`` breaks, or None. ``key`` is the Kafka record key, if any."""
     if not event.event_id:
@@ -84,6 +90,13 @@ def validate_event(event: MemoryEvent, limits: Limits, key: str | None = None) -
         return problem
     if isinstance(event.payload, MemoryWritten):
         return validate_memory(event.payload.memory, event.user_id, limits)
+    trigger = getattr(event.payload, "trigger", None)
+    if trigger is not None and trigger not in REQUEST_TRIGGERS:
+        return Rejection(
+            "out_of_range",
+            f"trigger {trigger[:64]!r} is not one of {', '.join(REQUEST_TRIGGERS)} "
+            "(leave it empty for a manual cycle)",
+        )
     return None
 
 

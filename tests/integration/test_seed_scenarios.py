@@ -28,20 +28,10 @@ from tests.scenarios import (
     stale_memory,
     with_similarity,
 )
-from tests.support import Pipeline, quiet_profile
+from tests.support import Pipeline
 from tests.workloads import expected_rows
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def profile_pipeline(stack, tmp_path_factory, request):
-    p = Pipeline.create(stack, tmp_path_factory.mktemp("seed"), quiet_profile(request.param))
-    p.start_all()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def _run(pipeline: Pipeline, events, profile: str):

@@ -19,6 +19,7 @@ from streams.engine.model import (
     MemoryEvent,
     MemoryPinned,
     MemoryWritten,
+    SessionEnded,
 )
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
@@ -41,7 +42,10 @@ op = st.one_of(
         st.sampled_from([None, "c1", "c2"]),
         st.tuples(st.integers(0, 2), st.floats(0.8, 1.0)),
         st.sampled_from([None, 0.0, 0.7, 1.0]),
+        st.sampled_from([None, None, "s1", "s2"]),  # explicit session, or derived by the engine
     ),
+    st.tuples(st.just("late"), st.integers(1, 40), st.sampled_from(["c1", "c2"])),
+    st.tuples(st.just("end_session"), st.sampled_from(["s1", "s2"])),
     st.tuples(st.just("access"), st.integers(0, 50)),
     st.tuples(st.just("forget"), st.integers(0, 50)),
     st.tuples(st.just("pin"), st.integers(0, 50)),
@@ -61,8 +65,9 @@ def _events(example: int, steps) -> list[MemoryEvent]:
         at += gap_minutes * MINUTE
         event_id = str(uuid.uuid5(ns, str(n)))
         mine = written.setdefault(user, [])
+        stamped = at
         if action[0] == "write":
-            _, layer, importance, words, conversation, (base, cosine), success = action
+            _, layer, importance, words, conversation, (base, cosine), success, session = action
             memory_id = f"{user}-m{n}"
             mine.append(memory_id)
             memory = Memory(
@@ -72,11 +77,29 @@ def _events(example: int, steps) -> list[MemoryEvent]:
                 layer=layer,
                 importance=round(importance, 3),
                 conversation_id=conversation,
+                session_id=session,
                 success=success,
                 kind="k",
                 embedding=with_similarity(BASES[base], round(cosine, 3), seed=n),
             )
             payload = MemoryWritten(memory)
+        elif action[0] == "late":
+            # a late event: stamped before the latest event time, inside or past the grace
+            stamped = at - action[1] * MINUTE
+            memory_id = f"{user}-m{n}"
+            mine.append(memory_id)
+            payload = MemoryWritten(
+                Memory(
+                    memory_id,
+                    user,
+                    f"late note {n}",
+                    layer="working",
+                    conversation_id=action[2],
+                    kind="k",
+                )
+            )
+        elif action[0] == "end_session":
+            payload = SessionEnded(action[1])
         elif action[0] in ("access", "forget", "pin") and mine:
             target = mine[action[1] % len(mine)]
             payload = {"access": MemoryAccessed, "forget": ForgetRequested, "pin": MemoryPinned}[
@@ -96,7 +119,7 @@ def _events(example: int, steps) -> list[MemoryEvent]:
             )
         else:
             payload = ConsolidationRequested()
-        events.append(MemoryEvent(event_id, user, at, payload))
+        events.append(MemoryEvent(event_id, user, stamped, payload))
     return events
 
 
@@ -129,3 +152,16 @@ def test_stream_and_oracle_agree_on_generated_workloads(pipeline, steps):
         )
     }
     assert ledger_ids == {d.event_id for d in oracle.decisions}
+    sessions = {
+        (user, session): (status, narrative)
+        for user, session, status, narrative in pipeline.query(
+            "SELECT user_id, session_id, status, narrative_id FROM sessions "
+            "WHERE user_id = ANY(%s)",
+            (list(users),),
+        )
+    }
+    assert sessions == {
+        (user, window.session_id): (window.status, window.narrative_id)
+        for user, state in oracle.users.items()
+        for window in state.facets.sessions.values()
+    }

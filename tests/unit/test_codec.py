@@ -161,6 +161,9 @@ LEDGER_PAYLOADS = {
     "ConsolidationCompleted": ledger.ConsolidationCompleted(
         "default", 40, 2, 3, 1, 1, 6, 125_000, warnings=("judge timed out",)
     ),
+    "SessionClosed": ledger.SessionClosed(
+        "s-1", "c-1", T0, T0 + 600_000, 12, "inactivity", consolidated=True
+    ),
 }
 
 
@@ -177,10 +180,10 @@ def test_every_input_payload_round_trips_through_encode_and_decode(payload: obje
     assert type(decoded.payload) is type(payload)
 
 
-def test_the_ledger_fixture_covers_all_sixteen_payload_types() -> None:
+def test_the_ledger_fixture_covers_all_seventeen_payload_types() -> None:
     covered = {type(p) for p in LEDGER_PAYLOADS.values()}
     assert covered == set(ledger.LEDGER_PAYLOAD_TYPES)
-    assert len(covered) == 16
+    assert len(covered) == 17
 
 
 @pytest.mark.parametrize("payload", LEDGER_PAYLOADS.values(), ids=LEDGER_PAYLOADS.keys())

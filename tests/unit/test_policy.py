@@ -34,12 +34,12 @@ def policy_error(text: str, base: Policy | None = None) -> PolicyError:
 # --- built-in profiles ------------------------------------------------------------------------
 
 
-def test_the_built_in_profiles_are_default_memorykit_and_lexichord() -> None:
+def test_the_built_in_profiles_are_default_and_one_per_seed() -> None:
     # Given / When
     names = profile_names()
 
     # Then
-    assert names == ("default", "memorykit", "lexichord")
+    assert names == ("default", "memorykit", "lexichord", "astra", "rulebook", "engram")
 
 
 def test_every_built_in_profile_is_a_toml_file_in_the_profiles_directory() -> None:

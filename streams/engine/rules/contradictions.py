@@ -1,0 +1,140 @@
+"""Contradictions: similar facts the judge finds contradictory; the latest wins by
+invalidating the older, never deleting it (SPEC §5 decision 8; seeds 001, 003)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.model import Memory
+from streams.engine.similarity import matrix_of
+from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO, pair_key
+from streams.engine.text.facts import find_terms
+
+
+def detect_contradictions(cycle: CycleContext) -> None:
+    """What is new since the user's last cycle, against every fact still taken as true,
+    judged where similarity is in (0.7, 0.95) (and, where the policy says so, where the two
+    name the same entity). Resolution (seed 003): critical → preserve both; written at the
+    same time (no order to tell which is latest) → keep both for review; otherwise the latest
+    wins by invalidating the older (never deleting it).
+
+    The facts taken as true are the live semantic memories and the memories a narrative or
+    summary carries (archived, their facts held elsewhere, not invalidated): a correction in
+    a later session must still invalidate what an earlier session's narrative carries. One
+    matrix product compares the new ones with all of them."""
+    rule = cycle.policy.contradictions
+    if not rule.enabled:
+        return
+    facts = _current_facts(cycle)
+    changed = cycle.facets.changed_ids
+    new = [m for m in facts if m.memory_id in changed]
+    if not new:
+        return
+    similarity = matrix_of(new, cycle.dim) @ matrix_of(facts, cycle.dim).T
+    by_entity = _entity_index(facts) if rule.entity_candidates else {}
+    for i, first in enumerate(new):
+        band = np.flatnonzero(
+            (similarity[i] > rule.min_similarity) & (similarity[i] < rule.max_similarity)
+        )
+        candidates = {int(j) for j in band}
+        for term in _entities(first) if by_entity else ():
+            candidates.update(
+                j for j in by_entity.get(term, ()) if similarity[i, j] < rule.max_similarity
+            )
+        for j in sorted(candidates):
+            second = facts[j]
+            if second.memory_id == first.memory_id:
+                continue
+            pair = pair_key(first.memory_id, second.memory_id)
+            if pair in cycle.flagged_pairs:
+                continue
+            if any(
+                cycle.records[m.memory_id].memory.invalid_at is not None for m in (first, second)
+            ):
+                continue  # invalidated earlier in this cycle by another contradiction
+            verdict = cycle.judge(first.content, second.content)
+            if not verdict.contradicts or verdict.confidence <= rule.min_confidence:
+                continue
+            _resolve(cycle, first, second, verdict.confidence, verdict.cue, verdict.explanation)
+            cycle.flagged_pairs.add(pair)
+
+
+def _current_facts(cycle: CycleContext) -> list[Memory]:
+    facts = [
+        r.memory
+        for r in cycle.records.values()
+        if not r.forgotten
+        and r.memory.invalid_at is None
+        and r.memory.kind not in CONSOLIDATED_KINDS  # many statements, not one claim
+        and (
+            (r.is_live and r.memory.layer == "semantic")
+            or (r.memory.status == "archived" and SUMMARIZED_INTO in r.memory.metadata)
+        )
+    ]
+    facts.sort(key=lambda m: (m.created_at or 0, m.memory_id))
+    return facts
+
+
+def _entities(memory: Memory) -> tuple[str, ...]:
+    return tuple(sorted(t.term for t in find_terms(memory.content) if t.kind == "entity"))
+
+
+def _entity_index(facts: list[Memory]) -> dict[str, list[int]]:
+    """Named entity → positions of the facts naming it: candidate pairs that similarity of
+    the whole sentence can miss ("Alice lives in Porto now" / "My sister Alice lives in
+    Lisbon"); the judge decides whether they are about the same thing."""
+    index: dict[str, list[int]] = {}
+    for position, memory in enumerate(facts):
+        for term in _entities(memory):
+            index.setdefault(term, []).append(position)
+    return index
+
+
+def _resolve(
+    cycle: CycleContext,
+    first: Memory,
+    second: Memory,
+    confidence: float,
+    cue: str,
+    explanation: str,
+) -> None:
+    def valid_from(m: Memory) -> int:
+        return _first_known(m.valid_at, m.created_at, 0)
+
+    older, newer = sorted((first, second), key=lambda m: (valid_from(m), m.memory_id))
+    older_record = cycle.records[older.memory_id]
+    invalidated: tuple[str | None, int | None, int | None] = (None, None, None)
+    if "critical" in (older.priority, newer.priority):
+        resolution: ledger.Resolution = "preserve_critical"
+    elif valid_from(older) == valid_from(newer):
+        resolution = "keep_both_review"
+    else:
+        resolution = "latest_wins"
+        invalid_at = valid_from(newer)
+        invalidated = (older.memory_id, older_record.version + 1, invalid_at)
+    cycle.emit(
+        "contradiction",
+        "\x1f".join(pair_key(older.memory_id, newer.memory_id)),
+        ledger.ContradictionDetected(
+            memory_id=newer.memory_id,
+            other_memory_id=older.memory_id,
+            confidence=confidence,
+            cue=cue,
+            explanation=explanation,
+            resolution=resolution,
+            invalidated_memory_id=invalidated[0],
+            invalidated_version=invalidated[1],
+            invalid_at=invalidated[2],
+            invalidated_layer=(
+                None if invalidated[0] is None or older.layer == "semantic" else older.layer
+            ),
+        ),
+    )
+    cycle.count("contradictions")
+    cycle.count("links")
+
+
+def _first_known(*values: int | None) -> int:
+    return next(v for v in values if v is not None)

@@ -1,0 +1,107 @@
+"""Duplicates: near-identical memories merge into a survivor that supersedes the other (SPEC
+§5 decision 7; seed 001, and seed 003's variant by policy)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.ingest import derived_from
+from streams.engine.model import LAYERS, Memory
+from streams.engine.salience import current_salience
+from streams.engine.similarity import matrix_of
+from streams.engine.state import MemoryRecord, pair_key
+
+
+def merge_duplicates(cycle: CycleContext) -> None:
+    """Similarity ≥ threshold (and the profile's extra conditions) → the survivor supersedes
+    the other, keeping the union of tags."""
+    rule = cycle.policy.duplicates
+    if not rule.enabled:
+        return
+    changed = cycle.facets.changed_ids
+    for layer in LAYERS:
+        memories = [r.memory for r in cycle.live(layer)]
+        new = [m for m in memories if m.memory_id in changed]
+        if not new:
+            continue
+        # What is new since the last cycle against everything live: one matrix product.
+        similarities = np.round(matrix_of(new, cycle.dim) @ matrix_of(memories, cycle.dim).T, 6)
+        compared: set[tuple[str, str]] = set()
+        for i, first in enumerate(new):
+            for j in np.flatnonzero(similarities[i] >= rule.threshold):
+                second = memories[int(j)]
+                pair = pair_key(first.memory_id, second.memory_id)
+                if second.memory_id == first.memory_id or pair in compared:
+                    continue
+                compared.add(pair)
+                a, b = cycle.records[first.memory_id], cycle.records[second.memory_id]
+                if not (a.is_live and b.is_live):
+                    continue
+                similarity = float(similarities[i, j])
+                if not _duplicate_rules_allow(cycle, a, b):
+                    continue
+                if _derived_one_from_the_other(first, second):
+                    continue  # a pattern quotes its evidence: that is not a duplicate
+                survivor, merged = _choose_survivor(cycle, a, b)
+                tags = tuple(sorted(set(survivor.memory.tags) | set(merged.memory.tags)))
+                kept = survivor.memory.evolve(
+                    tags=tags,
+                    metadata={**survivor.memory.metadata, "supersedes": merged.memory.memory_id},
+                )
+                cycle.emit(
+                    "merged",
+                    merged.memory.memory_id,
+                    ledger.MemoryMerged(
+                        kept,
+                        survivor.version + 1,
+                        merged.memory.memory_id,
+                        merged.memory.layer,
+                        merged.version + 1,
+                        similarity,
+                    ),
+                )
+                cycle.count("duplicates")
+                cycle.count("links")
+
+
+def _derived_one_from_the_other(a: Memory, b: Memory) -> bool:
+    return a.memory_id in derived_from(b) or b.memory_id in derived_from(a)
+
+
+def _duplicate_rules_allow(cycle: CycleContext, a: MemoryRecord, b: MemoryRecord) -> bool:
+    rule = cycle.policy.duplicates
+    if rule.require_same_kind and (a.memory.kind, a.memory.subtype) != (
+        b.memory.kind,
+        b.memory.subtype,
+    ):
+        return False
+    if rule.min_tag_overlap > 0:
+        tags_a, tags_b = set(a.memory.tags), set(b.memory.tags)
+        union = tags_a | tags_b
+        overlap = len(tags_a & tags_b) / len(union) if union else 0.0
+        if overlap <= rule.min_tag_overlap:
+            return False
+    return True
+
+
+def _choose_survivor(
+    cycle: CycleContext, a: MemoryRecord, b: MemoryRecord
+) -> tuple[MemoryRecord, MemoryRecord]:
+    decay = cycle.policy.decay
+    now = cycle.request.now
+
+    def newest(r: MemoryRecord) -> tuple[int, str]:
+        return (r.memory.created_at or 0, r.memory.memory_id)
+
+    def salient(r: MemoryRecord) -> tuple[float, int, str]:
+        s = current_salience(r.memory, now, decay.half_life_seconds, decay.access_reinforcement)
+        return (s, *newest(r))
+
+    key: Callable[[MemoryRecord], tuple[object, ...]] = (
+        newest if cycle.policy.duplicates.keep == "newest" else salient
+    )
+    return (a, b) if key(a) >= key(b) else (b, a)

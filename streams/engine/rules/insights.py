@@ -1,0 +1,159 @@
+"""Seed 002's Insight Extractor: recent narratives clustered into learning patterns.
+
+Narratives of the last ``insights.window_seconds`` (7 days) are compared with one matrix
+product and joined into clusters (connected at ``insights.min_similarity``); a cluster of at
+least ``insights.min_cluster_size`` (3) becomes a ``learning_pattern`` memory
+(``PatternDetected``) with the narratives as evidence, a confidence from support and
+consistency, and a category. Runs after a cycle that wrote narratives, and in maintenance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.model import Memory
+from streams.engine.similarity import vector_of
+from streams.engine.text.facts import fact_terms
+
+CATEGORY_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "relational",
+        (
+            "sister",
+            "brother",
+            "friend",
+            "partner",
+            "team",
+            "colleague",
+            "family",
+            "mother",
+            "father",
+            "wife",
+            "husband",
+            "manager",
+            "kids",
+            "son",
+            "daughter",
+        ),
+    ),
+    (
+        "capability",
+        (
+            "learned",
+            "learn",
+            "built",
+            "fixed",
+            "can",
+            "skill",
+            "ship",
+            "deploy",
+            "finished",
+            "solved",
+        ),
+    ),
+    ("ontological", ("am", "believe", "value", "identity", "feel", "prefer", "like", "love")),
+)
+
+
+def extract_insights(ctx: CycleContext) -> None:
+    rule = ctx.policy.insights
+    wrote_narratives = any(isinstance(d.payload, ledger.SessionConsolidated) for d in ctx.decisions)
+    if not rule.enabled or not (wrote_narratives or ctx.request.maintenance):
+        return
+    since = ctx.request.now - rule.window_seconds * 1000
+    narratives = sorted(
+        (
+            r.memory
+            for r in ctx.records.values()
+            if r.memory.kind == "narrative"
+            and not r.forgotten
+            and (r.memory.created_at or 0) >= since
+        ),
+        key=lambda m: (m.created_at or 0, m.memory_id),
+    )
+    if len(narratives) < rule.min_cluster_size:
+        return
+    vectors = np.stack([vector_of(m, ctx.dim) for m in narratives])
+    similarity = vectors @ vectors.T
+    for cluster in _clusters(similarity >= rule.min_similarity):
+        if len(cluster) < rule.min_cluster_size:
+            continue
+        members = [narratives[i] for i in cluster]
+        _emit_pattern(ctx, members, similarity[np.ix_(cluster, cluster)])
+
+
+def _clusters(adjacent: np.ndarray) -> list[list[int]]:
+    """Connected components of the similarity graph, each sorted, in order of first member."""
+    unseen = set(range(len(adjacent)))
+    clusters = []
+    for start in range(len(adjacent)):
+        if start not in unseen:
+            continue
+        component, frontier = {start}, [start]
+        unseen.discard(start)
+        while frontier:
+            node = frontier.pop()
+            for other in np.flatnonzero(adjacent[node]):
+                if int(other) in unseen:
+                    unseen.discard(int(other))
+                    component.add(int(other))
+                    frontier.append(int(other))
+        clusters.append(sorted(component))
+    return clusters
+
+
+def _emit_pattern(ctx: CycleContext, members: list[Memory], similarity: np.ndarray) -> None:
+    evidence = tuple(m.memory_id for m in members)
+    pattern_id = ctx.new_id("learning_pattern", *evidence)
+    if pattern_id in ctx.records:
+        return
+    size = len(members)
+    consistency = float(similarity[np.triu_indices(size, k=1)].mean()) if size > 1 else 1.0
+    support = min(1.0, size / (size + 2))
+    confidence = round(max(0.0, min(1.0, 0.5 * support + 0.5 * consistency)), 6)
+    shared = _shared_terms(members)
+    category = _category(members)
+    statement = (
+        ctx.pattern_writer([m.content for m in members])
+        if ctx.pattern_writer is not None
+        else f"Recurring across {size} sessions ({category}): {', '.join(shared) or 'a theme'}."
+    )
+    pattern = ctx.new_memory(
+        pattern_id,
+        statement,
+        "semantic",
+        "learning_pattern",
+        subtype=category,
+        tags=("insight",),
+        importance=max(m.importance for m in members),
+        confidence=confidence,
+        metadata={"evidence": ",".join(evidence), "category": category},
+    )
+    ctx.emit(
+        "insight",
+        pattern_id,
+        ledger.PatternDetected(
+            pattern, 1, evidence, confidence, size, round(consistency, 6), category
+        ),
+    )
+    ctx.count("patterns")
+    ctx.count("insights")
+    ctx.count("links", size)
+
+
+def _shared_terms(members: list[Memory]) -> list[str]:
+    counts: dict[str, int] = {}
+    for memory in members:
+        for term in fact_terms(memory.content):
+            counts[term] = counts.get(term, 0) + 1
+    recurring = [t for t, n in counts.items() if n >= 2]
+    return sorted(recurring, key=lambda t: (-counts[t], t))[:8]
+
+
+def _category(members: list[Memory]) -> str:
+    words = " ".join(m.content.casefold() for m in members).split()
+    scores = {name: sum(words.count(cue) for cue in cues) for name, cues in CATEGORY_CUES}
+    best = max(scores.items(), key=lambda item: (item[1], item[0]))
+    return best[0] if best[1] > 0 else "behavioural"

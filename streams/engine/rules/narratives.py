@@ -1,0 +1,157 @@
+"""Session → ONE narrative (SPEC §5 decision 2; seed 002's Session Consolidator).
+
+At a session's end its memories, prioritised by kind, become one episodic narrative: summary,
+key interactions, emotional arc (from valence) and unresolved threads, with the sources as
+its parents and, as its embedding, the mean direction of theirs. The sources are archived,
+carried by the narrative (``summarized_into``): they stay searchable, and the narrative keeps
+every named entity, number, date and time of them (the built-in writer's guarantee,
+``streams.engine.text.narrative``).
+
+A session that is too short (002's ``min_session_duration_seconds``) or has too few memories
+is closed without a narrative and its memories stay as they are: nothing is compressed that
+would not be. A member promoted meanwhile (working → semantic) is taken as the fact it
+became.
+"""
+
+from __future__ import annotations
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext, SessionEnd
+from streams.engine.similarity import mean_embedding
+from streams.engine.state import MemoryRecord, SessionWindow
+from streams.engine.text.facts import fact_terms
+from streams.engine.text.narrative import NarrativeSource, write_narrative
+
+SPEAKERS = ("user", "agent", "system")
+
+
+def consolidate_ended_sessions(ctx: CycleContext) -> None:
+    """Close each session the cycle ends; write its narrative when it qualifies."""
+    for end in ctx.request.session_ends:
+        window = ctx.facets.sessions.get(end.session_id)
+        if window is None or window.status != "active":
+            continue
+        members = _current_members(ctx, window)
+        narrate = _qualifies(ctx, window, members)
+        ctx.emit(
+            "session_closed",
+            window.session_id,
+            ledger.SessionClosed(
+                window.session_id,
+                window.conversation_id,
+                window.started_at,
+                end.at,
+                len(window.member_ids),
+                end.reason,
+                consolidated=narrate,
+            ),
+        )
+        ctx.count("sessions_closed")
+        if narrate:
+            _write_narrative(ctx, window, end, members)
+
+
+def _current_members(ctx: CycleContext, window: SessionWindow) -> list[MemoryRecord]:
+    """The session's memories as they are now: following promotions to the copy, and only
+    those still live (a forgotten, merged or archived member is not narrated again)."""
+    members: dict[str, MemoryRecord] = {}
+    for memory_id in window.member_ids:
+        record = ctx.record(memory_id)
+        hops = 0
+        while (
+            record is not None
+            and record.memory.status == "promoted"
+            and "promoted_to" in record.memory.metadata
+            and hops < 8
+        ):
+            record = ctx.record(record.memory.metadata["promoted_to"])
+            hops += 1
+        if record is not None and record.is_live:
+            members.setdefault(record.memory.memory_id, record)
+    return list(members.values())
+
+
+def _qualifies(ctx: CycleContext, window: SessionWindow, members: list[MemoryRecord]) -> bool:
+    rule = ctx.policy.sessions
+    duration_seconds = (window.last_event_at - window.started_at) / 1000
+    return (
+        rule.narratives
+        and len(members) >= rule.min_memories
+        and duration_seconds >= rule.min_duration_seconds
+    )
+
+
+def _write_narrative(
+    ctx: CycleContext, window: SessionWindow, end: SessionEnd, members: list[MemoryRecord]
+) -> None:
+    rule = ctx.policy.sessions
+    chosen = _by_priority(members, rule.priority_kinds)[: rule.max_per_narrative]
+    chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
+    sources = [
+        NarrativeSource(
+            memory_id=r.memory.memory_id,
+            content=r.memory.content,
+            kind=r.memory.kind,
+            speaker=r.memory.created_by if r.memory.created_by in SPEAKERS else "system",
+            valence=max(-1.0, min(1.0, r.memory.valence)),
+            at=r.memory.created_at or 0,
+        )
+        for r in chosen
+    ]
+    narrative = write_narrative(sources, rule.priority_kinds)
+    narrative_id = ctx.new_id("narrative", window.session_id)
+    source_chars = sum(len(s.content) for s in sources)
+    memory = ctx.new_memory(
+        narrative_id,
+        narrative.content,
+        "episodic",
+        "narrative",
+        subtype="session",
+        tags=("narrative",),
+        importance=max(r.memory.importance for r in chosen),
+        confidence=1.0,
+        emotional_salience=max(r.memory.emotional_salience for r in chosen),
+        valence=round(sum(s.valence for s in sources) / len(sources), 6),
+        conversation_id=window.conversation_id,
+        session_id=window.session_id,
+        embedding=mean_embedding([r.memory for r in chosen], ctx.dim),
+        metadata={
+            "parents": ",".join(s.memory_id for s in sources),
+            "session_started_at": str(window.started_at),
+            "session_ended_at": str(end.at),
+            "source_count": str(len(sources)),
+            "char_ratio": f"{len(narrative.content) / max(1, source_chars):.4f}",
+            "fact_terms": str(len(fact_terms(narrative.content))),
+        },
+    )
+    ctx.emit(
+        "narrative",
+        window.session_id,
+        ledger.SessionConsolidated(
+            window.session_id,
+            memory,
+            1,
+            tuple(s.memory_id for s in sources),
+            compression_ratio=float(len(sources)),
+            emotional_arc=narrative.emotional_arc,
+            unresolved_threads=narrative.unresolved_threads,
+        ),
+    )
+    ctx.count("narratives")
+    ctx.count("links", len(sources))
+    for record in chosen:
+        if record.memory.pinned:
+            continue  # narrated, but a pinned memory never leaves active memory
+        ctx.archive(record, "summarized_into_narrative", carried_by=narrative_id, cold_storage=True)
+
+
+def _by_priority(members: list[MemoryRecord], kinds: tuple[str, ...]) -> list[MemoryRecord]:
+    rank = {kind: i for i, kind in enumerate(kinds)}
+    return sorted(
+        members,
+        key=lambda r: (
+            rank.get(r.memory.kind, len(kinds)),
+            r.memory.created_at or 0,
+            r.memory.memory_id,
+        ),
+    )

@@ -1,0 +1,102 @@
+"""Patterns: groups of similar facts within a window become one pattern memory (SPEC §5
+decision 4; seeds 000 op 2, 001, 002)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from statistics import fmean
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.model import Memory
+from streams.engine.similarity import SimilarityIndex
+
+
+def detect_patterns(cycle: CycleContext) -> None:
+    """≥ N similar memories (pairwise similarity > t) within the window → one pattern."""
+    rule = cycle.policy.patterns
+    if not rule.enabled:
+        return
+    since = cycle.request.now - rule.window_seconds * 1000
+    candidates = [
+        r.memory
+        for r in cycle.live(rule.source_layer)
+        if (r.memory.created_at or 0) >= since and "pattern_of" not in r.memory.metadata
+    ]
+    index = SimilarityIndex(candidates, cycle.dim)
+    for group in _similar_groups(candidates, index, rule.min_similarity):
+        if len(group) < rule.min_support:
+            continue
+        evidence = sorted(m.memory_id for m in group)
+        pattern_id = cycle.new_id("pattern", *evidence)
+        if pattern_id in cycle.records:
+            continue
+        consistency = fmean(
+            index.similarity(a.memory_id, b.memory_id)
+            for i, a in enumerate(group)
+            for b in group[i + 1 :]
+        )
+        ranked = _by_centrality(group, index)
+        statement = ranked[0]
+        content = (
+            cycle.pattern_writer([m.content for m in ranked])
+            if cycle.pattern_writer
+            else statement.content
+        )
+        category = _common_kind(group)
+        kind = f"{category}_pattern_detected" if rule.target_layer == "episodic" else "pattern"
+        support = len(group)
+        confidence = round(min(1.0, consistency * (1 - 1 / (support + 1))), 6)
+        pattern = Memory(
+            memory_id=pattern_id,
+            user_id=cycle.user_id,
+            content=content,
+            layer=rule.target_layer,
+            kind=kind,
+            subtype=category,
+            tags=tuple(sorted({t for m in group for t in m.tags})),
+            importance=max(m.importance for m in group),
+            confidence=confidence,
+            embedding=statement.embedding,
+            metadata={"pattern_of": ",".join(evidence), "support": str(support)},
+            created_at=cycle.request.now,
+        )
+        cycle.emit(
+            "pattern",
+            pattern_id,
+            ledger.PatternDetected(
+                pattern, 1, tuple(evidence), confidence, support, round(consistency, 6), category
+            ),
+        )
+        cycle.count("patterns")
+        cycle.count("links", support)
+
+
+def _similar_groups(
+    memories: list[Memory], index: SimilarityIndex, threshold: float
+) -> list[list[Memory]]:
+    """Greedy cliques: each memory joins the first group it is similar to in every member."""
+    groups: list[list[Memory]] = []
+    for memory in memories:
+        for group in groups:
+            if all(index.similarity(memory.memory_id, g.memory_id) > threshold for g in group):
+                group.append(memory)
+                break
+        else:
+            groups.append([memory])
+    return groups
+
+
+def _by_centrality(group: list[Memory], index: SimilarityIndex) -> list[Memory]:
+    """Members, most similar to the others first: the first is the extractive statement."""
+
+    def closeness(m: Memory) -> tuple[float, str]:
+        total = sum(index.similarity(m.memory_id, o.memory_id) for o in group if o is not m)
+        return (total, m.memory_id)
+
+    return sorted(group, key=closeness, reverse=True)
+
+
+def _common_kind(group: Iterable[Memory]) -> str:
+    kinds = sorted(m.kind for m in group)
+    return max(set(kinds), key=lambda k: (kinds.count(k), k))

@@ -1,0 +1,85 @@
+"""Procedural rules: an episodic event type seen often enough with enough success becomes a
+learned procedure (SPEC §5 decision 5; seed 000 op 3)."""
+
+from __future__ import annotations
+
+import math
+from statistics import fmean
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.model import Memory
+from streams.engine.state import MemoryRecord
+
+
+def learn_procedures(cycle: CycleContext) -> None:
+    """Episodic → procedural: an event type seen ≥ 3 times in 30 days with average success
+    > 0.6 becomes ``<event_type>_learned_pattern``."""
+    rule = cycle.policy.procedural
+    if not rule.enabled:
+        return
+    since = cycle.request.now - rule.window_seconds * 1000
+    by_type: dict[str, list[MemoryRecord]] = {}
+    for record in cycle.live("episodic"):
+        memory = record.memory
+        if (memory.created_at or 0) >= since and memory.success is not None:
+            by_type.setdefault(memory.kind, []).append(record)
+    for event_type, records in sorted(by_type.items()):
+        count = len(records)
+        average = fmean(r.memory.success or 0.0 for r in records)
+        if count < rule.min_occurrences or average <= rule.min_success:
+            continue
+        latest = max(records, key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
+        pattern_id = cycle.new_id("procedure", event_type)
+        existing = cycle.records.get(pattern_id)
+        if existing is not None and existing.memory.metadata.get("occurrence_count") == str(count):
+            continue
+        procedure = Memory(
+            memory_id=pattern_id,
+            user_id=cycle.user_id,
+            content=latest.memory.content,
+            layer="procedural",
+            kind=f"{event_type}_learned_pattern",
+            trigger_conditions=tuple(
+                sorted({c for r in records for c in r.memory.trigger_conditions})
+            ),
+            importance=max(r.memory.importance for r in records),
+            confidence=round(average, 6),
+            success=round(average, 6),
+            metadata={
+                "source": "episodic_promotion",
+                "occurrence_count": str(count),
+                "avg_success_rate": repr(round(average, 6)),
+                "success_count": str(_round_half_up(count * average)),
+                "failure_count": str(_round_half_up(count * (1 - average))),
+                "evidence": ",".join(sorted(r.memory.memory_id for r in records)),
+            },
+            created_at=cycle.request.now,
+        )
+        version = existing.version + 1 if existing else 1
+        cycle.emit("procedure", pattern_id, ledger.MemoryStored(procedure, version))
+        cycle.count("links", count)
+        for record in records:
+            if "consolidated_to_procedural" in record.memory.metadata:
+                continue
+            current = cycle.records[record.memory.memory_id]
+            marked = current.memory.evolve(
+                metadata={
+                    **current.memory.metadata,
+                    "consolidated_to_procedural": str(cycle.request.now),
+                }
+            )
+            cycle.emit(
+                "consolidated_to_procedural",
+                record.memory.memory_id,
+                ledger.MemoryStored(marked, current.version + 1),
+            )
+
+
+def _first_known(*values: int | None) -> int:
+    return next(v for v in values if v is not None)
+
+
+def _round_half_up(value: float) -> int:
+    """SQL ROUND (seed 000 computes the counts in SQL), not Python's banker's rounding."""
+    return math.floor(round(value, 9) + 0.5)  # round(…, 9): 3 * (1 - 5/6) is 0.4999…

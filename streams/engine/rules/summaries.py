@@ -1,0 +1,52 @@
+"""Episodes → ONE semantic summary (SPEC §5 decision 3; seed 004's ``run_consolidation``).
+
+All unsummarized episodes (live episodic memories, narratives included) become one semantic
+memory, map-reduced in chunks when there are many; each episode is archived, carried by the
+summary (``summarized_into``). The built-in writer keeps every fact term of the episodes.
+Automatic cycles summarize once ``summaries.min_episodes`` are waiting, or at every session end
+(``summaries.on_session_end``; 004: "auto triggers on session end or configurable threshold");
+a manual cycle summarizes whatever is waiting.
+"""
+
+from __future__ import annotations
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.text.summary import write_summary
+
+
+def summarize_episodes(ctx: CycleContext) -> None:
+    rule = ctx.policy.summaries
+    if not rule.enabled:
+        return
+    episodes = [r for r in ctx.live("episodic") if not r.memory.pinned]
+    session_ended = any(isinstance(d.payload, ledger.SessionClosed) for d in ctx.decisions)
+    asked = ctx.request.trigger == "manual" or (rule.on_session_end and session_ended)
+    threshold = 1 if asked else rule.min_episodes
+    if len(episodes) < max(1, threshold):
+        return
+    texts = [r.memory.content for r in episodes]
+    summary_id = ctx.new_id("summary", *(r.memory.memory_id for r in episodes))
+    summary = ctx.new_memory(
+        summary_id,
+        write_summary(texts, chunk_size=max(2, rule.chunk_size)),
+        "semantic",
+        "summary",
+        subtype="episodes",
+        tags=("summary",),
+        importance=max(r.memory.importance for r in episodes),
+        confidence=1.0,
+        metadata={
+            "source_episode_ids": ",".join(r.memory.memory_id for r in episodes),
+            "episode_count": str(len(episodes)),
+        },
+    )
+    ctx.emit(
+        "summary",
+        summary_id,
+        ledger.EpisodesSummarized(summary, 1, tuple(r.memory.memory_id for r in episodes)),
+    )
+    ctx.count("summaries")
+    ctx.count("links", len(episodes))
+    for record in episodes:
+        ctx.archive(record, "summarized_into_summary", carried_by=summary_id, cold_storage=True)

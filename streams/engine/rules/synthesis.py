@@ -1,0 +1,82 @@
+"""ONE procedural behavioural profile per user (SPEC §5 decision 6; seed 004's
+``create_procedural_memory``).
+
+The profile is synthesised from all of the user's semantic memories, active and carried
+(archived into a narrative or summary but still true), and a new synthesis replaces the old
+one: the profile has one id per user and each synthesis is a new version of it, so a user
+never has two. It runs when asked (``memstream procedural``), and automatically at a session
+end (``synthesis.on_session_end``) or once ``synthesis.min_new_semantic`` semantic memories
+were written since the last one.
+"""
+
+from __future__ import annotations
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.state import SUMMARIZED_INTO, MemoryRecord
+from streams.engine.text.profile import write_profile
+
+SYNTHESIZED_AT = "synthesized_at"
+
+
+def synthesize_profile(ctx: CycleContext) -> None:
+    rule = ctx.policy.synthesis
+    asked = ctx.request.mode == "procedural"
+    if not (asked or rule.enabled):
+        return
+    sources = _semantic_sources(ctx)
+    if not sources:
+        if asked:
+            ctx.warnings.append("synthesize_profile: no semantic memories to synthesize")
+        return
+    profile_id = ctx.new_id("procedural_profile")
+    current = ctx.record(profile_id)
+    if not (asked or _due(ctx, current, sources)):
+        return
+    profile = ctx.new_memory(
+        profile_id,
+        write_profile([r.memory.content for r in sources]),
+        "procedural",
+        "behavioural_profile",
+        tags=("profile",),
+        importance=1.0,
+        confidence=1.0,
+        metadata={
+            "source_semantic_ids": ",".join(r.memory.memory_id for r in sources[-200:]),
+            "source_count": str(len(sources)),
+            SYNTHESIZED_AT: str(ctx.request.now),
+        },
+    )
+    if current is not None:
+        profile = profile.evolve(created_at=current.memory.created_at)
+    version = 1 if current is None else current.version + 1
+    ctx.emit(
+        "procedural_profile",
+        profile_id,
+        ledger.ProceduralSynthesized(profile, version, len(sources), replaced_memory_id=None),
+    )
+    ctx.count("profiles")
+
+
+def _semantic_sources(ctx: CycleContext) -> list[MemoryRecord]:
+    """Every semantic memory that is still true: live, or carried by a narrative/summary."""
+    chosen = [
+        r
+        for r in ctx.records.values()
+        if r.memory.layer == "semantic"
+        and not r.forgotten
+        and r.memory.invalid_at is None
+        and (r.is_live or SUMMARIZED_INTO in r.memory.metadata)
+    ]
+    chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
+    return chosen
+
+
+def _due(ctx: CycleContext, current: MemoryRecord | None, sources: list[MemoryRecord]) -> bool:
+    if ctx.policy.synthesis.on_session_end and any(
+        isinstance(d.payload, ledger.SessionClosed) for d in ctx.decisions
+    ):
+        return True
+    since = int(current.memory.metadata.get(SYNTHESIZED_AT, "0")) if current else -1
+    written = sum(1 for r in sources if (r.memory.created_at or 0) > since)
+    return written >= ctx.policy.synthesis.min_new_semantic
