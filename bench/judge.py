@@ -6,8 +6,10 @@ were tuned on; ``heldout`` was written first and kept out of tuning, so its figu
 honest estimate of how the judge does on pairs written by other people.
 
 For every class and overall it prints precision and recall of the "contradiction" label (a
-class with no contradictions shows only its false alarms), then the mean wall-clock time per
-judged pair. Timing lives here, not in the tests, because the engine itself never reads a clock.
+class with no contradictions shows only its false alarms), how many of the pairs the judge
+calls contradictory share an ``attribute_keys`` blocking key (all of them, and those with
+conflicting values), then the mean wall-clock time per judged pair. Timing lives here, not in
+the tests, because the engine itself never reads a clock.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams.engine.judge import judge_contradiction
+from streams.engine.judge import attribute_keys, judge_contradiction
 
 DATA_DIR = Path(__file__).parent / "judge_data"
 SPLITS = ("dev", "heldout")
@@ -97,6 +99,24 @@ def score(pairs: Iterable[Pair]) -> tuple[dict[str, Tally], Tally, list[tuple[Pa
     return per_class, overall, mistakes
 
 
+def key_sharing(pairs: Iterable[Pair]) -> str:
+    """How many pairs judged contradictory share an attribute key: all of them, and those
+    contradicting by conflicting values (a denial or an antonym shares the sentence instead)."""
+    shared = judged = shared_values = judged_values = 0
+    for pair in pairs:
+        verdict = judge_contradiction(pair.first, pair.second)
+        if not verdict.contradicts:
+            continue
+        share = bool(attribute_keys(pair.first) & attribute_keys(pair.second))
+        judged, shared = judged + 1, shared + share
+        if verdict.cue == "conflicting_value":
+            judged_values, shared_values = judged_values + 1, shared_values + share
+    return (
+        f"judged contradictions sharing an attribute key: {shared} of {judged}; "
+        f"with conflicting values: {shared_values} of {judged_values}"
+    )
+
+
 def mean_ms_per_pair(pairs: Sequence[Pair], rounds: int = TIMING_ROUNDS) -> float:
     start = time.perf_counter()
     for _ in range(rounds):
@@ -137,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         everything += pairs
         per_class, overall, mistakes = score(pairs)
         print(table(name, per_class, overall), end="\n\n")
+        print(key_sharing(pairs), end="\n\n")
         if args.mistakes:
             for pair, why in mistakes:
                 expected = "contradiction" if pair.contradicts else "compatible"

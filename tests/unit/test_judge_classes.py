@@ -314,3 +314,253 @@ def test_given_a_compatible_pair_of_a_guarded_kind_when_judged_then_it_does_not_
 
     assert not verdict.contradicts, f"{why}: {verdict.explanation}"
     assert verdict.confidence <= 0.7
+
+
+# --- update wording of long conversations ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scheduled", "moved"),
+    [
+        (
+            "Just a heads up, the Orion kickoff is scheduled for March 3.",
+            "The Orion kickoff moved to April 10.",
+        ),
+        (
+            "FYI, the board review is scheduled for 9 June.",
+            "The board review was pushed to July 2.",
+        ),
+        ("By the way, the audit is set for the 4th of May.", "The audit got moved to 18 May."),
+    ],
+)
+def test_given_a_scheduled_date_when_the_event_is_moved_then_it_contradicts(
+    scheduled: str, moved: str
+) -> None:
+    """Given "X is scheduled for D1" (after an opener such as "Just a heads up,"), when a later
+    statement says "X moved to D2", then they contradict: the move is a present claim about
+    the same event's date."""
+    verdict = judge_contradiction(scheduled, moved)
+
+    assert verdict.contradicts, verdict.explanation
+    assert verdict.cue == "conflicting_value"
+
+
+@pytest.mark.parametrize(
+    ("stated", "new"),
+    [
+        ("Omar's phone number is 415-555-0199.", "Omar has a new phone number: 628-555-0142."),
+        (
+            "Lena's mobile number is +49 (30) 1234-5678.",
+            "Lena has a new mobile number: +49 30 8765 4321.",
+        ),
+        (
+            "Sofia's email is sofia.r@example.net.",
+            "Sofia has a new email address: sofia.ramos@work.example.",
+        ),
+        ("You can reach Carla at carla@oldmail.net.", "Carla's new email is carla.p@hey.com."),
+    ],
+)
+def test_given_a_contact_detail_when_someone_has_a_new_one_then_it_contradicts(
+    stated: str, new: str
+) -> None:
+    """Given "X's phone number is A" (or "you can reach X at A"), when a later statement says
+    "X has a new phone number: B" or "X's new email is B", then they contradict: "has a new
+    <attribute>" updates that attribute, and a phone number or an email address is one value."""
+    verdict = judge_contradiction(stated, new)
+
+    assert verdict.contradicts, verdict.explanation
+
+
+def test_given_one_phone_number_with_and_without_its_country_code_when_judged_then_it_agrees() -> (
+    None
+):
+    """Given "Omar has a new phone number: 628-555-0142", when judged against "Omar's phone
+    number is +1 628-555-0142", then they agree: the digits are the same number."""
+    verdict = judge_contradiction(
+        "Omar has a new phone number: 628-555-0142.", "Omar's phone number is +1 628-555-0142."
+    )
+
+    assert not verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("ended", "now"),
+    [
+        ("So the catering bill ended up at £840.", "The catering bill is now £910."),
+        ("The renovation quote ended up being €18,000.", "The renovation quote is now €21,500."),
+        (
+            "The team budget for the offsite is $8,000.",
+            "The team budget for the offsite is now €9,500.",
+        ),
+    ],
+)
+def test_given_an_amount_that_ended_up_at_a_value_when_it_is_now_another_then_it_contradicts(
+    ended: str, now: str
+) -> None:
+    """Given "X ended up at A" (a statement of X's value, not a past event), when a later
+    statement says "X is now B" (in the same or another currency), then they contradict."""
+    verdict = judge_contradiction(ended, now)
+
+    assert verdict.contradicts, verdict.explanation
+
+
+def test_given_an_amount_that_ended_up_at_a_value_when_stated_again_then_it_agrees() -> None:
+    """Given "the catering bill ended up at £840", when judged against "the catering bill is
+    £840", then they agree."""
+    verdict = judge_contradiction(
+        "The catering bill ended up at £840.", "The catering bill is £840."
+    )
+
+    assert not verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("weekly", "now"),
+    [
+        (
+            "My weekly check-in with Priya is at 10am on Mondays.",
+            "My check-in with Priya is at 3pm on Thursdays now.",
+        ),
+        (
+            "My weekly piano lesson is at 5pm on Wednesdays.",
+            "My piano lesson is at 6:30pm on Saturdays now.",
+        ),
+        (
+            "My fortnightly call with the landlord is on Fridays at noon.",
+            "My call with the landlord is on Tuesdays at 5pm now.",
+        ),
+    ],
+)
+def test_given_a_weekly_meeting_when_its_time_and_day_change_then_it_contradicts(
+    weekly: str, now: str
+) -> None:
+    """Given a recurring meeting with "weekly" on one side only, when its time and weekday
+    differ, then they contradict: "weekly" does not make another subject, and a meeting held
+    once a week is on one day, so "on Mondays" is its day, not a context."""
+    verdict = judge_contradiction(weekly, now)
+
+    assert verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("My daily standup is at 9am on Mondays.", "My daily standup is at 10am on Fridays."),
+        ("The pool opens at 6am on weekdays.", "The pool opens at 9am on Sundays now."),
+        (
+            "My weekly check-in with Priya is at 10am on Mondays.",
+            "My weekly check-in with Dan is at 3pm on Thursdays.",
+        ),
+        ("My weekly sync with Ana is at 2pm.", "My monthly sync with Ana is at 4pm."),
+    ],
+)
+def test_given_days_as_contexts_or_other_meetings_when_judged_then_it_agrees(
+    first: str, second: str
+) -> None:
+    """Given an event held on several days (a daily standup, opening hours) or two meetings
+    (another person, another recurrence), when times differ by day, then there is no
+    contradiction."""
+    verdict = judge_contradiction(first, second)
+
+    assert not verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I switched to Emacs last month.", "I switched to Neovim now, it is my primary editor."),
+        (
+            "I switched to Sublime Text a few weeks ago.",
+            "I've been using Atom as my main editor these days.",
+        ),
+        (
+            "I've been using Firefox as my main browser lately.",
+            "I moved over to Chrome, it's my main browser now.",
+        ),
+        (
+            "I've been using Notion as my main notes app lately.",
+            "I changed to Obsidian, it's my main notes app now.",
+        ),
+        (
+            "We run Postgres as our primary database.",
+            "We switched to MySQL, it is our main database now.",
+        ),
+    ],
+)
+def test_given_a_tool_switch_when_another_main_tool_is_stated_then_it_contradicts(
+    first: str, second: str
+) -> None:
+    """Given "switched to X" or "using X as my main <tool>", when a later statement switches
+    to Y or makes Y "my main <tool>", then they contradict: "main" or "primary" makes the
+    attribute single-valued, "it" is the tool switched to, and when the switch happened ("last
+    month") is not part of the value."""
+    verdict = judge_contradiction(first, second)
+
+    assert verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I switched to Neovim now, it is my main editor.", "Neovim is my main editor."),
+        ("I moved over to Chrome, it's my main browser now.", "I use Firefox for testing."),
+        ("I switched to Emacs last month.", "I used Vim at my old job."),
+        ("I switched to Python last week.", "I use VS Code."),
+    ],
+)
+def test_given_a_tool_switch_when_a_compatible_use_is_stated_then_it_agrees(
+    first: str, second: str
+) -> None:
+    """Given a switch to a main tool, when the same tool, a tool for another context, a past
+    tool or a tool of another kind is stated, then there is no contradiction."""
+    verdict = judge_contradiction(first, second)
+
+    assert not verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("described", "plain"),
+    [
+        ("My cousin Leon lives in Graz.", "Leon lives in Linz now."),
+        (
+            "Nadia, my old roommate, lives in Tallinn.",
+            "Actually Nadia lives in Riga now, she moved.",
+        ),
+        (
+            "Oh, by the way, my climbing partner Ivo lives in Leiden these days.",
+            "Ivo lives in Delft now.",
+        ),
+    ],
+)
+def test_given_a_person_described_in_apposition_when_they_move_then_it_contradicts(
+    described: str, plain: str
+) -> None:
+    """Given "my cousin Leon" or "Nadia, my old roommate" as a subject, when a later statement
+    names the same person plainly with another city, then they contradict: the description
+    in apposition names the same person."""
+    verdict = judge_contradiction(described, plain)
+
+    assert verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("My cousin Leon lives in Graz.", "Leon's sister lives in Linz."),
+        ("Ana has a new dog: Biscuit.", "Ana's dog is Pepper."),
+        ("You can reach Carla at carla@oldmail.net.", "Carla's work email is carla@acme.io."),
+        (
+            "Lena has a new mobile number: +49 30 8765 4321.",
+            "Lena's office number is +49 30 1111 2222.",
+        ),
+    ],
+)
+def test_given_another_attribute_or_a_multi_valued_one_when_judged_then_it_agrees(
+    first: str, second: str
+) -> None:
+    """Given someone else's attribute (Leon's sister), a new member of a multi-valued set (a
+    second dog) or another contact detail (a work email, an office number), when judged, then
+    there is no contradiction."""
+    verdict = judge_contradiction(first, second)
+
+    assert not verdict.contradicts, verdict.explanation

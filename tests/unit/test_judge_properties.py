@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streams.engine import judge as judge_package
-from streams.engine.judge import Judgement, judge_contradiction
+from streams.engine.judge import Judgement, attribute_keys, judge_contradiction
 
 # Words that reach the deeper rules: subjects, verbs, negators, corrections, changes, amounts.
 VOCABULARY = (
@@ -71,6 +71,25 @@ VOCABULARY = (
     "MySQL",
     "the demo",
     "on Tuesday",
+    "Just a heads up,",
+    "is scheduled for",
+    "moved to",
+    "has a new phone number:",
+    "'s new email is",
+    "+1 (299) 751-7349",
+    "609-674-2407",
+    "bruno@example.com",
+    "you can reach Bruno at",
+    "ended up at",
+    "my weekly one-on-one with Dario",
+    "on Tuesdays",
+    "switched to Zed",
+    "last week",
+    ", it is my main editor",
+    "as my main editor",
+    "my neighbour Tariq",
+    "€29,500",
+    "these days",
 )
 SENTENCES = st.lists(st.sampled_from(VOCABULARY), max_size=14).map(" ".join)
 TEXTS = st.one_of(st.text(max_size=80), SENTENCES)
@@ -131,6 +150,20 @@ def test_given_any_judgement_then_confidence_and_cue_agree_with_the_verdict(
 def test_given_a_statement_when_judged_against_itself_then_it_never_contradicts(text: str) -> None:
     """Given any statement, when judged against itself, then there is no contradiction."""
     assert not judge_contradiction(text, text).contradicts
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_given_any_statement_when_keyed_then_the_keys_are_subject_attribute_strings(
+    text: str,
+) -> None:
+    """Given any text, when its attribute keys are read (twice), then the answer is the same
+    frozenset of "<subject>|<attribute>" strings each time, and never raises."""
+    keys = attribute_keys(text)
+
+    assert isinstance(keys, frozenset)
+    assert keys == attribute_keys(text)
+    assert all(isinstance(key, str) and "|" in key for key in keys)
 
 
 def _imports(source: Path) -> set[str]:

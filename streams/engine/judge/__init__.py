@@ -14,12 +14,20 @@ Method, one module per step:
   endings, antonyms folded with a flip mark).
 * :mod:`.parse`: a statement as clauses (subject, relation, value, polarity, tense), with
   corrections ("X, not Y": Y is the replaced value), updates ("was moved to", "now", "switched
-  from A to B": present claims) and the perfect ("I've never used X": the verb is "use").
+  from A to B", "has a new phone number: X": present claims), the perfect ("I've never used
+  X": the verb is "use") and roles ("I use Helix as my main editor": my main editor is Helix).
 * :mod:`.values`: two values of one attribute compared slot by slot: same, related (synonym,
   refinement, part of, the same amount), exclusive (and of which kind), or unknown.
+* :mod:`.attributes`: subjects as compared ("my neighbour Tariq" is Tariq, "my weekly
+  one-on-one" is my one-on-one), whether two clauses state one attribute, how many values it
+  holds.
 * :mod:`.rules`: the verdict, with the guards against false alarms (same subject and
   attribute, single-valued attributes only, same time, contexts).
 * :mod:`.lexicons`: the word lists, JSON files in ``lexicons/`` loaded once.
+* :mod:`.keys`: ``attribute_keys(text)``, the (subject, single-valued attribute) keys a
+  statement makes a claim about, for blocking: two statements that contradict by giving one
+  attribute two values share a key ("Bruno's phone number is ..." / "Bruno has a new phone
+  number: ..." → ``bruno|phone number``), so the engine can index facts by them.
 
 ``confidence`` is the judge's confidence that the pair contradicts: above 0.7 exactly when
 ``contradicts`` is true, at most 0.4 otherwise. The verdict and confidence are symmetric in the
@@ -27,12 +35,14 @@ arguments (only the wording of the explanation follows the argument order).
 
 This package never does I/O beyond reading its own data files, reads no clock, uses no
 randomness, does not log, touch the network or load a model: it is part of the pure engine,
-standard library only, and the same inputs always give the same Judgement.
+standard library only, and the same inputs always give the same Judgement. ``attribute_keys``
+memoises its answers (a bounded ``functools.lru_cache``), which changes no result.
 """
 
 from __future__ import annotations
 
 from .judgement import Judgement
+from .keys import attribute_keys
 from .rules import judge_contradiction
 
-__all__ = ["Judgement", "judge_contradiction"]
+__all__ = ["Judgement", "attribute_keys", "judge_contradiction"]

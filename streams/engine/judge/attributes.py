@@ -81,17 +81,24 @@ def named_in_apposition(words: Words) -> Words:
     partner" are Tariq and Keiko. Other subjects are returned as they are."""
     if len(words) < 2 or any(word.surface.endswith("'s") for word in words):
         return words
-    names = len(words) - next(
-        (i for i, word in enumerate(reversed(words)) if not word.proper), len(words)
-    )
-    if 0 < names < len(words) and words[0].surface in POSSESSIVE_DETERMINERS:
-        if not any(word.proper for word in words[: len(words) - names]):
-            return words[len(words) - names :]  # "my neighbour Tariq"
+    names = next((i for i, word in enumerate(reversed(words)) if not word.proper), len(words))
+    described = words[: len(words) - names]
+    if 0 < names < len(words) and _describes_a_person(described):
+        return words[len(words) - names :]  # "my neighbour Tariq"
     leading = next((i for i, word in enumerate(words) if not word.proper), len(words))
-    if 0 < leading < len(words) and words[leading].surface in POSSESSIVE_DETERMINERS:
-        if not any(word.proper for word in words[leading:]):
-            return words[:leading]  # "Keiko, my climbing partner"
+    if 0 < leading < len(words) and _describes_a_person(words[leading:]):
+        return words[:leading]  # "Keiko, my climbing partner"
     return words
+
+
+def _describes_a_person(words: Words) -> bool:
+    """ "my neighbour", "my old climbing partner": an owner's word for a person."""
+    return (
+        len(words) >= 2
+        and words[0].surface in POSSESSIVE_DETERMINERS
+        and words[-1].key in PERSON_NOUNS
+        and not any(word.proper or not word.surface.isalpha() for word in words)
+    )
 
 
 def subject_key(words: Words) -> tuple[str, ...]:
@@ -209,16 +216,21 @@ def align(a: Clause, b: Clause) -> tuple[Reading, Reading] | None:
     return None
 
 
+def names_single_attribute(subject: tuple[str, ...]) -> bool:
+    """Whether a subject names an attribute with one value ("the default branch", "Ana's
+    manager", "my favourite food")."""
+    return bool(subject) and (
+        subject[-1] in SINGLE_VALUED_NOUNS or bool(SINGLE_VALUED_MODIFIERS & set(subject))
+    )
+
+
 def attribute_class(a: Reading, b: Reading) -> str:
     """How many values the pair's attribute can hold at once (see FIRES_FOR)."""
     stated = b if a.clause.any_relation and not b.clause.any_relation else a
     subject, relation = stated.subject, stated.relation
     if a.relation[0] in SINGLE_VALUED_PREFERENCES and b.relation[0] in SINGLE_VALUED_PREFERENCES:
         return ATTRIBUTE
-    names_single_attribute = bool(subject) and (
-        subject[-1] in SINGLE_VALUED_NOUNS or bool(SINGLE_VALUED_MODIFIERS & set(subject))
-    )
-    if relation[:1] == ("be",) and names_single_attribute:
+    if relation[:1] == ("be",) and names_single_attribute(subject):
         # Read through a noun ("reports to" as "manager is"), plain words are too loose a match.
         return SINGLE if a.derived or b.derived else ATTRIBUTE
     if relation in SINGLE_VALUED_RELATIONS:

@@ -5,7 +5,11 @@ contractions expanded ("don't" → "do not"), multi-word names joined ("new york
 preference idioms reduced to the preference verb ("is a big fan of" → "likes", "can't stand" →
 "hates"), clock times made canonical ("9am", "9 a.m.", "9:00" → ``09:00``), money and magnitudes
 written out ("$1.5M" → "1500000 usd", "40k" → "40000"), ordinals and day-month dates put in one
-order ("the 3rd of March" → "the march 3").
+order ("the 3rd of March" → "the march 3"). Phone numbers become one token of their digits
+("+1 (299) 751-7349" → ``tel_12997517349``) and email addresses stay whole; "you can reach Bruno
+at X" says what Bruno's email (or phone number) is; "ended up at" states a value ("is");
+openers ("Just a heads up,", "Oh, by the way,") and loose present markers ("these days",
+"lately") are dropped.
 """
 
 from __future__ import annotations
@@ -99,10 +103,10 @@ _REACHED = re.compile(
     rf"\b([a-z][\w' ]{{0,40}}?)\s+(?:can|could)\s+be\s+(?:reached|contacted)\s+(?:at|on|via)\s+"
     rf"({EMAIL}|tel_\d+)\b"
 )
-# "the budget ended up at €29,500", "the bill came in at $80": a statement of the value.
+# "the budget ended up at €29,500", "the bill totals $80": a statement of the value.
 _OUTCOME = re.compile(
-    r"\b(?:(?:has|have)\s+)?(?:ended|ends|end|wound|winds|came|comes)\s+(?:up|in|out)\s+"
-    r"(?:at|as|being)\b|\b(?:totals|totalled|totaled|amounts\s+to|amounted\s+to)\b"
+    r"\b(?:(?:has|have)\s+)?(?:ended|ends|wound|winds)\s+up\s+(?:at|as|being)\b"
+    r"|\b(?:totals|totalled|totaled|amounts\s+to|amounted\s+to)\b"
 )
 # "these days", "lately", "nowadays": the present, said loosely; nothing to compare.
 _LOOSE_PRESENT = re.compile(r",?\s*\b(?:these\s+days|lately|nowadays|of\s+late)\b")
@@ -214,7 +218,16 @@ def normalise(text: str) -> str:
     return _DAY_MONTH.sub(r"\2 \1", text)
 
 
+_NAME_IN_APPOSITION = re.compile(r"\s*([A-Z][\w']*)\s*,\s*(?:my|our|his|her|their)\s")
+
+
 def capitalised(text: str) -> frozenset[str]:
-    """Lowercased words written with a capital letter somewhere after the first word."""
-    words = _WORD.findall(text.replace("\u2019", "'"))
-    return frozenset(word.lower().removesuffix("'s") for word in words[1:] if word[0].isupper())
+    """Lowercased words written with a capital letter somewhere after the first word, and a
+    first word followed by a description of it ("Keiko, my climbing partner, ...")."""
+    text = text.replace("\u2019", "'")
+    words = _WORD.findall(text)
+    found = {word.lower().removesuffix("'s") for word in words[1:] if word[0].isupper()}
+    apposition = _NAME_IN_APPOSITION.match(text)
+    if apposition is not None:
+        found.add(apposition.group(1).lower())
+    return frozenset(found)

@@ -9,6 +9,12 @@ present claim that the demo's slot is Thursday now, whatever relation the other 
 ("the demo is on Tuesday"), not a past fact. "I switched from Chrome to Firefox" also replaces
 Chrome. "I've never used Terraform" is about using Terraform ("have" is the auxiliary of the
 perfect), and the perfect "never" covers every time, now included.
+
+"Bruno has a new phone number: X" states Bruno's phone number, as a change; "Ana's new email is
+X" too. "I switched to Zed last week" changes to Zed (when the change happened is not part of
+the value). "I switched to Zed now, it is my main editor" is two clauses, the second about Zed
+("it" is the previous clause's subject, or what a person switched to or uses). "I use Helix as
+my main editor" also states "my main editor is Helix".
 """
 
 from __future__ import annotations
@@ -61,14 +67,15 @@ from .words import (
 PAST, PERFECT, PRESENT = "past", "perfect", "present"
 
 _TOKEN = re.compile(
-    EMAIL
-    + r"|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+[a-z_]\w*|\d+(?:\.\d+)*|[^\W\d]\w*(?:'s)?|[,;:]"
+    EMAIL + r"|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+[a-z_]\w*|\d+(?:\.\d+)*|[^\W\d]\w*(?:'s)?|[,;:]"
 )
 _CLAUSE_JOINS = frozenset({"and", "but", "whereas", "while"})
 _UPDATE_TARGETS = frozenset({"to", "into"})
 _NOBODY = frozenset({"nothing", "nobody", "none"})
 _PERSONS = frozenset({"user", "we", "he", "she", "they", "you"})
-_AS_ROLE_RELATIONS = frozenset({("use",), ("run",), ("choose",), ("pick",), ("keep",), ("adopt",)})
+_AS_ROLE_RELATIONS = frozenset(
+    {("use",), ("run",), ("choose",), ("pick",), ("keep",), ("adopt",), ("buy",), ("get",)}
+)
 RELATION_ALIASES = {
     phrase_key(phrase): phrase_key(target) for phrase, target in RELATION_ALIAS_PHRASES.items()
 }
@@ -219,7 +226,7 @@ def _find_verb(words: list[Word]) -> int | None:
         elif previous is not None and (
             previous.surface in PRONOUN_SUBJECTS
             or previous.role != CONTENT
-            or _looks_plural(previous.surface)
+            or (_looks_plural(previous.surface) and not previous.proper)
         ):
             return i
     return fallback
@@ -402,11 +409,13 @@ def _without_change_time(value: Words) -> Words:
     found = list(value)
     while found:
         last = found[-1].key
+        before = found[-2] if len(found) >= 2 else None
         if last in CHANGE_TIME_WORDS:
             found.pop()
-        elif len(found) >= 2 and found[-2].key in {"last", "this"} and last.isalpha():
-            del found[-2:]
-        elif last == "ago" and len(found) >= 2 and found[-2].quantity is not None:
+        elif before is not None and (
+            (before.key in {"last", "this"} and last.isalpha())  # "last week"
+            or (last == "ago" and before.quantity is not None)  # "two months ago"
+        ):
             del found[-2:]
         else:
             break
@@ -501,7 +510,9 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
     return Clause(text, subject, relation, value, negated, tense, update)
 
 
-def _new_attribute(after: list[Word], subject: Words, relation: Words) -> tuple[Words, Words] | None:
+def _new_attribute(
+    after: list[Word], subject: Words, relation: Words
+) -> tuple[Words, Words] | None:
     """ "Bruno has a new phone number: 555-0100" states Bruno's phone number (as a change):
     the subject with the attribute noun, and the value after it."""
     if relation[0].key != "have" or relation[1:] or not subject:
@@ -513,8 +524,10 @@ def _new_attribute(after: list[Word], subject: Words, relation: Words) -> tuple[
     for i in content[1:]:
         word = after[i]
         typed = word.quantity or word.date or word.proper or not word.surface.isalpha()
-        if typed or word.surface in PARTICLES or any(
-            w.role == PUNCTUATION for w in after[content[0] : i]
+        if (
+            typed
+            or word.surface in PARTICLES
+            or any(w.role == PUNCTUATION for w in after[content[0] : i])
         ):
             break
         nouns.append(word)
@@ -562,7 +575,12 @@ def _resolve_it(segment: list[Word], previous: Clause) -> list[Word]:
     first = next((i for i, word in enumerate(segment) if word.role == CONTENT), None)
     if first is None or segment[first].surface != "it":
         return segment
-    referent = previous.value if _is_person(previous.subject) else previous.subject
+    if not _is_person(previous.subject):
+        referent = previous.subject
+    elif previous.any_relation or previous.relation_key in _AS_ROLE_RELATIONS:
+        referent = previous.value  # what a person switched to, uses, runs
+    else:
+        return segment
     if not referent or len(referent) > 4:
         return segment
     return segment[:first] + list(referent) + segment[first + 1 :]

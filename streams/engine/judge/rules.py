@@ -39,6 +39,7 @@ from .attributes import (
     attribute_class,
     change_fits,
     is_person,
+    recurs_weekly_or_less,
 )
 from .inferences import judge_exclusion, judge_owned_member, judge_per_subject
 from .judgement import (
@@ -230,7 +231,8 @@ def _judge_both_affirmative(a: Reading, b: Reading, attribute: str) -> Judgement
             MULTI_VALUED_CONFIDENCE, "liking one thing and preferring another can both hold"
         )
     exclusivity = attribute_class(a, b)
-    comparison = compare_values(a.value, b.value, FIRING[exclusivity])
+    one_day = recurs_weekly_or_less(a.subject) or recurs_weekly_or_less(b.subject)
+    comparison = compare_values(a.value, b.value, FIRING[exclusivity], one_day=one_day)
     shown = f"'{show(a.value)}' vs '{show(b.value)}'"
     if comparison.verdict in {SAME, RELATED}:
         return no_contradiction(RELATED_VALUES_CONFIDENCE, f"{comparison.reason} ({shown})")

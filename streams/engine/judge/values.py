@@ -138,7 +138,7 @@ def is_email(key: str) -> bool:
 
 
 def _same_phone(a: str, b: str) -> bool:
-    """One phone number with and without its country code: "+1 299 ..." and "299 ...". """
+    """One phone number with and without its country code: "+1 299 ..." and "299 ..."."""
     x, y = sorted((a[len(PHONE_PREFIX) :], b[len(PHONE_PREFIX) :]), key=len)
     return x == y or (len(x) >= 7 and y.endswith(x) and len(y) - len(x) <= 3)
 
@@ -364,10 +364,14 @@ def _aligned(a: Words, b: Words) -> list[tuple[Words, Words]]:
     return pairs
 
 
-def _is_context(preposition: str, slot: Words) -> bool:
+def _is_context(preposition: str, slot: Words, one_day: bool = False) -> bool:
     """A slot that restricts when or what for a value holds ("on weekends", "for caching",
-    "in winter"), as opposed to a detail of one event ("at 5pm", "in Room 4")."""
+    "in winter"), as opposed to a detail of one event ("at 5pm", "in Room 4"). For an event
+    held on one day of the week (``one_day``: "my weekly one-on-one"), "on Tuesdays" is which
+    day, a detail."""
     if any(word.quantity is not None or word.date is not None for word in slot):
+        return False
+    if one_day and all(TEMPORAL_CATEGORY_OF.get(word.key) == "weekday" for word in slot):
         return False
     if preposition in {"for", "during", "when", "while"}:
         return True
@@ -382,30 +386,33 @@ def _is_context(preposition: str, slot: Words) -> bool:
     )
 
 
-def _context_on_one_side(a: Words, b: Words) -> bool:
+def _context_on_one_side(a: Words, b: Words, one_day: bool = False) -> bool:
     """Whether one value is restricted to a context the other does not mention."""
     slots_a, slots_b = slots(a), slots(b)
     keys_a = {keys(slot) for _, slot in slots_a}
     keys_b = {keys(slot) for _, slot in slots_b}
     return any(
-        _is_context(preposition, slot) and keys(slot) not in other
+        _is_context(preposition, slot, one_day) and keys(slot) not in other
         for own, other in ((slots_a, keys_b), (slots_b, keys_a))
         for preposition, slot in own
     )
 
 
-def compare_values(a: Words, b: Words, firing: frozenset[str]) -> Comparison:
+def compare_values(
+    a: Words, b: Words, firing: frozenset[str], *, one_day: bool = False
+) -> Comparison:
     """How two values of the same attribute relate. Symmetric in ``a`` and ``b``.
 
     ``firing`` is the set of exclusive kinds that make a contradiction for this attribute; a
     difference in several slots is exclusive only when every differing slot is exclusive (not
-    merely "different words") and one of them fires.
+    merely "different words") and one of them fires. ``one_day``: the attribute is the slot
+    of an event held on one day of the week, so its weekdays are details, not contexts.
     """
     if len(a) == len(b) and all(same_item(x, y) for x, y in zip(a, b, strict=True)):
         return Comparison(SAME, "", "the same value")
     if _contains(a, b) or _contains(b, a):
         return Comparison(RELATED, "", "one value contains the other")
-    if _context_on_one_side(a, b):
+    if _context_on_one_side(a, b, one_day):
         return Comparison(OPEN, "", "one value holds in a context the other does not name")
     middle_a, middle_b = strip_common(a, b)
     if len(middle_a) == len(middle_b) == 1:
