@@ -18,7 +18,7 @@ from projections.rows import REPORT_COLUMNS
 from projections.schema import LAYER_TABLES
 from streams.engine.cycle import cycle_id_of
 
-# The report's counters, in the read model's column order (processed … links_created).
+# The report's counters, in the read model's column order (processed … decayed).
 REPORT_FIELDS = REPORT_COLUMNS[
     REPORT_COLUMNS.index("processed") : REPORT_COLUMNS.index("duration_ms")
 ]

@@ -82,6 +82,7 @@ REPORT_COLUMNS = (
     "contradictions",
     "duplicates_merged",
     "links_created",
+    "decayed",
     "duration_ms",
     "warnings",
 )
@@ -564,6 +565,7 @@ def _report_row(
         report.contradictions,
         report.duplicates_merged,
         report.links_created,
+        report.decayed,
         report.duration_ms,
         list(report.warnings),
     )

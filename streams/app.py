@@ -308,7 +308,8 @@ def _log_cycle(emission: Emission) -> None:
         if isinstance(report, ledger_types.ConsolidationCompleted):
             log.info(
                 "consolidation cycle %s (%s, profile %s) for user %s: processed=%d "
-                "patterns=%d archived=%d contradictions=%d duplicates=%d links=%d warnings=%s",
+                "patterns=%d archived=%d contradictions=%d duplicates=%d links=%d decayed=%d "
+                "warnings=%s",
                 decision.cycle_id,
                 decision.trigger,
                 report.profile,
@@ -319,6 +320,7 @@ def _log_cycle(emission: Emission) -> None:
                 report.contradictions,
                 report.duplicates_merged,
                 report.links_created,
+                report.decayed,
                 list(report.warnings) or "none",
             )
 

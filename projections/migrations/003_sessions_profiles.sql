@@ -9,3 +9,21 @@ CREATE INDEX sessions_status ON sessions (user_id, status);
 
 ALTER TABLE user_profiles ADD COLUMN profile_version bigint;
 ALTER TABLE user_profiles ADD COLUMN drift_measured_at timestamptz;
+
+-- Salience is derived (SPEC §5 decision 9): cycles no longer write it per memory, the
+-- report counts the decayed memories, and queries compute current salience with this
+-- function (the same formula as streams/engine/salience.py).
+ALTER TABLE consolidation_reports ADD COLUMN decayed integer NOT NULL DEFAULT 0;
+
+CREATE FUNCTION memstream_salience(
+    importance double precision,
+    access_count integer,
+    last_touched timestamptz,
+    at timestamptz,
+    half_life_seconds double precision DEFAULT 604800,
+    access_reinforcement double precision DEFAULT 0.1
+) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT LEAST(1.0, importance + access_reinforcement * access_count)
+           * power(0.5, GREATEST(0, extract(epoch FROM at - last_touched)) / half_life_seconds)
+$$;

@@ -32,7 +32,7 @@ from streams.engine.rules.patterns import detect_patterns
 from streams.engine.rules.procedures import learn_procedures
 from streams.engine.rules.promotion import age_semantic_facts, promote_working_memories
 from streams.engine.rules.pruning import prune_decayed_memories
-from streams.engine.rules.salience import decay_salience
+from streams.engine.rules.salience import count_decayed_memories
 from streams.engine.rules.scope import promote_scopes
 from streams.engine.rules.stale import archive_unused_memories
 from streams.engine.rules.summaries import summarize_episodes
@@ -90,6 +90,7 @@ def run_cycle(
         contradictions=cycle.counts.get("contradictions", 0),
         duplicates_merged=cycle.counts.get("duplicates", 0),
         links_created=cycle.counts.get("links", 0),
+        decayed=cycle.counts.get("decayed", 0),
         duration_ms=0,  # the cycle is instantaneous in event time; wall time is a metric
         warnings=tuple(cycle.warnings),
     )
@@ -108,7 +109,7 @@ STEPS: tuple[Step, ...] = (
     detect_contradictions,  # 001, 003: the latest wins, never deleting
     summarize_verbose_episodes,  # 003: long old episodes summarized in place
     summarize_episodes,  # 004: unsummarized episodes → ONE semantic summary
-    decay_salience,  # 001: salience decay recorded
+    count_decayed_memories,  # 001: salience decay, derived; counted for the report
     archive_stale_memories,  # 001: low salience → archived
     archive_unused_memories,  # 003: archive stale, with its exclusions
     prune_decayed_memories,  # 002: the pruner, in maintenance passes

@@ -197,6 +197,7 @@ class ConsolidationCompleted:
     links_created: int
     duration_ms: int
     warnings: tuple[str, ...] = ()
+    decayed: int = 0  # seed 001's DecayedCount: salience is derived, not written per memory
 
 
 LedgerPayload = (

@@ -212,19 +212,23 @@ def test_a_pattern_writer_gets_the_group_most_central_first_and_writes_the_state
 
 
 def test_a_periodic_tick_with_nothing_to_do_leaves_no_trace_in_the_ledger():
-    """The first tick records the memory's salience; a second tick at the same time finds
-    nothing to do and adds nothing to the ledger."""
+    """Salience is derived, not written back (SPEC §5 decision 9), so ticks over a fresh,
+    important fact find nothing to do and add nothing to the ledger, however many there are;
+    a manual cycle over the same state still reports."""
     s = Scenario("lex-quiet")
     s.write("m", "A fresh, important fact", layer="semantic", importance=0.9)
     first = s.consolidate(trigger="periodic")
     second = s.consolidate(trigger="periodic")
+    manual = s.consolidate()
 
     run = replay(s.events, LEXICHORD)
 
     causes = {d.causation_id for d in run.decisions}
-    assert first in causes
+    assert first not in causes
     assert second not in causes
+    assert manual in causes
     assert len(payloads(run, ledger.ConsolidationCompleted)) == 1
+    assert not payloads(run, ledger.SalienceDecayed)
 
 
 def test_a_periodic_tick_with_work_runs_a_periodic_cycle():

@@ -7,6 +7,7 @@ import numpy as np
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
+from streams.engine.judge import attribute_keys
 from streams.engine.model import Memory
 from streams.engine.similarity import matrix_of
 from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO, pair_key
@@ -15,10 +16,12 @@ from streams.engine.text.facts import find_terms
 
 def detect_contradictions(cycle: CycleContext) -> None:
     """What is new since the user's last cycle, against every fact still taken as true,
-    judged where similarity is in (0.7, 0.95) (and, where the policy says so, where the two
-    name the same entity). Resolution (seed 003): critical → preserve both; written at the
-    same time (no order to tell which is latest) → keep both for review; otherwise the latest
-    wins by invalidating the older (never deleting it).
+    judged where similarity is in (0.7, 0.95), and, where the policy says so, where the two
+    name the same entity or claim the same attribute of the same subject.
+
+    Resolution (seed 003): critical → preserve both; written at the same time (no order to
+    tell which is latest) → keep both for review; otherwise the latest wins by invalidating
+    the older (never deleting it).
 
     The facts taken as true are the live semantic memories and the memories a narrative or
     summary carries (archived, their facts held elsewhere, not invalidated): a correction in
@@ -78,13 +81,17 @@ def _current_facts(cycle: CycleContext) -> list[Memory]:
 
 
 def _entities(memory: Memory) -> tuple[str, ...]:
-    return tuple(sorted(t.term for t in find_terms(memory.content) if t.kind == "entity"))
+    """The blocking keys of a fact: the named entities it mentions and the (subject,
+    single-valued attribute) claims it makes ("user|employer"), as the judge reads them."""
+    names = (f"entity:{t.term}" for t in find_terms(memory.content) if t.kind == "entity")
+    claims = (f"claim:{key}" for key in attribute_keys(memory.content))
+    return tuple(sorted({*names, *claims}))
 
 
 def _entity_index(facts: list[Memory]) -> dict[str, list[int]]:
-    """Named entity → positions of the facts naming it: candidate pairs that similarity of
-    the whole sentence can miss ("Alice lives in Porto now" / "My sister Alice lives in
-    Lisbon"); the judge decides whether they are about the same thing."""
+    """Blocking key → positions of the facts carrying it: candidate pairs that similarity of
+    the whole sentence misses ("I work at Umbrella Labs now" / "I work at Hooli as an
+    analyst"); the judge decides whether they really contradict."""
     index: dict[str, list[int]] = {}
     for position, memory in enumerate(facts):
         for term in _entities(memory):

@@ -1,29 +1,32 @@
-"""Salience decay recorded in the ledger (SPEC §5 decision 9; seed 001)."""
+"""Salience decay, derived rather than stored (SPEC §5 decision 9; seeds 001, 002).
+
+Salience is a pure function of (importance, access count, last touch, now)
+(``streams.engine.salience.current_salience``), so a cycle does not write it back for every
+memory: that made every cycle's ledger output grow with the user's history. Rules that act
+on salience (001's archive, 002's pruner) compute it when they decide, and record it in the
+decision that changes the memory's fate; read models compute current salience at query time
+(``memstream_salience()`` in SQL). Seed 001's report still counts the decayed memories.
+"""
 
 from __future__ import annotations
 
-from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.salience import current_salience
 
+DECAYED_BY = 0.05  # a memory counts as decayed once it lost this much salience
 
-def decay_salience(cycle: CycleContext) -> None:
-    """Salience decays with event time since last access; recorded when it moved ≥ 0.05."""
+
+def count_decayed_memories(cycle: CycleContext) -> None:
+    """How many of the memories the cycle looks at have decayed (seed 001's DecayedCount)."""
     rule = cycle.policy.decay
     if not rule.enabled:
         return
-    for record in cycle.live():
-        memory = record.memory
-        after = current_salience(
-            memory, cycle.request.now, rule.half_life_seconds, rule.access_reinforcement
-        )
-        before = memory.salience if memory.salience is not None else min(1.0, memory.importance)
-        if memory.salience is not None and abs(after - before) < 0.05:
-            continue
-        cycle.emit(
-            "decayed",
-            memory.memory_id,
-            ledger.SalienceDecayed(
-                memory.memory_id, memory.layer, record.version + 1, before, after
-            ),
-        )
+    now = cycle.request.now
+    decayed = sum(
+        1
+        for record in cycle.live()
+        if min(1.0, record.memory.importance)
+        - current_salience(record.memory, now, rule.half_life_seconds, rule.access_reinforcement)
+        >= DECAYED_BY
+    )
+    cycle.count("decayed", decayed)

@@ -1,0 +1,98 @@
+"""`default` compresses without forgetting (SPEC §5 decision 10; issue: consolidation engine
+II), on the oracle: months of conversations between two people, sessions of 15-40 turns,
+facts stated once and asked about much later, some corrected later. After consolidation,
+active memory is at least 5x smaller than the raw turns, still holds the facts that are
+still true, and no corrected fact is active (pure)."""
+
+from __future__ import annotations
+
+import uuid
+from functools import cache
+
+from streams.engine.engine import EngineConfig
+from streams.engine.model import ConsolidationRequested, MemoryEvent
+from streams.engine.oracle import OracleRun, replay
+from streams.engine.policy import builtin_profile
+from streams.engine.state import MemoryRecord
+from streams.engine.text.facts import fact_terms
+from tests.conversations import ConversationWorkload, long_conversations
+from tests.scenarios import DAY
+
+
+@cache
+def consolidated() -> tuple[ConversationWorkload, OracleRun]:
+    """The workload, then the worker's periodic tick for each user a day after the last
+    turn (it closes the sessions still open), replayed under `default`."""
+    workload = long_conversations(users=4, sessions_per_user=25, seed=7)
+    last = max(e.occurred_at for e in workload.events)
+    ticks = [
+        MemoryEvent(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"tick/{user}")),
+            user,
+            last + DAY,
+            ConsolidationRequested(trigger="periodic"),
+        )
+        for user in sorted({e.user_id for e in workload.events})
+    ]
+    config = EngineConfig(policy=builtin_profile("default"))
+    return workload, replay([*workload.events, *ticks], config)
+
+
+def active_terms(run: OracleRun) -> dict[str, list[frozenset[str]]]:
+    """Per user, the fact terms of each active memory (live and not invalidated)."""
+    return {
+        user: [
+            fact_terms(r.memory.content)
+            for r in state.memories.values()
+            if r.is_live and r.memory.invalid_at is None
+        ]
+        for user, state in run.users.items()
+    }
+
+
+def test_the_workload_spans_months_of_sessions_with_facts_and_corrections() -> None:
+    workload, _ = consolidated()
+    times = [e.occurred_at for e in workload.events]
+    assert (max(times) - min(times)) / 86_400_000 > 60
+    assert len(workload.facts) > 100
+    assert any(f.corrected_by_memory_id for f in workload.facts)
+
+
+def test_active_memories_are_at_most_a_fifth_of_the_raw_turns() -> None:
+    workload, run = consolidated()
+
+    active = sum(len(terms) for terms in active_terms(run).values())
+    assert active * 5 <= len(workload.events)
+
+
+def test_at_least_95_percent_of_still_true_facts_are_held_by_an_active_memory() -> None:
+    """A fact is held when one active memory (the turn itself, or a narrative or summary
+    carrying it) contains all of its terms: entities, numbers, dates."""
+    workload, run = consolidated()
+    terms_by_user = active_terms(run)
+
+    true_facts = [f for f in workload.facts if f.still_true]
+    held = [f for f in true_facts if any(f.terms <= t for t in terms_by_user[f.user_id])]
+    assert len(held) >= 0.95 * len(true_facts), [f.key for f in true_facts if f not in held][:20]
+
+
+def test_every_corrected_fact_is_invalidated_and_not_active() -> None:
+    workload, run = consolidated()
+
+    corrected = [f for f in workload.facts if f.corrected_by_memory_id]
+    still_valid = [
+        (f.key, f.memory_id)
+        for f in corrected
+        if (record := holder(run, f.user_id, f.memory_id)).memory.invalid_at is None
+        or record.is_live
+    ]
+    assert still_valid == []
+
+
+def holder(run: OracleRun, user_id: str, memory_id: str) -> MemoryRecord:
+    """The record that holds a turn's fact now: the turn, or the copy it was promoted to."""
+    memories = run.users[user_id].memories
+    record = memories[memory_id]
+    while record.memory.status == "promoted" and "promoted_to" in record.memory.metadata:
+        record = memories[record.memory.metadata["promoted_to"]]
+    return record
