@@ -81,10 +81,17 @@ class CycleContext:
         return cycle_id_of(self.user_id, self.request.cause_id)
 
     def live(self, layer: Layer | None = None) -> list[MemoryRecord]:
+        """The live memories a step processes: the newest ``max_memories_per_cycle`` (seed
+        001's bound on the work of one cycle)."""
+        return self.all_live(layer)[-self.policy.max_memories_per_cycle :]
+
+    def all_live(self, layer: Layer | None = None) -> list[MemoryRecord]:
+        """Every live memory, oldest first: what new memories are compared against, so no
+        memory is left out of comparison because the user has many."""
         records = (r for r in self.records.values() if r.is_live)
         chosen = [r for r in records if layer is None or r.memory.layer == layer]
         chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
-        return chosen[-self.policy.max_memories_per_cycle :]  # the newest, when capped
+        return chosen
 
     def record(self, memory_id: str) -> MemoryRecord | None:
         return self.records.get(memory_id)

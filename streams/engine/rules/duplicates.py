@@ -24,8 +24,10 @@ def merge_duplicates(cycle: CycleContext) -> None:
         return
     changed = cycle.facets.changed_ids
     for layer in LAYERS:
-        memories = [r.memory for r in cycle.live(layer)]
-        new = [m for m in memories if m.memory_id in changed]
+        memories = [r.memory for r in cycle.all_live(layer)]
+        new = [m for m in memories if m.memory_id in changed][
+            -cycle.policy.max_memories_per_cycle :
+        ]
         if not new:
             continue
         # What is new since the last cycle against everything live: one matrix product.
