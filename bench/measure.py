@@ -22,6 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness import BenchError
 from bench.progress import Counter
+from memstream.kafka_security import confluent_config, resolve
+from memstream.settings import Settings
 
 Check = Callable[[], None]  # raises BenchError when a process the phase needs has died
 
@@ -77,11 +79,13 @@ class Arrivals:
 class TopicReader:
     """Reads a topic from the beginning of every partition, read_committed, without a group."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+    def __init__(self, kafka: str | Settings, topic: str, partitions: int) -> None:
+        """``kafka``: the pipeline's settings (a bare bootstrap address takes the security
+        settings from the environment)."""
         self.topic = topic
         self.consumer = Consumer(
             {
-                "bootstrap.servers": bootstrap,
+                **confluent_config(resolve(kafka)),
                 "group.id": f"bench-reader-{uuid.uuid4().hex[:8]}",
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",

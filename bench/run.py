@@ -211,7 +211,7 @@ def _throughput(
 ) -> Arrivals:
     """Pre-publish, start the process, time its output from first to last record."""
     _publish(settings, encoded)
-    reader = TopicReader(settings.kafka_bootstrap, settings.ledger_topic, harness.partitions)
+    reader = TopicReader(settings, settings.ledger_topic, harness.partitions)
     try:
         if kind == "worker":
             process = harness.start_memstream("worker", ["worker"], settings)

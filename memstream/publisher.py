@@ -16,6 +16,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from streams import codec
 from streams.engine.model import (
@@ -69,7 +70,7 @@ class MemoryPublisher:
         self._failures: list[tuple[str, str]] = []
         self._producer = Producer(
             {
-                "bootstrap.servers": self.settings.kafka_bootstrap,
+                **confluent_config(self.settings),
                 "enable.idempotence": True,
                 "acks": "all",
                 # murmur2 is what the Java client and aiokafka use: every producer of a user

@@ -55,6 +55,28 @@ class Settings:
     policy_file: str = ""
     state_dir: Path = field(default_factory=default_state_dir)
     cache_dir: Path = field(default_factory=default_cache_dir)
+    # Kafka client security, one configuration for every client (memstream/kafka_security.py
+    # maps it to librdkafka and aiokafka). Prefer the password file: a mounted secret can be
+    # rotated and never shows up in a process listing or a dump of the environment.
+    kafka_security_protocol: str = "PLAINTEXT"
+    kafka_sasl_mechanism: str = "SCRAM-SHA-512"
+    kafka_username: str = ""
+    kafka_password: str = field(default="", repr=False)
+    kafka_password_file: str = ""
+    kafka_ssl_ca_file: str = ""
+    kafka_ssl_cert_file: str = ""
+    kafka_ssl_key_file: str = ""
+    # Where /metrics listens. Loopback by default: metrics are operational data and need no
+    # audience beyond the host; containers set 0.0.0.0 and let the network policy decide.
+    metrics_bind: str = "127.0.0.1"
+    # Static group membership: a stable id per worker/projector instance (a StatefulSet's pod
+    # name) lets a restarted process take its partitions back at once instead of after the
+    # session timeout. Empty: dynamic membership (several instances on one host need
+    # distinct ids, or none).
+    instance_id: str = ""
+    session_timeout_seconds: float = 10.0
+    # How long (event time) an input id is remembered to drop a redelivery of it.
+    dedupe_window_seconds: int = 7 * 24 * 3600
 
     @property
     def events_topic(self) -> str:
@@ -92,7 +114,10 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
     def as_env(self) -> dict[str, str]:
-        """The exports that reproduce these settings in another process."""
+        """The exports that reproduce these settings in another process.
+
+        They are meant for a child process's environment: when ``kafka_password`` is set (and
+        no password file), it is among them, so never write them to a file or a log."""
         return {ENV_PREFIX + name.upper(): str(getattr(self, name)) for name in _FIELD_KINDS}
 
 
@@ -117,6 +142,26 @@ _FIELD_KINDS: dict[str, type] = {
     "policy_file": str,
     "state_dir": Path,
     "cache_dir": Path,
+    "kafka_security_protocol": str,
+    "kafka_sasl_mechanism": str,
+    "kafka_username": str,
+    "kafka_password": str,
+    "kafka_password_file": str,
+    "kafka_ssl_ca_file": str,
+    "kafka_ssl_cert_file": str,
+    "kafka_ssl_key_file": str,
+    "metrics_bind": str,
+    "instance_id": str,
+    "session_timeout_seconds": float,
+    "dedupe_window_seconds": int,
+}
+
+# Settings with a closed set of values (compared case-insensitively, stored upper-case).
+KAFKA_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "kafka_security_protocol": KAFKA_SECURITY_PROTOCOLS,
+    "kafka_sasl_mechanism": KAFKA_SASL_MECHANISMS,
 }
 
 
@@ -132,10 +177,22 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "retry_backoff_seconds": (0, 3_600),
     "commit_interval_seconds": (0.01, 60),
     "max_content_bytes": (1, 64 * 1024 * 1024),
+    "session_timeout_seconds": (6, 300),  # the broker's group.min/max.session.timeout.ms
+    "dedupe_window_seconds": (60, 10 * 365 * 24 * 3600),
 }
 
 
 def _parse(name: str, raw: str, kind: type) -> object:
+    if name in _CHOICES:
+        choice = raw.strip().upper()
+        if choice not in _CHOICES[name]:
+            raise SettingsError(
+                f"{ENV_PREFIX}{name.upper()}={raw!r} is not one of {', '.join(_CHOICES[name])}; "
+                f"unset it to use the default"
+            )
+        return choice
+    if name == "kafka_password":
+        return raw  # never echoed in an error: it is a secret
     try:
         value = kind(raw)
     except ValueError:

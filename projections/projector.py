@@ -37,6 +37,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from projections import metrics
 from projections.emissions import Consumed, split_at_open_emissions
@@ -84,13 +85,16 @@ class Projector:
         self._last_lag_report = 0.0
         self.consumer = Consumer(
             {
-                "bootstrap.servers": settings.kafka_bootstrap,
+                **confluent_config(settings),
                 "group.id": self.name,
                 "enable.auto.commit": False,
                 "enable.auto.offset.store": False,
                 "auto.offset.reset": "earliest",
                 "isolation.level": "read_committed",
                 "fetch.wait.max.ms": 50,
+                "session.timeout.ms": int(settings.session_timeout_seconds * 1000),
+                # static membership: a restarted projector takes its partitions back at once
+                **({"group.instance.id": settings.instance_id} if settings.instance_id else {}),
             }
         )
         self._deadletter: Producer | None = None
@@ -321,7 +325,7 @@ class Projector:
         have it: only then may the transaction that skips it commit."""
         message = messages[(record.topic, record.partition, record.offset)]
         if self._deadletter is None:
-            self._deadletter = Producer({"bootstrap.servers": self.settings.kafka_bootstrap})
+            self._deadletter = Producer(confluent_config(self.settings))
         source = source_headers(record.topic, record.partition, record.offset)
         headers: list[tuple[str, str | bytes | None]] = [*letter_headers(reason, detail, source)]
         self._deadletter.produce(
@@ -372,13 +376,13 @@ def run_projector(settings: Settings) -> None:
         level=logging.INFO, format="[%(asctime)s] %(levelname)s %(name)s: %(message)s"
     )
     migrate_when_reachable(settings)
-    start_http_server(settings.projector_metrics_port, addr="0.0.0.0")
+    start_http_server(settings.projector_metrics_port, addr=settings.metrics_bind)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     print(
         f"memstream projector: {settings.ledger_topic} -> {database_name(settings.database_url)} "
-        f"(metrics :{settings.projector_metrics_port}/metrics)",
+        f"(metrics {settings.metrics_bind}:{settings.projector_metrics_port}/metrics)",
         flush=True,
     )
     try:

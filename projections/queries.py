@@ -1,4 +1,10 @@
-"""Read helpers over the read models: what services ask memstream's PostgreSQL side."""
+"""Read helpers over the read models: what services ask memstream's PostgreSQL side.
+
+The functions filter by ``user_id`` themselves, and a connection of the ``memstream_reader``
+role is additionally held to one user by row-level security (migration 004): inside a
+transaction, :func:`scope_to_user` names the user, and PostgreSQL returns no other user's rows
+whatever the query says. :class:`projections.reader.MemoryReader` does both for each call.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,9 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from projections.schema import LAYER_TABLES
+
+# The session setting the row-level security policies of migration 004 read.
+USER_SETTING = "memstream.user_id"
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,20 @@ class Link:
     link_type: str
     confidence: float | None
     created_at: datetime
+
+
+def scope_to_user(conn: psycopg.Connection, user_id: str) -> None:
+    """Name the user whose rows the ``memstream_reader`` role may see, until the current
+    transaction ends (``set_config(..., true)`` is ``SET LOCAL``: a pooled connection cannot
+    carry one caller's user into the next caller's transaction)."""
+    if not user_id:
+        raise ValueError("user_id is empty: a reader must say whose memories it reads")
+    if conn.info.transaction_status != psycopg.pq.TransactionStatus.INTRANS:
+        raise RuntimeError(
+            "scope_to_user needs an open transaction (inside `with conn.transaction():`); "
+            "outside one the setting would end at once and the reader would see nothing"
+        )
+    conn.execute("SELECT set_config(%s, %s, true)", (USER_SETTING, user_id))
 
 
 def nearest_memories(

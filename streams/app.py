@@ -54,10 +54,16 @@ class Worker:
 
 def faust_app(settings: Settings, app_id: str) -> faust.App:
     """The Faust configuration of the worker, shared with the benchmark's pass-through
-    baseline so the two are measured on the same footing."""
+    baseline so the two are measured on the same footing. ``broker_credentials`` carries the
+    Kafka security settings (SASL/TLS) to every aiokafka client Faust makes; a configured
+    ``instance_id`` makes the worker a static group member, so a restart takes its
+    partitions back at once instead of after the session timeout."""
+    from memstream.kafka_security import faust_credentials
+
     return faust.App(
         app_id,
         broker=f"kafka://{settings.kafka_bootstrap}",
+        broker_credentials=faust_credentials(settings),
         store="memory://",
         datadir=str(settings.worker_data_dir / app_id),
         processing_guarantee="exactly_once",
@@ -65,6 +71,8 @@ def faust_app(settings: Settings, app_id: str) -> faust.App:
         topic_replication_factor=1,
         broker_commit_interval=settings.commit_interval_seconds,
         consumer_auto_offset_reset="earliest",
+        consumer_group_instance_id=settings.instance_id or None,
+        broker_session_timeout=settings.session_timeout_seconds,
         web_enabled=False,
     )
 

@@ -16,6 +16,8 @@ import uuid
 
 from confluent_kafka import Producer
 
+from memstream.kafka_security import confluent_config, resolve
+from memstream.settings import Settings
 from streams import codec
 from streams.engine.model import ConsolidationRequested, MemoryEvent
 
@@ -35,10 +37,12 @@ def tick_event(user_id: str, now_ms: int, period_seconds: int) -> MemoryEvent:
 
 
 class TickPublisher:
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, kafka: str | Settings, topic: str) -> None:
+        """``kafka``: the worker's settings, or a bootstrap address (the security settings
+        then come from this process's environment, as the worker's do)."""
         self.topic = topic
         self._producer = Producer(
-            {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20}
+            {**confluent_config(resolve(kafka)), "enable.idempotence": True, "linger.ms": 20}
         )
 
     def publish(self, users_by_partition: dict[int, set[str]], period_seconds: int) -> int:

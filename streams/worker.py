@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import sys
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
 from faust.worker import Worker as FaustWorker
 from prometheus_client import disable_created_metrics, start_http_server
 
+from memstream.kafka_security import KafkaAccessError, KafkaSecurityError, probe
 from memstream.settings import Settings
 from streams.app import build_app
 from streams.engine.policy import PolicyError
@@ -21,16 +20,12 @@ class TopologyError(RuntimeError):
 
 def check_topics(settings: Settings, timeout: float = 30.0) -> None:
     """The ledger is partitioned like the input (it is the worker's changelog): both must
-    exist with the same number of partitions."""
+    exist with the same number of partitions. Refused credentials or TLS fail here, in
+    seconds and in words, rather than deep inside Faust."""
     try:
-        metadata = AdminClient({"bootstrap.servers": settings.kafka_bootstrap}).list_topics(
-            timeout=timeout
-        )
-    except KafkaException as exc:
-        raise TopologyError(
-            f"cannot reach Kafka at {settings.kafka_bootstrap} ({exc}): start it "
-            f"(`memstream up` locally) or set MEMSTREAM_KAFKA_BOOTSTRAP"
-        ) from None
+        metadata = probe(settings, timeout=timeout)
+    except (KafkaAccessError, KafkaSecurityError) as exc:
+        raise TopologyError(str(exc)) from None
     counts = {}
     for name in (settings.events_topic, settings.ledger_topic, settings.deadletter_topic):
         topic = metadata.topics.get(name)
@@ -61,7 +56,7 @@ def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
         raise SystemExit(2) from None
     settings.worker_data_dir.mkdir(parents=True, exist_ok=True)
     disable_created_metrics()
-    start_http_server(settings.worker_metrics_port, addr="0.0.0.0")
+    start_http_server(settings.worker_metrics_port, addr=settings.metrics_bind)
     try:
         worker = build_app(settings)
     except (PolicyError, ValueError) as exc:
@@ -69,7 +64,8 @@ def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
         raise SystemExit(2) from None
     print(
         f"memstream worker: {settings.events_topic} -> {settings.ledger_topic} "
-        f"(state rebuilt from the ledger; metrics :{settings.worker_metrics_port}/metrics)",
+        f"(state rebuilt from the ledger; metrics "
+        f"{settings.metrics_bind}:{settings.worker_metrics_port}/metrics)",
         flush=True,
     )
     FaustWorker(worker.app, loglevel=loglevel).execute_from_commandline()

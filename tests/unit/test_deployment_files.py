@@ -774,8 +774,9 @@ def test_configmap_sets_only_settings_the_app_reads() -> None:
 
 def test_configmap_agrees_with_compose_settings(services: dict[str, Any]) -> None:
     """Given the same app in compose and on Kubernetes, it is configured the same way, apart
-    from where Kafka and PostgreSQL are."""
-    where = {"MEMSTREAM_KAFKA_BOOTSTRAP", "MEMSTREAM_DATABASE_URL"}
+    from where Kafka and PostgreSQL are and each instance's own id (a pod's name on
+    Kubernetes, set per service in compose)."""
+    where = {"MEMSTREAM_KAFKA_BOOTSTRAP", "MEMSTREAM_DATABASE_URL", "MEMSTREAM_INSTANCE_ID"}
     compose_env = {
         k: v for k, v in environment_of(services["worker"]).items() if k.startswith("MEMSTREAM_")
     }
@@ -891,10 +892,16 @@ def test_kafka_topics_are_the_three_with_12_partitions() -> None:
 
 
 def test_configmap_bootstrap_is_the_strimzi_bootstrap_service() -> None:
+    """Given the Kafka cluster, the apps' bootstrap is its bootstrap Service on the listener
+    that encrypts and authenticates (issue 10: no plaintext listener is left for them)."""
     kafka = only_object("Kafka")
-    plain = [lst for lst in kafka["spec"]["kafka"]["listeners"] if not lst.get("tls")]
-    assert plain, "no plaintext listener for the apps"
-    expected = f"{kafka['metadata']['name']}-kafka-bootstrap:{plain[0]['port']}"
+    secure = [
+        lst
+        for lst in kafka["spec"]["kafka"]["listeners"]
+        if lst.get("tls") and lst.get("authentication", {}).get("type") == "scram-sha-512"
+    ]
+    assert secure, "no TLS + SCRAM-SHA-512 listener for the apps"
+    expected = f"{kafka['metadata']['name']}-kafka-bootstrap:{secure[0]['port']}"
     assert configmap_data()["MEMSTREAM_KAFKA_BOOTSTRAP"] == expected
 
 
@@ -920,3 +927,209 @@ def test_kustomize_builds_the_manifests() -> None:
     assert {doc["metadata"].get("namespace") for doc in built if doc["kind"] != "Namespace"} == {
         kustomization()["namespace"]
     }
+
+
+# ---- security (issue 10) --------------------------------------------------------------------
+
+APP_KAFKA_USERS = {"memstream-worker": "StatefulSet", "memstream-projector": "Deployment"}
+
+
+def kafka_users() -> dict[str, dict[str, Any]]:
+    return {user["metadata"]["name"]: user for user in find_objects("KafkaUser")}
+
+
+def acl_grants(user: dict[str, Any]) -> set[tuple[str, str, str, str]]:
+    """(resource type, name, pattern type, operation) of every ACL rule of a KafkaUser."""
+    grants = set()
+    for rule in user["spec"]["authorization"]["acls"]:
+        resource = rule["resource"]
+        operations = rule.get("operations") or [rule["operation"]]
+        for operation in operations:
+            grants.add(
+                (
+                    resource["type"],
+                    resource.get("name", ""),
+                    resource.get("patternType", "literal"),
+                    operation,
+                )
+            )
+    return grants
+
+
+def allows(user: dict[str, Any], kind: str, name: str, operation: str) -> bool:
+    for res_type, res_name, pattern, op in acl_grants(user):
+        matches = name == res_name if pattern == "literal" else name.startswith(res_name)
+        if res_type == kind and op in (operation, "All") and (matches or res_name == "*"):
+            return True
+    return False
+
+
+def volume_of_mount(workload: dict[str, Any], container: dict[str, Any], path: str) -> Any:
+    """The pod volume mounted at the directory holding ``path``, or None."""
+    mounts = {m["mountPath"].rstrip("/"): m["name"] for m in container.get("volumeMounts", [])}
+    name = mounts.get(str(Path(path).parent))
+    volumes = {v["name"]: v for v in workload["spec"]["template"]["spec"].get("volumes", [])}
+    return volumes.get(name) if name else None
+
+
+def test_kafka_has_no_listener_without_tls_and_authentication() -> None:
+    for listener in only_object("Kafka")["spec"]["kafka"]["listeners"]:
+        assert listener.get("tls") is True, listener["name"]
+        assert listener.get("authentication", {}).get("type") == "scram-sha-512", listener["name"]
+
+
+def test_kafka_denies_what_no_acl_allows_and_runs_the_user_operator() -> None:
+    spec = only_object("Kafka")["spec"]
+    assert spec["kafka"].get("authorization", {}).get("type") == "simple"
+    assert "userOperator" in spec["entityOperator"]
+
+
+def test_every_kafka_user_authenticates_with_scram_and_is_authorized_by_acls() -> None:
+    cluster = only_object("Kafka")["metadata"]["name"]
+    users = kafka_users()
+    assert set(APP_KAFKA_USERS) | {"memstream-publisher"} <= set(users)
+    for name, user in users.items():
+        assert user["metadata"]["labels"]["strimzi.io/cluster"] == cluster, name
+        assert user["spec"]["authentication"]["type"] == "scram-sha-512", name
+        assert user["spec"]["authorization"]["type"] == "simple", name
+
+
+def test_no_kafka_user_may_delete_or_alter_or_do_everything() -> None:
+    for name, user in kafka_users().items():
+        operations = {op for _, _, _, op in acl_grants(user)}
+        assert not operations & {"All", "Delete", "Alter", "AlterConfigs"}, name
+
+
+@pytest.mark.parametrize(
+    ("user", "kind", "resource", "operation"),
+    [
+        ("memstream-worker", "topic", "memory.events", "Read"),
+        ("memstream-worker", "topic", "memory.events", "Write"),  # periodic ticks
+        ("memstream-worker", "topic", "memory.consolidation", "Write"),
+        ("memstream-worker", "topic", "memory.consolidation", "Read"),  # state rebuilds
+        ("memstream-worker", "topic", "memory.deadletter", "Write"),
+        ("memstream-worker", "group", "memstream-worker", "Read"),
+        ("memstream-worker", "transactionalId", "memstream-worker-0-3", "Write"),
+        ("memstream-worker", "cluster", "", "IdempotentWrite"),
+        ("memstream-projector", "topic", "memory.consolidation", "Read"),
+        ("memstream-projector", "topic", "memory.deadletter", "Write"),
+        ("memstream-projector", "group", "memstream-projector", "Read"),
+        ("memstream-publisher", "topic", "memory.events", "Write"),
+    ],
+)
+def test_each_kafka_user_may_do_what_its_process_does(
+    user: str, kind: str, resource: str, operation: str
+) -> None:
+    assert allows(kafka_users()[user], kind, resource, operation)
+
+
+@pytest.mark.parametrize(
+    ("user", "kind", "resource", "operation"),
+    [
+        ("memstream-projector", "topic", "memory.events", "Read"),
+        ("memstream-projector", "topic", "memory.consolidation", "Write"),
+        ("memstream-publisher", "topic", "memory.consolidation", "Read"),
+        ("memstream-publisher", "topic", "memory.events", "Read"),
+    ],
+)
+def test_kafka_users_get_no_more_than_their_process_needs(
+    user: str, kind: str, resource: str, operation: str
+) -> None:
+    assert not allows(kafka_users()[user], kind, resource, operation)
+
+
+def test_kafka_user_ids_match_the_app_settings() -> None:
+    """The worker's group and transactional ids are its app id; the projector's group is
+    MEMSTREAM_PROJECTOR_GROUP: the ACLs name exactly those."""
+    data = configmap_data()
+    assert data["MEMSTREAM_APP_ID"] == "memstream-worker"
+    assert data["MEMSTREAM_PROJECTOR_GROUP"] == "memstream-projector"
+    assert data["MEMSTREAM_TOPIC_PREFIX"] == ""
+
+
+@pytest.mark.parametrize(("user", "kind"), sorted(APP_KAFKA_USERS.items()))
+def test_workload_connects_as_its_kafka_user_with_mounted_secrets(user: str, kind: str) -> None:
+    """Given an app workload, it uses SASL_SSL with SCRAM-SHA-512 as its own KafkaUser; the
+    password file is the `password` key of that user's Secret and the CA file the cluster CA
+    Secret's `ca.crt`, both mounted as volumes."""
+    workload = find_object(kind, user)
+    (container,) = pod_containers(workload)
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
+    cluster = only_object("Kafka")["metadata"]["name"]
+
+    assert env["MEMSTREAM_KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL"
+    assert env["MEMSTREAM_KAFKA_SASL_MECHANISM"] == "SCRAM-SHA-512"
+    assert env["MEMSTREAM_KAFKA_USERNAME"] == user
+    password = volume_of_mount(workload, container, env["MEMSTREAM_KAFKA_PASSWORD_FILE"])
+    assert password is not None, "the password file is not on a mounted volume"
+    assert password["secret"]["secretName"] == user
+    items = {i["key"]: i["path"] for i in password["secret"].get("items", [])}
+    assert items.get("password") == Path(env["MEMSTREAM_KAFKA_PASSWORD_FILE"]).name
+    ca = volume_of_mount(workload, container, env["MEMSTREAM_KAFKA_SSL_CA_FILE"])
+    assert ca is not None, "the CA file is not on a mounted volume"
+    assert ca["secret"]["secretName"] == f"{cluster}-cluster-ca-cert"
+    assert {i["key"] for i in ca["secret"].get("items", [])} == {"ca.crt"}
+
+
+def test_no_kafka_secret_is_in_the_configmap_or_an_env_value() -> None:
+    assert not {"MEMSTREAM_KAFKA_PASSWORD", "MEMSTREAM_KAFKA_PASSWORD_FILE"} & set(configmap_data())
+    for workload in workloads():
+        for container in pod_containers(workload, init=True):
+            assert env_var(container, "MEMSTREAM_KAFKA_PASSWORD") is None, container["name"]
+
+
+def test_metrics_bind_all_interfaces_in_containers(services: dict[str, Any]) -> None:
+    """The default bind address is 127.0.0.1; in containers Prometheus and the kubelet come
+    from outside, so compose and the ConfigMap open /metrics on every interface."""
+    assert configmap_data()["MEMSTREAM_METRICS_BIND"] == "0.0.0.0"
+    for name in APP_SERVICES:
+        assert environment_of(services[name])["MEMSTREAM_METRICS_BIND"] == "0.0.0.0", name
+
+
+def test_a_network_policy_lets_only_prometheus_reach_the_apps_metrics() -> None:
+    """Given /metrics on all interfaces, a NetworkPolicy selects every app pod and admits
+    ingress only on its metrics port and only from selected peers."""
+    policies = find_objects("NetworkPolicy")
+    assert policies, "no NetworkPolicy"
+    for workload in workloads():
+        labels = pod_labels(workload)
+        selecting = [p for p in policies if _policy_selects(p["spec"]["podSelector"], labels)]
+        assert selecting, f"no NetworkPolicy selects {workload['metadata']['name']}"
+        for policy in selecting:
+            assert "Ingress" in policy["spec"]["policyTypes"]
+            for rule in policy["spec"].get("ingress", []):
+                assert rule.get("from"), "an ingress rule without peers admits everyone"
+                assert {p["port"] for p in rule["ports"]} == {"metrics"}
+
+
+def _policy_selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    if not selector:
+        return True
+    ok = all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "In"
+        ok = ok and labels.get(expression["key"]) in expression["values"]
+    return ok
+
+
+def test_cloudnativepg_declares_the_row_level_security_roles() -> None:
+    """The application user may not create roles: the operator declares the two group roles
+    migration 004 grants to, without login."""
+    roles = {
+        role["name"]: role
+        for role in only_object("Cluster")["spec"].get("managed", {}).get("roles", [])
+    }
+    for name in ("memstream_reader", "memstream_projector"):
+        assert name in roles, name
+        assert roles[name].get("ensure", "present") == "present"
+        assert roles[name].get("login") is False
+
+
+def test_each_worker_pod_is_a_static_group_member_named_after_itself() -> None:
+    """A restarted worker pod takes its partitions back at once: its group.instance.id is
+    its stable StatefulSet name."""
+    [worker] = [w for w in workloads() if w["metadata"]["name"] == "memstream-worker"]
+    [container] = worker["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e for e in container.get("env", [])}
+    assert worker["kind"] == "StatefulSet"
+    assert env["MEMSTREAM_INSTANCE_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"

@@ -162,3 +162,73 @@ def test_an_env_file_written_is_read_back_unchanged(tmp_path: Path) -> None:
 
 def test_a_missing_env_file_reads_as_empty(tmp_path: Path) -> None:
     assert read_env_file(tmp_path / "absent.env") == {}
+
+
+# ---- Kafka client security and the metrics bind address (issue 10) --------------------------
+
+
+def test_kafka_security_defaults_to_plaintext_and_metrics_to_loopback(tmp_path: Path) -> None:
+    settings = Settings.from_env(env_for(tmp_path))
+
+    assert settings.kafka_security_protocol == "PLAINTEXT"
+    assert settings.kafka_sasl_mechanism == "SCRAM-SHA-512"
+    assert settings.kafka_username == settings.kafka_password == ""
+    assert settings.kafka_password_file == settings.kafka_ssl_ca_file == ""
+    assert settings.metrics_bind == "127.0.0.1"
+
+
+def test_kafka_security_is_read_from_the_environment_case_insensitively(tmp_path: Path) -> None:
+    settings = Settings.from_env(
+        env_for(
+            tmp_path,
+            KAFKA_SECURITY_PROTOCOL="sasl_ssl",
+            KAFKA_SASL_MECHANISM="scram-sha-256",
+            KAFKA_USERNAME="memstream-worker",
+            KAFKA_PASSWORD_FILE="/var/run/secrets/kafka/password",
+            KAFKA_SSL_CA_FILE="/var/run/secrets/kafka-ca/ca.crt",
+            METRICS_BIND="0.0.0.0",
+        )
+    )
+
+    assert settings.kafka_security_protocol == "SASL_SSL"
+    assert settings.kafka_sasl_mechanism == "SCRAM-SHA-256"
+    assert settings.kafka_username == "memstream-worker"
+    assert settings.kafka_password_file == "/var/run/secrets/kafka/password"
+    assert settings.kafka_ssl_ca_file == "/var/run/secrets/kafka-ca/ca.crt"
+    assert settings.metrics_bind == "0.0.0.0"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("KAFKA_SECURITY_PROTOCOL", "SASL_TLS"), ("KAFKA_SASL_MECHANISM", "GSSAPI")],
+)
+def test_an_unknown_security_choice_is_refused_naming_the_variable_and_the_choices(
+    tmp_path: Path, name: str, value: str
+) -> None:
+    with pytest.raises(SettingsError, match=f"MEMSTREAM_{name}") as refused:
+        Settings.from_env(env_for(tmp_path, **{name: value}))
+
+    assert "SASL_SSL" in str(refused.value) or "SCRAM-SHA-512" in str(refused.value)
+
+
+def test_a_password_from_the_environment_is_kept_out_of_the_repr(tmp_path: Path) -> None:
+    settings = Settings.from_env(env_for(tmp_path, KAFKA_PASSWORD="hunter2-but-longer"))
+
+    assert settings.kafka_password == "hunter2-but-longer"
+    assert "hunter2-but-longer" not in repr(settings)
+
+
+def test_a_secure_stack_env_file_configures_kafka_security(tmp_path: Path) -> None:
+    write_env_file(
+        tmp_path / "stack.env",
+        {
+            "MEMSTREAM_KAFKA_SECURITY_PROTOCOL": "SASL_SSL",
+            "MEMSTREAM_KAFKA_USERNAME": "memstream",
+            "MEMSTREAM_KAFKA_PASSWORD_FILE": str(tmp_path / "secrets" / "memstream.password"),
+        },
+    )
+
+    settings = Settings.from_env(env_for(tmp_path))
+
+    assert settings.kafka_security_protocol == "SASL_SSL"
+    assert settings.kafka_password_file == str(tmp_path / "secrets" / "memstream.password")

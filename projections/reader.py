@@ -1,0 +1,83 @@
+"""The services' entry point to the read models: one user's memories at a time.
+
+A service connects as a login role that is a member of ``memstream_reader`` (migration 004).
+Each call here opens a transaction, names the user (``memstream.user_id``, transaction-local)
+and runs one query of :mod:`projections.queries`. Row-level security then returns that
+user's rows only, even if a query (or a bug, or an injected filter) asks for more; a query
+run without naming a user returns nothing.
+
+>>> with MemoryReader.connect("postgresql://chat_backend@db/memstream") as reader:  # doctest: +SKIP
+...     reader.nearest("user-42", embedding, k=5)
+
+This module must never write: it is the read side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import TracebackType
+
+import psycopg
+
+from projections import queries
+from projections.queries import Link, NearMemory
+
+
+class MemoryReader:
+    """Reads the read models on behalf of one user per call."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        """``conn``: a connection outside any transaction (autocommit suits best), so that the
+        user named for one call ends with that call's transaction."""
+        self.conn = conn
+
+    @classmethod
+    def connect(cls, conninfo: str) -> MemoryReader:
+        """A reader on its own autocommit connection (closed by :meth:`close`)."""
+        return cls(psycopg.connect(conninfo, autocommit=True))
+
+    @contextmanager
+    def as_user(self, user_id: str) -> Iterator[psycopg.Connection]:
+        """A transaction in which row-level security shows ``user_id``'s rows only; for
+        queries of your own on the same tables."""
+        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            raise RuntimeError(
+                "MemoryReader needs its connection outside a transaction: commit or roll back "
+                "first, or give it an autocommit connection, so that each call's user ends "
+                "with the call"
+            )
+        with self.conn.transaction():
+            queries.scope_to_user(self.conn, user_id)
+            yield self.conn
+
+    def nearest(
+        self, user_id: str, embedding: bytes, k: int = 5, include_inactive: bool = False
+    ) -> list[NearMemory]:
+        """The user's ``k`` memories closest to ``embedding`` (see
+        :func:`projections.queries.nearest_memories`)."""
+        with self.as_user(user_id) as conn:
+            return queries.nearest_memories(conn, user_id, embedding, k, include_inactive)
+
+    def contradictions(self, user_id: str) -> list[Link]:
+        with self.as_user(user_id) as conn:
+            return queries.contradictions(conn, user_id)
+
+    def lineage(self, user_id: str, memory_id: str) -> list[Link]:
+        """Every link into or out of one of the user's memories."""
+        with self.as_user(user_id) as conn:
+            return queries.lineage(conn, user_id, memory_id)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> MemoryReader:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
