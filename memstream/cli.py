@@ -166,6 +166,36 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(_settings(args), events=args.events, users=args.users)
 
 
+def cmd_tail(args: argparse.Namespace) -> int:
+    """The ledger as JSON lines on stdout, counts on stderr (the JSON form: memstream/tail.py)."""
+    from memstream.tail import Tail, TailError, TailFilter, run_tail, write_safely
+
+    if args.max is not None and args.max < 1:
+        print("error: --max needs a positive number of events", file=sys.stderr)
+        return 2
+    if args.timeout is not None and args.timeout <= 0:
+        print("error: --timeout needs a positive number of seconds", file=sys.stderr)
+        return 2
+    try:
+        wanted = TailFilter(frozenset(args.event_types or ()), args.user)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    tail = Tail(wanted, sys.stdout, sys.stderr, max_events=args.max, embeddings=args.embeddings)
+    try:
+        stats = run_tail(
+            _settings(args), tail, from_beginning=args.from_beginning, timeout=args.timeout
+        )
+    except TailError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `memstream tail | head`: the reader has all it wanted
+        write_safely(sys.stdout)
+        return 0
+    print(stats.summary(), file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memstream",
@@ -221,6 +251,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--events", type=int, default=20000)
     p.add_argument("--users", type=int, default=50)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("tail", help="print the ledger as JSON lines (for jq), filtered")
+    p.add_argument(
+        "--event-type",
+        dest="event_types",
+        action="append",
+        metavar="T",
+        help="only this ledger event type, e.g. MemoryStored (repeat for several)",
+    )
+    p.add_argument("--user", help="only this user's events (the record key)")
+    p.add_argument(
+        "--from-beginning", action="store_true", help="start at the oldest event (default: new)"
+    )
+    p.add_argument("--max", type=int, metavar="N", help="stop after printing N events")
+    p.add_argument(
+        "--timeout", type=float, metavar="S", help="stop after S seconds with no new record"
+    )
+    p.add_argument(
+        "--embeddings",
+        choices=["omit", "base64"],
+        default="omit",
+        help="bytes fields (embeddings, anchors): left out, or base64 of the float32 bytes",
+    )
+    p.set_defaults(func=cmd_tail)
     return parser
 
 
