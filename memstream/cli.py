@@ -154,6 +154,24 @@ def _operation(args: argparse.Namespace, operation: str, what: str) -> int:
     return 0
 
 
+def cmd_rebuild_state(args: argparse.Namespace) -> int:
+    """Disaster recovery: the workers' state from the ledger instead of the state changelog."""
+    from streams.state_restore import reset_state_topic, state_topic
+
+    settings = _settings(args)
+    if not args.yes:
+        print(
+            f"this drops {state_topic(settings)}; every worker then rebuilds its state from "
+            f"{settings.ledger_topic} at its next start (cost: the whole ledger). Stop every "
+            "worker first, then run again with --yes",
+            file=sys.stderr,
+        )
+        return 2
+    reset_state_topic(settings)
+    print(f"{state_topic(settings)} is empty: start the workers to rebuild from the ledger")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memstream.demo import run_demo
 
@@ -242,6 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _operation_arguments(p)
     p.set_defaults(func=cmd_identity_reset)
+
+    p = sub.add_parser(
+        "rebuild-state", help="disaster recovery: rebuild the workers' state from the ledger"
+    )
+    p.add_argument("--yes", action="store_true", help="drop the state changelog (workers stopped)")
+    p.set_defaults(func=cmd_rebuild_state)
 
     p = sub.add_parser("demo", help="up + worker + projector + sample events, then show the result")
     p.add_argument("--users", type=int, default=5)

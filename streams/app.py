@@ -3,10 +3,13 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
 ``streams.engine``.
 
     memory.events[p] ──ingest──▶ memory.consolidation[p]   (accepted: versioned ledger events)
+                         ├─────▶ memory.state[p]            (the state entries it changed)
                          └─────▶ memory.deadletter          (rejected: original bytes + reason)
 
-    state: per-user, for the partitions this worker owns, rebuilt from memory.consolidation[p]
-    on assignment (``streams.user_states``); the ledger is the changelog.
+    state: per-user tables for the partitions this worker owns (``streams.user_states``),
+    changelogged to the compacted memory.state[p] in the input's transaction
+    (``streams.state_changelog``), restored on assignment from the local checkpoint and the
+    changelog's tail (``streams.state_store``, ``streams.state_restore``).
 
 Runs with ``processing_guarantee="exactly_once"``: a record's ledger events (and dead
 letter) and its input offset commit in one Kafka transaction, and never a part of a
@@ -37,13 +40,16 @@ from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.validation import Limits
 from streams.ingest import Emission, IngestProcessor
-from streams.ledger_replay import read_partition
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
+from streams.state_changelog import Entry
+from streams.state_restore import Restored, ensure_state_topic, restore_partition, state_topic
+from streams.state_store import LocalStateStore, StateCheckpoints
 from streams.ticks import TickPublisher
 from streams.transactional_output import OutgoingRecord, TransactionalOutput
 from streams.user_states import UserStates
 
 log = logging.getLogger("memstream.worker")
+CHECKPOINT_INTERVAL_SECONDS = 5.0  # local state checkpoints, right after a commit
 
 
 @dataclass
@@ -86,14 +92,29 @@ def raw_topic(app: faust.App, name: str, settings: Settings) -> faust.TopicT:
 
 def build_app(settings: Settings) -> Worker:
     app = faust_app(settings, settings.app_id)
-    output = TransactionalOutput(app, settings.events_topic)
+    ensure_state_topic(settings)
+    store = LocalStateStore(
+        settings.worker_data_dir / settings.app_id / "state" / (settings.instance_id or "local")
+    )
+    checkpoints = StateCheckpoints(store, CHECKPOINT_INTERVAL_SECONDS, time.monotonic)
+
+    def after_commit() -> None:
+        checkpoints.after_commit()
+        metrics.state_checkpoint_pending.set(checkpoints.pending_entries())
+
+    output = TransactionalOutput(app, settings.events_topic, after_commit=after_commit)
     events = raw_topic(app, settings.events_topic, settings)
     config = engine_config(settings)
     states = UserStates()
-    processor = IngestProcessor(config, states, partitions=settings.partitions)
-    rebuilds = PartitionRebuilds(settings, states)
+    processor = IngestProcessor(
+        config,
+        states,
+        partitions=settings.partitions,
+        dedupe_window_seconds=settings.dedupe_window_seconds,
+    )
+    rebuilds = PartitionRebuilds(settings, states, store)
     progress = _PartitionProgress(settings.events_topic)
-    ticks = TickPublisher(settings.kafka_bootstrap, settings.events_topic)
+    ticks = TickPublisher(settings, settings.events_topic)
     period = config.policy.triggers.periodic_seconds
 
     @app.agent(events, name="ingest")
@@ -107,10 +128,10 @@ def build_app(settings: Settings) -> Worker:
             if emission.ran_cycle:
                 metrics.consolidation_cycle.observe(time.perf_counter() - started)
                 _log_cycle(emission)
+            snapshot = rebuilds.take_snapshot(message.partition)
+            records = outgoing(emission, message.partition, settings, snapshot)
             try:
-                await output.send(
-                    message.partition, outgoing(emission, message.partition, settings)
-                )
+                deliveries = await output.send(message.partition, records)
             except ProducerSendError as exc:
                 if rebuilds.owns(message.partition):
                     raise
@@ -122,6 +143,10 @@ def build_app(settings: Settings) -> Worker:
                     exc,
                 )
                 continue
+            state_entries = [*snapshot, *emission.state]
+            if state_entries:  # the last state record is right after the ledger records
+                last = deliveries[len(emission.ledger) + len(state_entries) - 1]
+                checkpoints.sent(message.partition, state_entries, last)
             _observe(emission)
             progress.processed(message.partition, message.offset)
 
@@ -144,18 +169,29 @@ def build_app(settings: Settings) -> Worker:
 
     @app.on_partitions_revoked.connect  # type: ignore[arg-type]
     async def on_revoked(app: faust.App, revoked: set[TP], **_: Any) -> None:
-        rebuilds.drop({tp.partition for tp in revoked if tp.topic == settings.events_topic})
+        partitions = {tp.partition for tp in revoked if tp.topic == settings.events_topic}
+        rebuilds.drop(partitions)
+        for partition in partitions:
+            checkpoints.drop(partition)
 
     return Worker(app, processor)
 
 
-def outgoing(emission: Emission, partition: int, settings: Settings) -> list[OutgoingRecord]:
-    """One input's output: its ledger records on the input's partition number (the ledger is
-    co-partitioned: each ledger partition is the state of one input partition), and its dead
-    letter, if any, partitioned by key."""
+def outgoing(
+    emission: Emission, partition: int, settings: Settings, snapshot: list[Entry] | None = None
+) -> list[OutgoingRecord]:
+    """One input's output: its ledger records and the state entries it changed, both on the
+    input's partition number (co-partitioned: they are that partition's users), and its dead
+    letter, if any, partitioned by key. ``snapshot``: state entries a ledger rebuild owes the
+    changelog, sent with (before) the partition's first input."""
     records = [
         OutgoingRecord(settings.ledger_topic, r.key, r.value, r.headers, partition)
         for r in emission.ledger
+    ]
+    changelog = state_topic(settings)
+    records += [
+        OutgoingRecord(changelog, e.key, e.value, [], partition)
+        for e in [*(snapshot or ()), *emission.state]
     ]
     if emission.deadletter is not None:
         letter = emission.deadletter
@@ -166,23 +202,28 @@ def outgoing(emission: Emission, partition: int, settings: Settings) -> list[Out
 
 
 class PartitionRebuilds:
-    """Rebuilds each newly assigned partition's state from the ledger and lets the agent
-    wait for it before it touches that partition's input.
+    """Restores each newly assigned partition's state and lets the agent wait for it before
+    it touches that partition's input.
 
-    The ledger is read in a thread into *private* state, which is installed on the event
-    loop only if the partition is still assigned to this rebuild: a partition revoked and
-    reassigned meanwhile cannot be overwritten by the older, slower read. A worker that
-    cannot learn its state must not process input: after the retries it exits at once,
-    without committing, so the partition is retried by a restarted (or another) worker.
+    The state is read in a thread (``streams.state_restore``: the compacted state changelog,
+    or the ledger when there is no changelog yet) into *private* state, which is installed on
+    the event loop only if the partition is still assigned to this restore: a partition
+    revoked and reassigned meanwhile cannot be overwritten by the older, slower read. A
+    worker that cannot learn its state must not process input: after the retries it exits at
+    once, without committing, so the partition is retried by a restarted (or another) worker.
     """
 
     ATTEMPTS = 5
     BACKOFF_SECONDS = 2.0
 
-    def __init__(self, settings: Settings, states: UserStates) -> None:
+    def __init__(
+        self, settings: Settings, states: UserStates, store: LocalStateStore | None = None
+    ) -> None:
         self.settings = settings
         self.states = states
+        self.store = store
         self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.snapshots: dict[int, list[Entry]] = {}  # owed to the changelog after a rebuild
 
     def start(self, partitions: set[int]) -> None:
         for partition in partitions:
@@ -194,7 +235,13 @@ class PartitionRebuilds:
             task = self.tasks.pop(partition, None)
             if task is not None:
                 task.cancel()
+            self.snapshots.pop(partition, None)
             self.states.drop_partition(partition)
+
+    def take_snapshot(self, partition: int) -> list[Entry]:
+        """The state entries a ledger rebuild of ``partition`` still owes the changelog (once).
+        If they are lost with an uncommitted transaction, the next owner rebuilds again."""
+        return self.snapshots.pop(partition, [])
 
     async def ready(self, partition: int) -> None:
         task = self.tasks.get(partition)
@@ -225,12 +272,13 @@ class PartitionRebuilds:
         for attempt in range(1, self.ATTEMPTS + 1):
             started = time.perf_counter()
             try:
-                fresh = await loop.run_in_executor(None, self._read, partition)
+                restored = await loop.run_in_executor(
+                    None, restore_partition, self.settings, partition, self.store
+                )
             except Exception as exc:  # noqa: BLE001 - any failure: retry, then stop the worker
                 log.warning(
-                    "rebuilding partition %d from %s failed (attempt %d/%d): %s",
+                    "restoring partition %d failed (attempt %d/%d): %s",
                     partition,
-                    self.settings.ledger_topic,
                     attempt,
                     self.ATTEMPTS,
                     exc,
@@ -239,33 +287,44 @@ class PartitionRebuilds:
                 continue
             if self.tasks.get(partition) is not asyncio.current_task():
                 return  # revoked (and maybe reassigned) meanwhile: this read is stale
-            folded = self.states.adopt_partition(partition, fresh)
-            metrics.state_rebuild.observe(time.perf_counter() - started)
-            metrics.state_rebuild_events.inc(folded)
-            if fresh.partial_events:
-                metrics.state_rebuild_partial_events.inc(fresh.partial_events)
-                log.warning(
-                    "partition %d: %d ledger events belong to inputs whose output is only "
-                    "partly in the ledger; those inputs will be processed again",
-                    partition,
-                    fresh.partial_events,
-                )
+            self._install(partition, restored, time.perf_counter() - started)
             return
         log.critical(
-            "cannot rebuild partition %d from %s: stopping the worker without committing; "
-            "check the broker and that this worker's schemas include the ledger's",
+            "cannot restore partition %d from %s or %s: stopping the worker without "
+            "committing; check the broker and that this worker's schemas include the ledger's",
             partition,
+            state_topic(self.settings),
             self.settings.ledger_topic,
         )
         os._exit(70)
 
-    def _read(self, partition: int) -> UserStates:
-        fresh = UserStates()
-        ledger = read_partition(
-            self.settings.kafka_bootstrap, self.settings.ledger_topic, partition
+    def _install(self, partition: int, restored: Restored, seconds: float) -> None:
+        fresh = restored.states
+        self.states.adopt_partition(partition, fresh)
+        if restored.snapshot:
+            self.snapshots[partition] = restored.snapshot
+        metrics.state_rebuild.observe(seconds)
+        metrics.state_restores.labels(restored.source).inc()
+        if restored.source in ("checkpoint", "changelog"):
+            metrics.state_restore_entries.inc(restored.records)
+        else:
+            metrics.state_rebuild_events.inc(restored.records)
+        log.info(
+            "partition %d: state of %d users restored from the %s (%d records, %.2f s)",
+            partition,
+            len(fresh.users_in(partition)),
+            restored.source,
+            restored.records,
+            seconds,
         )
-        fresh.rebuild_partition(partition, ledger)
-        return fresh
+        if fresh.partial_events:
+            metrics.state_rebuild_partial_events.inc(fresh.partial_events)
+            log.warning(
+                "partition %d: %d ledger events belong to inputs whose output is only "
+                "partly in the ledger; those inputs will be processed again",
+                partition,
+                fresh.partial_events,
+            )
 
 
 def engine_config(settings: Settings) -> EngineConfig:

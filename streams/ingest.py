@@ -1,9 +1,9 @@
 """Moves one ``memory.events`` record through the pure ingest step and says what to emit.
 
 This is the ingest agent's body without the async loop, so agent tests run it without
-Kafka. It decodes, asks :func:`streams.engine.ingest.ingest`, applies the resulting records
-to the owning partition's :class:`UserStates`, and returns the ledger and dead-letter records
-to send.
+Kafka. It decodes, asks the engine (:func:`streams.engine.engine.step`), applies the
+resulting records to the owning partition's :class:`UserStates`, and returns the ledger,
+state-changelog and dead-letter records to send.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent
 from streams.engine.validation import Limits, Rejection
+from streams.state_changelog import Entry, changed_entries, expired_entries
 from streams.user_states import UserStates
+
+DEDUPE_WINDOW_SECONDS = 7 * 24 * 3600
+"""Input ids are remembered for a week of event time: Kafka producers retry within seconds,
+replays of the same file within days. Without a window the set would grow with every input
+the user ever sent (state and restore cost would grow with history)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +45,7 @@ class Emission:
     deadletter: OutRecord | None = None
     rejection: Rejection | None = None
     duplicate: bool = False
+    state: list[Entry] = field(default_factory=list)  # changed state-changelog entries
 
     @property
     def ran_cycle(self) -> bool:
@@ -60,10 +67,14 @@ class IngestProcessor:
         states: UserStates | None = None,
         registry: codec.SchemaRegistry | None = None,
         partitions: int | None = None,
+        dedupe_window_seconds: int = DEDUPE_WINDOW_SECONDS,
     ) -> None:
         """``partitions``: the input topic's partition count; when given, a record on a
-        partition its key does not hash to is rejected (its user's state lives elsewhere)."""
+        partition its key does not hash to is rejected (its user's state lives elsewhere).
+        ``dedupe_window_seconds``: how long (event time) an input id is remembered to drop
+        a redelivery of it."""
         self.partitions = partitions
+        self.dedupe_window_ms = dedupe_window_seconds * 1000
         self.config = config if isinstance(config, EngineConfig) else EngineConfig(limits=config)
         self.states = states if states is not None else UserStates()
         self.registry = registry or codec.default_registry()
@@ -94,7 +105,11 @@ class IngestProcessor:
             return self._reject(key, value, outcome, source, event)
         if isinstance(outcome, Duplicate):
             return Emission(event_type=event.event_type, duplicate=True)
-        return self._accept(event, outcome)
+        emission = self._accept(event, outcome)
+        expired = state.expire_seen(event.occurred_at - self.dedupe_window_ms)
+        emission.state = changed_entries(state, event.event_id, outcome.decisions)
+        emission.state += expired_entries(state.user_id, expired)
+        return emission
 
     def _accept(self, event: MemoryEvent, outcome: Accepted) -> Emission:
         emission = Emission(event_type=event.event_type)

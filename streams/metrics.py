@@ -50,7 +50,22 @@ state_rebuild = Histogram(
 )
 state_rebuild_events = Counter(
     "memstream_worker_state_rebuild_events",
-    "Ledger events folded while rebuilding partition state.",
+    "Ledger events folded while rebuilding partition state (only when a partition has no "
+    "state changelog yet: the disaster-recovery path).",
+)
+state_restore_entries = Counter(
+    "memstream_worker_state_restore_entries",
+    "State-changelog records read while restoring assigned partitions (the normal path).",
+)
+state_checkpoint_pending = Gauge(
+    "memstream_worker_state_checkpoint_pending",
+    "State entries sent to the changelog but not yet in the local checkpoint (a restart "
+    "reads them from the changelog's tail).",
+)
+state_restores = Counter(
+    "memstream_worker_state_restores",
+    "Partition state restores, by source: changelog, ledger (rebuild) or empty.",
+    ["source"],
 )
 state_rebuild_partial_events = Counter(
     "memstream_worker_state_rebuild_partial_events",

@@ -29,7 +29,7 @@ check completeness themselves (``streams.engine.emissions``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -58,8 +58,12 @@ class EmissionGuard:
             yield
 
 
-def guard_commits(app: faust.App, guard: EmissionGuard) -> None:
-    """Make ``app`` 's consumer wait for ``guard`` before every commit.
+def guard_commits(
+    app: faust.App, guard: EmissionGuard, after_commit: Callable[[], None] | None = None
+) -> None:
+    """Make ``app`` 's consumer wait for ``guard`` before every commit, and run
+    ``after_commit`` once a commit is done, still holding the guard (no record is in flight
+    then: everything sent is in a transaction that just committed or is still open).
 
     Every commit path in Faust (the commit timer, ``commit_every``, rebalances, shutdown)
     goes through ``Consumer.commit``, so guarding that one method guards them all. Must be
@@ -75,6 +79,8 @@ def guard_commits(app: faust.App, guard: EmissionGuard) -> None:
                 result: bool = await super().commit(
                     topics, start_new_transaction=start_new_transaction
                 )
+                if after_commit is not None:
+                    after_commit()
                 return result
 
     transport.Consumer = EmissionGuardedConsumer  # type: ignore[misc]
@@ -84,7 +90,7 @@ def guard_commits(app: faust.App, guard: EmissionGuard) -> None:
 class OutgoingRecord:
     topic: str
     key: bytes | None
-    value: bytes
+    value: bytes | None  # None: a tombstone, on a compacted topic
     headers: Headers
     partition: int | None = None  # None: by key, with the producer's partitioner
 
@@ -92,11 +98,13 @@ class OutgoingRecord:
 class TransactionalOutput:
     """Sends one input's records in the transaction of the input's partition, atomically."""
 
-    def __init__(self, app: faust.App, input_topic: str) -> None:
+    def __init__(
+        self, app: faust.App, input_topic: str, after_commit: Callable[[], None] | None = None
+    ) -> None:
         self.app = app
         self.input_topic = input_topic
         self.guard = EmissionGuard()
-        guard_commits(app, self.guard)
+        guard_commits(app, self.guard, after_commit)
 
     def transactional_id(self, input_partition: int) -> str:
         """Faust's id for the producer whose transaction commits ``input_partition`` 's
@@ -104,19 +112,23 @@ class TransactionalOutput:
         group = self.app.assignor.group_for_topic(self.input_topic)
         return f"{self.app.conf.id}-{group}-{input_partition}"
 
-    async def send(self, input_partition: int, records: Sequence[OutgoingRecord]) -> None:
-        """Send ``records`` (all of one input's output) with no commit in between.
+    async def send(
+        self, input_partition: int, records: Sequence[OutgoingRecord]
+    ) -> list[Awaitable[Any]]:
+        """Send ``records`` (all of one input's output) with no commit in between; returns
+        each record's delivery future (its metadata once the producer has flushed).
 
         Raises Faust's ``ProducerSendError`` when the partition's transactional producer is
         gone (the partition was revoked meanwhile): the input is then not committed here and
         its next owner processes it again."""
         if not records:
-            return
+            return []
         transactional_id = self.transactional_id(input_partition)
         producer = self.app.producer
+        deliveries: list[Awaitable[Any]] = []
         async with self.guard.emitting():
             for record in records:
-                await producer.send(
+                delivery = await producer.send(
                     record.topic,
                     record.key,
                     record.value,
@@ -125,3 +137,5 @@ class TransactionalOutput:
                     record.headers,
                     transactional_id=transactional_id,
                 )
+                deliveries.append(delivery)
+        return deliveries

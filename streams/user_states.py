@@ -1,15 +1,10 @@
-"""The worker's per-user state for the partitions it owns, rebuilt from the ledger.
+"""The worker's per-user state for the partitions it owns.
 
-The ledger (``memory.consolidation``) is the worker's changelog. Each ledger event goes to
-the same partition number as the input event that caused it, so one partition of the
-ledger holds everything about the users of one input partition. On assignment the worker
-folds that ledger partition (read_committed) into :class:`InMemoryUserState` s, and only then
-processes the partition's input. Because input offsets and ledger events commit in one Kafka
-transaction, the rebuilt state is exactly the state that produced the committed offsets.
-
-Faust tables are not used for this: their changelog writes are buffered outside the
-exactly-once transaction (faust-streaming, see robinhood/faust#599), so after a SIGKILL a
-restored table can lag the ledger and the worker would decide on stale state.
+State is restored on assignment (``streams.state_restore``: local checkpoint + the state
+changelog's tail, or the ledger's fold as the disaster-recovery path) and kept current by
+the same fold the engine and the oracle use. :meth:`UserStates.rebuild_partition` is that
+fold over a ledger partition: it applies only complete emissions, so an input whose output
+was committed in part is processed again.
 """
 
 from __future__ import annotations

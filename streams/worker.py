@@ -64,7 +64,7 @@ def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
         raise SystemExit(2) from None
     print(
         f"memstream worker: {settings.events_topic} -> {settings.ledger_topic} "
-        f"(state rebuilt from the ledger; metrics "
+        f"(state: local checkpoint + memory.state changelog; metrics "
         f"{settings.metrics_bind}:{settings.worker_metrics_port}/metrics)",
         flush=True,
     )

@@ -17,6 +17,7 @@ from confluent_kafka import Consumer
 from prometheus_client.parser import text_string_to_metric_families
 from psycopg.conninfo import make_conninfo
 
+from memstream.kafka_security import confluent_config
 from memstream.processes import ManagedProcess, start_command
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
@@ -42,7 +43,13 @@ class Pipeline:
     _publisher: MemoryPublisher | None = None
 
     @classmethod
-    def create(cls, stack: Any, workdir: Path, policy_toml: str | None = None) -> Pipeline:
+    def create(
+        cls,
+        stack: Any,
+        workdir: Path,
+        policy_toml: str | None = None,
+        partitions: int = PARTITIONS,
+    ) -> Pipeline:
         """A pipeline on fresh topics and a fresh database. ``policy_toml`` (a policy
         document) defaults to the default profile with periodic ticks pushed out of the
         test's lifetime, so only the events a test publishes cause decisions."""
@@ -55,7 +62,7 @@ class Pipeline:
             kafka_bootstrap=stack.kafka_bootstrap,
             database_url=make_conninfo(stack.database_url, dbname=dbname),
             topic_prefix=f"t{run}.",
-            partitions=PARTITIONS,
+            partitions=partitions,
             app_id=f"worker-{run}",
             projector_group=f"projector-{run}",
             worker_data_dir=workdir / "worker-data",
@@ -67,14 +74,17 @@ class Pipeline:
             policy_file=str(policy_file),
         )
         migrate(settings.database_url, settings.embedding_dim)
-        LocalStack(settings).create_topics(settings.topic_prefix, PARTITIONS)
+        LocalStack(settings).create_topics(settings.topic_prefix, partitions)
         return cls(settings, workdir)
 
     # -- processes ----------------------------------------------------------------------------
 
-    def start(self, name: str, args: list[str] | None = None) -> ManagedProcess:
+    def start(self, name: str, args: list[str] | None = None, **overrides: Any) -> ManagedProcess:
+        """Start ``memstream <args>`` as ``name``; ``overrides`` change this process's
+        settings only (e.g. its own metrics port and data dir, for several workers)."""
         command = args or {"worker": ["worker"], "projector": ["project"]}[name.split("-")[0]]
-        process = start_command(name, command, self.settings, self.workdir / "logs")
+        settings = self.settings.with_overrides(**overrides) if overrides else self.settings
+        process = start_command(name, command, settings, self.workdir / "logs")
         self.processes[name] = process
         return process
 
@@ -108,7 +118,7 @@ class Pipeline:
         and then all that follow them."""
         consumer = Consumer(
             {
-                "bootstrap.servers": self.settings.kafka_bootstrap,
+                **confluent_config(self.settings),
                 "group.id": f"reader-{uuid.uuid4().hex[:8]}",
                 "auto.offset.reset": "earliest",
                 "isolation.level": "read_committed",
@@ -193,12 +203,17 @@ class Pipeline:
             if process == "worker"
             else self.settings.projector_metrics_port
         )
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-        samples = {}
-        for family in text_string_to_metric_families(text):
-            for sample in family.samples:
-                samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-        return samples
+        return scrape(port)
 
     def metric_sum(self, process: str, name: str) -> float:
         return sum(v for (n, _), v in self.metrics(process).items() if n == name)
+
+
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """One /metrics scrape: (name, sorted labels) -> value."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples

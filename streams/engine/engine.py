@@ -57,7 +57,7 @@ def step(
     if not isinstance(outcome, Accepted):
         return outcome
     outcome = Accepted(outcome.decisions + extract_on_write(event, outcome.decisions, policy))
-    apply_outcome(state, event.event_id, outcome.decisions)
+    apply_outcome(state, event.event_id, event.occurred_at, outcome.decisions)
     request = due_cycle(state, event, due)
     if request is None:
         return Accepted(numbered(outcome.decisions))

@@ -7,7 +7,7 @@ computes one from the content, so similarity never depends on anything outside t
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -61,3 +61,19 @@ def mean_embedding(memories: Sequence[Memory], dim: int) -> bytes:
     mean = matrix_of(memories, dim).mean(axis=0)
     norm = float(np.linalg.norm(mean))
     return (mean / norm if norm else mean).astype("<f4").tobytes()
+
+
+ROWS_PER_PRODUCT = 1024  # bounds a product's memory: 1024 × 100k memories × 8 B = 0.8 GB
+
+
+def similarity_rows(
+    new: Sequence[Memory], candidates: Sequence[Memory], dim: int
+) -> Iterator[tuple[int, Memory, np.ndarray]]:
+    """(position, memory, its similarity to every candidate) for each of ``new``: one matrix
+    product per chunk of new memories, never a Python loop over pairs."""
+    others = matrix_of(candidates, dim)
+    for start in range(0, len(new), ROWS_PER_PRODUCT):
+        chunk = new[start : start + ROWS_PER_PRODUCT]
+        products = matrix_of(chunk, dim) @ others.T
+        for offset, memory in enumerate(chunk):
+            yield start + offset, memory, products[offset]

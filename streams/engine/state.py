@@ -174,12 +174,16 @@ class InMemoryUserState:
 
     user_id: str
     memories: dict[str, MemoryRecord] = field(default_factory=dict)
-    seen_event_ids: set[str] = field(default_factory=set)
+    # input ids already applied, with their event time, oldest first (deduplication)
+    seen_event_ids: dict[str, int] = field(default_factory=dict)
     # messages per conversation since the user's last consolidation cycle (seed 000 trigger)
     conversation_messages: dict[str, int] = field(default_factory=dict)
     # contradiction pairs already reported, so a cycle does not report them again
     flagged_pairs: set[tuple[str, str]] = field(default_factory=set)
     facets: UserFacets = field(default_factory=UserFacets)
+    # live working memories, kept by the fold so the on-write trigger costs O(1) per write;
+    # None: not counted yet (after a restore), counted on first use
+    _working_live: int | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -194,17 +198,36 @@ class InMemoryUserState:
         return (r for r in self.memories.values() if r.is_live)
 
     def working_count(self) -> int:
-        return self.live_count("working")
+        if self._working_live is None:
+            self._working_live = self.live_count("working")
+        return self._working_live
+
+    def forget_counts(self) -> None:
+        """Memories were replaced wholesale (a restore): recount when next asked."""
+        self._working_live = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
 
-    def mark_seen(self, event_id: str) -> None:
-        self.seen_event_ids.add(event_id)
+    def mark_seen(self, event_id: str, at: int) -> None:
+        self.seen_event_ids.setdefault(event_id, at)
+
+    def expire_seen(self, before: int) -> list[str]:
+        """Forget input ids seen before ``before`` (event time), oldest first; returns them.
+        A duplicate delivered later than that is processed again; its output has the same
+        deterministic ids, so consumers that deduplicate by id see nothing twice."""
+        expired = []
+        for event_id, at in self.seen_event_ids.items():
+            if at >= before:
+                break
+            expired.append(event_id)
+        for event_id in expired:
+            del self.seen_event_ids[event_id]
+        return expired
 
     def fold(self, decision: ledger.ConsolidationEvent) -> None:
         """Apply one ledger event."""
-        self.seen_event_ids.add(decision.causation_id)
+        self.seen_event_ids.setdefault(decision.causation_id, decision.occurred_at)
         self.facets.apply(decision)
         payload = decision.payload
         if isinstance(payload, ledger.ConsolidationCompleted):
@@ -219,14 +242,26 @@ class InMemoryUserState:
                     self.conversation_messages.get(conversation, 0) + 1
                 )
         for record in records_after(self.memories.get, payload):
-            self.memories[record.memory.memory_id] = record
+            memory_id = record.memory.memory_id
+            if self._working_live is not None:
+                self._working_live += _live_working(record) - _live_working(
+                    self.memories.get(memory_id)
+                )
+            self.memories[memory_id] = record
+
+
+def _live_working(record: MemoryRecord | None) -> int:
+    return int(record is not None and record.is_live and record.memory.layer == "working")
 
 
 def apply_outcome(
-    state: InMemoryUserState, event_id: str, decisions: Iterable[ledger.ConsolidationEvent]
+    state: InMemoryUserState,
+    event_id: str,
+    at: int,
+    decisions: Iterable[ledger.ConsolidationEvent],
 ) -> None:
-    """Mark an accepted input seen and fold the decisions it caused into ``state``."""
-    state.mark_seen(event_id)
+    """Mark an accepted input (of event time ``at``) seen and fold its decisions."""
+    state.mark_seen(event_id, at)
     for decision in decisions:
         state.fold(decision)
 

@@ -51,7 +51,7 @@ def accepted(state: InMemoryUserState, ev: MemoryEvent) -> Accepted:
     """Ingest ``ev``, require it to be accepted and apply it, as the oracle does."""
     outcome = ingest(state, ev, LIMITS, key=ev.user_id)
     assert isinstance(outcome, Accepted), outcome
-    apply_outcome(state, ev.event_id, outcome.decisions)
+    apply_outcome(state, ev.event_id, ev.occurred_at, outcome.decisions)
     return outcome
 
 

@@ -12,6 +12,7 @@ from memstream.settings import Settings
 from streams import app as worker_app
 from streams.engine import ledger
 from streams.engine.model import Memory
+from streams.state_restore import Restored
 from streams.user_states import UserStates
 
 
@@ -24,8 +25,8 @@ def stored(version: int) -> ledger.ConsolidationEvent:
 
 @pytest.fixture
 def rebuilds(monkeypatch: pytest.MonkeyPatch) -> tuple[worker_app.PartitionRebuilds, dict]:
-    """PartitionRebuilds over a fake ledger: each read returns the ledger given for it, and
-    the first read of a partition can be held until the test releases it."""
+    """PartitionRebuilds over a fake restore (a fold of the ledger given for each read); the
+    first read of a partition can be held until the test releases it."""
     control: dict = {
         "ledgers": [],
         "hold_first": threading.Event(),
@@ -34,15 +35,17 @@ def rebuilds(monkeypatch: pytest.MonkeyPatch) -> tuple[worker_app.PartitionRebui
     }
     control["hold_first"].set()
 
-    def read_partition(bootstrap: str, topic: str, partition: int):
+    def restore_partition(settings: Settings, partition: int, store: object = None) -> Restored:
         control["reads"] += 1
         ledger_events = control["ledgers"][control["reads"] - 1]
         if control["reads"] == 1:
             control["hold_first"].wait(5)
             control["first_done"].set()
-        return iter(ledger_events)
+        states = UserStates()
+        folded = states.rebuild_partition(partition, iter(ledger_events))
+        return Restored(states, "ledger", folded, [])
 
-    monkeypatch.setattr(worker_app, "read_partition", read_partition)
+    monkeypatch.setattr(worker_app, "restore_partition", restore_partition)
     return worker_app.PartitionRebuilds(Settings(), UserStates()), control
 
 

@@ -9,7 +9,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.judge import attribute_keys
 from streams.engine.model import Memory
-from streams.engine.similarity import matrix_of
+from streams.engine.similarity import similarity_rows
 from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO, pair_key
 from streams.engine.text.facts import find_terms
 
@@ -35,16 +35,15 @@ def detect_contradictions(cycle: CycleContext) -> None:
     new = [m for m in facts if m.memory_id in changed]
     if not new:
         return
-    similarity = matrix_of(new, cycle.dim) @ matrix_of(facts, cycle.dim).T
     by_entity = _entity_index(facts) if rule.entity_candidates else {}
-    for i, first in enumerate(new):
+    for _, first, similarity_row in similarity_rows(new, facts, cycle.dim):
         band = np.flatnonzero(
-            (similarity[i] > rule.min_similarity) & (similarity[i] < rule.max_similarity)
+            (similarity_row > rule.min_similarity) & (similarity_row < rule.max_similarity)
         )
         candidates = {int(j) for j in band}
         for term in _entities(first) if by_entity else ():
             candidates.update(
-                j for j in by_entity.get(term, ()) if similarity[i, j] < rule.max_similarity
+                j for j in by_entity.get(term, ()) if similarity_row[j] < rule.max_similarity
             )
         for j in sorted(candidates):
             second = facts[j]
@@ -88,6 +87,12 @@ def _entities(memory: Memory) -> tuple[str, ...]:
     return tuple(sorted({*names, *claims}))
 
 
+MAX_BLOCK = 32
+"""A blocking key carried by more facts than this names something too common to pair on
+(the user's own name, a word read as a name): like a stop word in entity resolution, it is
+dropped, so a cycle's judge calls stay bounded by the new memories, not the user's history."""
+
+
 def _entity_index(facts: list[Memory]) -> dict[str, list[int]]:
     """Blocking key → positions of the facts carrying it: candidate pairs that similarity of
     the whole sentence misses ("I work at Umbrella Labs now" / "I work at Hooli as an
@@ -96,7 +101,7 @@ def _entity_index(facts: list[Memory]) -> dict[str, list[int]]:
     for position, memory in enumerate(facts):
         for term in _entities(memory):
             index.setdefault(term, []).append(position)
-    return index
+    return {term: positions for term, positions in index.items() if len(positions) <= MAX_BLOCK}
 
 
 def _resolve(

@@ -12,7 +12,7 @@ from streams.engine.context import CycleContext
 from streams.engine.ingest import derived_from
 from streams.engine.model import LAYERS, Memory
 from streams.engine.salience import current_salience
-from streams.engine.similarity import matrix_of
+from streams.engine.similarity import similarity_rows
 from streams.engine.state import MemoryRecord, pair_key
 
 
@@ -30,11 +30,11 @@ def merge_duplicates(cycle: CycleContext) -> None:
         ]
         if not new:
             continue
-        # What is new since the last cycle against everything live: one matrix product.
-        similarities = np.round(matrix_of(new, cycle.dim) @ matrix_of(memories, cycle.dim).T, 6)
+        # What is new since the last cycle against everything live: matrix products.
         compared: set[tuple[str, str]] = set()
-        for i, first in enumerate(new):
-            for j in np.flatnonzero(similarities[i] >= rule.threshold):
+        for _, first, row in similarity_rows(new, memories, cycle.dim):
+            row = np.round(row, 6)
+            for j in np.flatnonzero(row >= rule.threshold):
                 second = memories[int(j)]
                 pair = pair_key(first.memory_id, second.memory_id)
                 if second.memory_id == first.memory_id or pair in compared:
@@ -43,7 +43,7 @@ def merge_duplicates(cycle: CycleContext) -> None:
                 a, b = cycle.records[first.memory_id], cycle.records[second.memory_id]
                 if not (a.is_live and b.is_live):
                     continue
-                similarity = float(similarities[i, j])
+                similarity = float(row[j])
                 if not _duplicate_rules_allow(cycle, a, b):
                     continue
                 if _derived_one_from_the_other(first, second):

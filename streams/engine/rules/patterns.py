@@ -6,25 +6,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from statistics import fmean
 
+import numpy as np
+
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
-from streams.engine.similarity import SimilarityIndex
+from streams.engine.similarity import SimilarityIndex, similarity_rows
 
 
 def detect_patterns(cycle: CycleContext) -> None:
-    """≥ N similar memories (pairwise similarity > t) within the window → one pattern."""
+    """≥ N similar memories (pairwise similarity > t) within the window → one pattern.
+
+    Only a group with something new since the user's last cycle can be a new pattern, so the
+    new memories are compared with the window's memories in one matrix product, and each new
+    memory grows a group (a clique) among its neighbours only."""
     rule = cycle.policy.patterns
     if not rule.enabled:
         return
     since = cycle.request.now - rule.window_seconds * 1000
     candidates = [
         r.memory
-        for r in cycle.live(rule.source_layer)
+        for r in cycle.all_live(rule.source_layer)
         if (r.memory.created_at or 0) >= since and "pattern_of" not in r.memory.metadata
     ]
+    changed = cycle.facets.changed_ids
+    new = [m for m in candidates if m.memory_id in changed][-cycle.policy.max_memories_per_cycle :]
+    if not new:
+        return
     index = SimilarityIndex(candidates, cycle.dim)
-    for group in _similar_groups(candidates, index, rule.min_similarity):
+    neighbours = [
+        np.flatnonzero(row > rule.min_similarity)
+        for _, _, row in similarity_rows(new, candidates, cycle.dim)
+    ]
+    for group in _groups_around_new(new, candidates, neighbours, index, rule.min_similarity):
         if len(group) < rule.min_support:
             continue
         evidence = sorted(m.memory_id for m in group)
@@ -72,18 +86,31 @@ def detect_patterns(cycle: CycleContext) -> None:
         cycle.count("links", support)
 
 
-def _similar_groups(
-    memories: list[Memory], index: SimilarityIndex, threshold: float
+def _groups_around_new(
+    new: list[Memory],
+    candidates: list[Memory],
+    neighbours: list[np.ndarray],
+    index: SimilarityIndex,
+    threshold: float,
 ) -> list[list[Memory]]:
-    """Greedy cliques: each memory joins the first group it is similar to in every member."""
+    """For each new memory not yet grouped: the greedy clique it forms with its neighbours
+    (in window order), each member similar to every other."""
+    grouped: set[str] = set()
     groups: list[list[Memory]] = []
-    for memory in memories:
-        for group in groups:
+    for row, seed in enumerate(new):
+        if seed.memory_id in grouped:
+            continue
+        group: list[Memory] = []
+        for column in neighbours[row]:
+            memory = candidates[int(column)]
+            if memory.memory_id in grouped:
+                continue
             if all(index.similarity(memory.memory_id, g.memory_id) > threshold for g in group):
                 group.append(memory)
-                break
-        else:
-            groups.append([memory])
+        if seed not in group:
+            continue
+        grouped.update(m.memory_id for m in group)
+        groups.append(group)
     return groups
 
 

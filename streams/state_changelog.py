@@ -1,0 +1,281 @@
+"""The worker's state as table entries for a compacted changelog topic (``memory.state``).
+
+A user's state is split into small entries, one Kafka record each, keyed
+``user \\x1f table \\x1f id``:
+
+====== ======================== =================================================
+table  id                       value
+====== ======================== =================================================
+``m``  memory id                the memory record (memory, version, forgotten)
+``s``  session id               the session window
+``e``  input event id           its event time: seen (deduplication of inputs)
+``p``  memory id pair           a contradiction pair already reported
+``u``  (empty)                  the rest: conversation counters, identity anchor,
+                                procedural profile, last maintenance, changed ids
+====== ======================== =================================================
+
+After each input the worker sends the entries that input touched (:func:`changed_entries`),
+in the same Kafka transaction as the input's ledger records and offset
+(``streams.transactional_output``). So the changelog's cost per input grows with the work of
+the input, and a restore reads each live entry once (compaction keeps the last value per
+key) instead of folding the user's whole history from the ledger.
+
+Values are JSON (UTF-8): readable with any consumer, versioned by the field names, and never
+executable (unlike pickle). Embeddings and anchors are base64 of the packed float32 bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from streams.engine import ledger
+from streams.engine.model import Memory
+from streams.engine.state import (
+    IdentityAnchor,
+    InMemoryUserState,
+    MemoryRecord,
+    SessionWindow,
+    pair_key,
+)
+
+SEPARATOR = "\x1f"
+MEMORY, SESSION, SEEN, PAIR, META = "m", "s", "e", "p", "u"
+_TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    key: bytes
+    value: bytes | None  # None: a tombstone (the entry is gone; compaction removes it)
+
+
+def entry_key(user_id: str, table: str, entry_id: str = "") -> bytes:
+    return SEPARATOR.join((user_id, table, entry_id)).encode()
+
+
+def split_key(key: bytes) -> tuple[str, str, str]:
+    user_id, table, entry_id = key.decode().split(SEPARATOR, 2)
+    return user_id, table, entry_id
+
+
+# --- what one input changed -------------------------------------------------------------------
+
+
+def changed_entries(
+    state: InMemoryUserState, input_event_id: str, decisions: Iterable[ledger.ConsolidationEvent]
+) -> list[Entry]:
+    """The entries an input changed, read from ``state`` after its decisions were folded."""
+    user = state.user_id
+    memories: dict[str, None] = {}
+    sessions: dict[str, None] = {}
+    pairs: dict[tuple[str, str], None] = {}
+    seen: dict[str, None] = {input_event_id: None}
+    for decision in decisions:
+        seen[decision.causation_id] = None
+        payload = decision.payload
+        memories.update(dict.fromkeys(touched_memory_ids(payload)))
+        sessions.update(dict.fromkeys(_touched_sessions(decision)))
+        if isinstance(payload, ledger.ContradictionDetected):
+            pairs[pair_key(payload.memory_id, payload.other_memory_id)] = None
+    entries = [
+        Entry(entry_key(user, MEMORY, i), encode_memory_record(state.memories[i]))
+        for i in memories
+        if i in state.memories
+    ]
+    entries += [
+        Entry(entry_key(user, SESSION, s), encode_session(state.facets.sessions[s]))
+        for s in sessions
+        if s in state.facets.sessions
+    ]
+    entries += [
+        Entry(entry_key(user, SEEN, e), str(state.seen_event_ids[e]).encode())
+        for e in seen
+        if state.has_seen(e)
+    ]
+    entries += [Entry(entry_key(user, PAIR, SEPARATOR.join(p)), b"1") for p in pairs]
+    entries.append(Entry(entry_key(user, META), encode_meta(state)))
+    return entries
+
+
+def expired_entries(user_id: str, event_ids: Iterable[str]) -> list[Entry]:
+    """Tombstones for input ids that left the deduplication window."""
+    return [Entry(entry_key(user_id, SEEN, e), None) for e in event_ids]
+
+
+def all_entries(state: InMemoryUserState) -> list[Entry]:
+    """Every entry of a user's state: a full snapshot (after a rebuild from the ledger)."""
+    user = state.user_id
+    entries = [
+        Entry(entry_key(user, MEMORY, i), encode_memory_record(r))
+        for i, r in state.memories.items()
+    ]
+    entries += [
+        Entry(entry_key(user, SESSION, s), encode_session(w))
+        for s, w in state.facets.sessions.items()
+    ]
+    entries += [
+        Entry(entry_key(user, SEEN, e), str(at).encode()) for e, at in state.seen_event_ids.items()
+    ]
+    entries += [
+        Entry(entry_key(user, PAIR, SEPARATOR.join(p)), b"1") for p in sorted(state.flagged_pairs)
+    ]
+    entries.append(Entry(entry_key(user, META), encode_meta(state)))
+    return entries
+
+
+def touched_memory_ids(payload: ledger.LedgerPayload) -> tuple[str, ...]:
+    """The memories whose records a ledger decision changes (``records_after`` 's subjects)."""
+    if isinstance(payload, ledger.MemoryStored):
+        return (payload.memory.memory_id,)
+    if isinstance(payload, ledger.MemoryPromoted):
+        return (payload.promoted.memory_id, payload.source_memory_id)
+    if isinstance(payload, ledger.PatternDetected):
+        return (payload.pattern.memory_id,)
+    if isinstance(payload, ledger.MemoryMerged):
+        return (payload.survivor.memory_id, payload.merged_memory_id)
+    if isinstance(payload, ledger.ContradictionDetected):
+        return () if payload.invalidated_memory_id is None else (payload.invalidated_memory_id,)
+    if isinstance(payload, ledger.SessionConsolidated):
+        return (payload.narrative.memory_id,)
+    if isinstance(payload, ledger.EpisodesSummarized):
+        return (payload.summary.memory_id,)
+    if isinstance(payload, ledger.ProceduralSynthesized):
+        return (payload.profile.memory_id,)
+    if isinstance(payload, ledger.ScopePromoted):
+        return (payload.copy.memory_id,)
+    memory_id = getattr(payload, "memory_id", None)
+    return () if memory_id is None else (memory_id,)
+
+
+def _touched_sessions(decision: ledger.ConsolidationEvent) -> tuple[str, ...]:
+    payload = decision.payload
+    if isinstance(payload, ledger.MemoryStored) and payload.memory.session_id is not None:
+        return (payload.memory.session_id,)
+    if isinstance(payload, ledger.SessionClosed | ledger.SessionConsolidated):
+        return (payload.session_id,)
+    return ()
+
+
+# --- applying entries (restore) ---------------------------------------------------------------
+
+
+def apply_entry(state: InMemoryUserState, table: str, entry_id: str, value: bytes | None) -> None:
+    """Put one entry into ``state``; ``value`` None is a tombstone (the entry is gone)."""
+    if table == MEMORY:
+        state.forget_counts()
+        if value is None:
+            state.memories.pop(entry_id, None)
+        else:
+            state.memories[entry_id] = decode_memory_record(value)
+    elif table == SESSION:
+        if value is None:
+            state.facets.sessions.pop(entry_id, None)
+        else:
+            state.facets.sessions[entry_id] = decode_session(value)
+    elif table == SEEN:
+        if value is None:
+            state.seen_event_ids.pop(entry_id, None)
+        else:
+            state.seen_event_ids[entry_id] = int(value)
+    elif table == PAIR:
+        a, b = entry_id.split(SEPARATOR, 1)
+        if value is None:
+            state.flagged_pairs.discard((a, b))
+        else:
+            state.flagged_pairs.add((a, b))
+    elif table == META and value is not None:
+        decode_meta_into(state, value)
+    elif table != META:
+        raise ValueError(f"unknown state table {table!r}: this worker is older than the changelog")
+
+
+# --- codecs -----------------------------------------------------------------------------------
+
+
+def encode_memory_record(record: MemoryRecord) -> bytes:
+    data = _memory_to_json(record.memory)
+    data["_version"] = record.version
+    data["_forgotten"] = record.forgotten
+    return _dump(data)
+
+
+def decode_memory_record(value: bytes) -> MemoryRecord:
+    data = json.loads(value)
+    version, forgotten = data.pop("_version"), data.pop("_forgotten")
+    return MemoryRecord(_memory_from_json(data), version, forgotten)
+
+
+def encode_session(window: SessionWindow) -> bytes:
+    data = dataclasses.asdict(window)
+    data["member_ids"] = list(window.member_ids)
+    return _dump(data)
+
+
+def decode_session(value: bytes) -> SessionWindow:
+    data = json.loads(value)
+    data["member_ids"] = tuple(data["member_ids"])
+    return SessionWindow(**data)
+
+
+def encode_meta(state: InMemoryUserState) -> bytes:
+    facets = state.facets
+    identity = facets.identity
+    return _dump(
+        {
+            "conversation_messages": state.conversation_messages,
+            "identity": None
+            if identity is None
+            else {"origin": _b64(identity.origin), "live": _b64(identity.live)},
+            "profile_memory_id": facets.profile_memory_id,
+            "last_maintenance_at": facets.last_maintenance_at,
+            "changed_ids": sorted(facets.changed_ids),
+        }
+    )
+
+
+def decode_meta_into(state: InMemoryUserState, value: bytes) -> None:
+    data = json.loads(value)
+    state.conversation_messages = dict(data["conversation_messages"])
+    identity = data["identity"]
+    state.facets.identity = (
+        None
+        if identity is None
+        else IdentityAnchor(_unb64(identity["origin"]), _unb64(identity["live"]))
+    )
+    state.facets.profile_memory_id = data["profile_memory_id"]
+    state.facets.last_maintenance_at = data["last_maintenance_at"]
+    state.facets.changed_ids = set(data["changed_ids"])
+
+
+def _memory_to_json(memory: Memory) -> dict[str, Any]:
+    data = dataclasses.asdict(memory)
+    for name in _TUPLE_FIELDS:
+        data[name] = list(data[name])
+    if memory.embedding is not None:
+        data["embedding"] = _b64(memory.embedding)
+    return data
+
+
+def _memory_from_json(data: dict[str, Any]) -> Memory:
+    for name in _TUPLE_FIELDS:
+        data[name] = tuple(data[name])
+    if data.get("embedding") is not None:
+        data["embedding"] = _unb64(data["embedding"])
+    return Memory(**data)
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.b64decode(text)

@@ -1,0 +1,203 @@
+"""Restoring one partition's user states on assignment: from the local checkpoint plus the
+state changelog's tail (``memory.state``), which costs what changed since the checkpoint;
+from the whole compacted changelog when there is no valid checkpoint, which costs what is
+live; from the ledger only when there is no changelog yet (a worker upgraded from before it,
+or a lost topic), the disaster-recovery path, which costs the whole history.
+
+Both read with ``isolation.level=read_committed`` up to the last stable offset, so state
+never includes output of an aborted or still-open transaction. Blocking I/O: the worker
+runs it in a thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from memstream.kafka_security import confluent_config
+from memstream.settings import Settings
+from streams.ledger_replay import read_committed, read_partition
+from streams.state_changelog import Entry, all_entries, apply_entry, split_key
+from streams.state_store import Checkpoint, LocalStateStore
+from streams.user_states import UserStates
+
+log = logging.getLogger("memstream.worker")
+POLL_SECONDS = 0.5
+STATE_TOPIC_CONFIG = {
+    "cleanup.policy": "compact",
+    "min.cleanable.dirty.ratio": "0.1",
+    "segment.ms": "600000",  # roll segments so compaction can reclaim within minutes
+}
+
+Source = Literal["checkpoint", "changelog", "ledger", "empty"]
+
+
+def state_topic(settings: Settings) -> str:
+    return f"{settings.topic_prefix}memory.state"
+
+
+@dataclass
+class Restored:
+    states: UserStates
+    source: Source
+    records: int  # changelog records (the tail, after a checkpoint) or ledger events read
+    snapshot: list[Entry]  # after a ledger rebuild: the entries to write to the changelog
+
+
+def ensure_state_topic(settings: Settings, timeout: float = 30.0) -> None:
+    """Create the compacted state changelog, co-partitioned with the input, if missing."""
+    admin = AdminClient(client_config(settings))
+    metadata = admin.list_topics(timeout=timeout)
+    name = state_topic(settings)
+    if name in metadata.topics and metadata.topics[name].error is None:
+        return
+    replication = min(3, max(1, len(metadata.brokers)))
+    futures = admin.create_topics(
+        [NewTopic(name, settings.partitions, replication, config=STATE_TOPIC_CONFIG)]
+    )
+    for future in futures.values():
+        try:
+            future.result(timeout)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+
+
+def restore_partition(
+    settings: Settings, partition: int, store: LocalStateStore | None = None
+) -> Restored:
+    """The partition's user states, by the cheapest valid path: the local checkpoint plus
+    the changelog's tail; else the whole (compacted) changelog, which then becomes the local
+    checkpoint; else a rebuild from the ledger."""
+    topic = state_topic(settings)
+    checkpoint = store.checkpoint(partition) if store is not None else None
+    if store is not None and checkpoint is not None:
+        if _committed(settings, topic, partition, checkpoint):
+            states = UserStates()
+            for key, value in store.entries(partition):
+                _apply(states, partition, key, value)
+            tail_entries: dict[bytes, bytes | None] = {}
+            tail = _apply_records(
+                states,
+                partition,
+                read_committed(settings, topic, partition, start=checkpoint.next_offset),
+                tail_entries,
+            )
+            if tail.count:
+                # The store now catches up with the changelog: checkpoints written from here
+                # on only ever add what this owner sends (what an earlier owner sent, or this
+                # worker sent before a revoke dropped it from its pending entries, is in the
+                # tail and must be in the store before the checkpoint moves past it).
+                caught_up = (Entry(k, v) for k, v in tail_entries.items())
+                store.write(partition, caught_up, Checkpoint(tail.next_offset, tail.last_key))
+            return _finished(states, partition, "checkpoint", tail.count)
+        log.warning(
+            "partition %d: the local checkpoint is not in the committed changelog "
+            "(its last transaction aborted); restoring from the changelog",
+            partition,
+        )
+        store.discard(partition)
+    states = UserStates()
+    latest: dict[bytes, bytes | None] = {}
+    read = _apply_records(states, partition, read_committed(settings, topic, partition), latest)
+    if read.count:
+        if store is not None:
+            live = ((k, v) for k, v in latest.items() if v is not None)
+            store.replace(partition, live, Checkpoint(read.next_offset, read.last_key))
+        return _finished(states, partition, "changelog", read.count)
+    folded = states.rebuild_partition(
+        partition, read_partition(settings, settings.ledger_topic, partition)
+    )
+    if not folded:
+        return Restored(states, "empty", 0, [])
+    log.warning(
+        "partition %d: no state changelog in %s; rebuilt %d users from %d ledger events and "
+        "will write them to the changelog with the next input",
+        partition,
+        topic,
+        len(states.users_in(partition)),
+        folded,
+    )
+    snapshot = [
+        entry
+        for user in sorted(states.users_in(partition))
+        for entry in all_entries(states.user(user, partition))
+    ]
+    return Restored(states, "ledger", folded, snapshot)
+
+
+@dataclass
+class _Read:
+    count: int = 0
+    next_offset: int = 0
+    last_key: bytes | None = None
+
+
+def _apply_records(
+    states: UserStates,
+    partition: int,
+    records: Iterator[tuple[int, bytes | None, bytes | None]],
+    latest: dict[bytes, bytes | None] | None = None,
+) -> _Read:
+    read = _Read()
+    for offset, key, value in records:
+        if key is None:
+            continue  # not a state entry (nothing memstream writes)
+        _apply(states, partition, key, value)
+        if latest is not None:
+            latest[key] = value
+        read.count += 1
+        read.next_offset, read.last_key = offset + 1, key
+    return read
+
+
+def _apply(states: UserStates, partition: int, key: bytes, value: bytes | None) -> None:
+    user_id, table, entry_id = split_key(key)
+    apply_entry(states.user(user_id, partition), table, entry_id, value)
+
+
+def _finished(states: UserStates, partition: int, source: Source, records: int) -> Restored:
+    for user in states.users_in(partition):
+        state = states.user(user, partition)  # oldest first again: entries come in key order
+        state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
+    return Restored(states, source, records, [])
+
+
+def _committed(settings: Settings, topic: str, partition: int, checkpoint: Checkpoint) -> bool:
+    """Whether the checkpoint's last record is in the committed changelog."""
+    if checkpoint.next_offset == 0:
+        return True
+    for offset, key, _ in read_committed(
+        settings, topic, partition, start=checkpoint.next_offset - 1, limit=1
+    ):
+        return offset == checkpoint.next_offset - 1 and key == checkpoint.last_key
+    return False
+
+
+def client_config(settings: Settings) -> dict[str, Any]:
+    """The Kafka client settings (bootstrap and security) every client of the worker shares."""
+    return confluent_config(settings)
+
+
+def reset_state_topic(settings: Settings, timeout: float = 30.0) -> None:
+    """The disaster-recovery path: drop the state changelog and create it empty, so each
+    worker rebuilds its partitions from the ledger at its next start (and writes them back).
+    Every worker of the group must be stopped first: a running one would keep writing
+    deltas to a changelog that no longer holds the rest of its state."""
+    admin = AdminClient(client_config(settings))
+    name = state_topic(settings)
+    if name in admin.list_topics(timeout=timeout).topics:
+        for future in admin.delete_topics([name], operation_timeout=timeout).values():
+            future.result(timeout)
+        deadline = time.monotonic() + timeout
+        while name in admin.list_topics(timeout=timeout).topics:
+            if time.monotonic() > deadline:
+                raise KafkaException(f"{name} was not deleted within {timeout:.0f} s")
+            time.sleep(0.2)
+    ensure_state_topic(settings, timeout)

@@ -1,0 +1,162 @@
+"""The worker's local state checkpoint: one RocksDB (``rocksdict``) per owned partition.
+
+It holds the partition's state-changelog entries as of a changelog offset, so a restart
+reads the local checkpoint plus the changelog's tail, not the whole changelog (and never the
+ledger). Correctness rests on one rule: a checkpoint is written only right after a Kafka
+commit, under the emission guard (``streams.transactional_output``), when every record the
+worker sent is committed and the worker's state is exactly the changelog up to its end. A
+checkpoint written then stays valid forever: the changelog only grows after it, so a later
+restore (after a crash, or on a worker the partition comes back to) applies the tail from
+the checkpoint's offset. A store that cannot be read is deleted and the partition restores
+from the changelog.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocksdict import Rdict, WriteBatch
+
+from streams.state_changelog import Entry
+
+CHECKPOINT_KEY = b"\x00checkpoint"  # entries' keys start with a user id: never \x00
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a partition's checkpoint stands: the changelog's next offset, and the key of the
+    record just before it, to check on restore that this record was committed (a checkpoint
+    taken while its last transaction was open is worthless once that transaction aborted)."""
+
+    next_offset: int
+    last_key: bytes | None
+
+
+class LocalStateStore:
+    """Per-partition RocksDB stores under ``directory``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._open: dict[int, Rdict] = {}
+
+    def checkpoint(self, partition: int) -> Checkpoint | None:
+        """The partition's checkpoint (None: none, or unreadable and discarded)."""
+        if not self._path(partition).exists():
+            return None
+        try:
+            raw = self._db(partition).get(CHECKPOINT_KEY)
+            if raw is None:
+                return None
+            data = json.loads(raw)
+            last_key = None if data["last_key"] is None else bytes.fromhex(data["last_key"])
+            return Checkpoint(int(data["next_offset"]), last_key)
+        except Exception:  # noqa: BLE001 - an unreadable store is a missing store
+            self.discard(partition)
+            return None
+
+    def entries(self, partition: int) -> Iterator[tuple[bytes, bytes]]:
+        db = self._db(partition)
+        for key, value in db.items():
+            if key != CHECKPOINT_KEY and isinstance(key, bytes) and isinstance(value, bytes):
+                yield key, value
+
+    def write(self, partition: int, entries: Iterable[Entry], checkpoint: Checkpoint) -> int:
+        """Apply ``entries`` (a tombstone deletes) and move the checkpoint, atomically.
+        Returns how many entries were written."""
+        db = self._db(partition)
+        batch = WriteBatch()
+        written = 0
+        for entry in entries:
+            if entry.value is None:
+                batch.delete(entry.key)
+            else:
+                batch.put(entry.key, entry.value)
+            written += 1
+        last_key = None if checkpoint.last_key is None else checkpoint.last_key.hex()
+        marker = {"next_offset": checkpoint.next_offset, "last_key": last_key}
+        batch.put(CHECKPOINT_KEY, json.dumps(marker).encode())
+        db.write(batch)
+        return written
+
+    def replace(
+        self, partition: int, entries: Iterable[tuple[bytes, bytes]], checkpoint: Checkpoint
+    ) -> None:
+        """Make the store exactly ``entries`` at ``checkpoint`` (after a full restore)."""
+        self.discard(partition)
+        self.write(partition, (Entry(k, v) for k, v in entries), checkpoint)
+
+    def discard(self, partition: int) -> None:
+        db = self._open.pop(partition, None)
+        if db is not None:
+            with contextlib.suppress(Exception):
+                db.close()
+        shutil.rmtree(self._path(partition), ignore_errors=True)
+
+    def close(self) -> None:
+        for partition in list(self._open):
+            with contextlib.suppress(Exception):
+                self._open.pop(partition).close()
+
+    def _db(self, partition: int) -> Rdict:
+        db = self._open.get(partition)
+        if db is None:
+            self._path(partition).parent.mkdir(parents=True, exist_ok=True)
+            db = self._open[partition] = Rdict(str(self._path(partition)))
+        return db
+
+    def _path(self, partition: int) -> Path:
+        return self.directory / f"partition-{partition}"
+
+
+class StateCheckpoints:
+    """Moves each owned partition's local checkpoint forward, right after Kafka commits.
+
+    The worker reports each input's state entries with the delivery of the last one
+    (:meth:`sent`); :meth:`after_commit` (run by the consumer after a commit, under the
+    emission guard) writes what accumulated, at most every ``interval_seconds``, with the
+    changelog offset and key of the last delivered record as the checkpoint."""
+
+    def __init__(
+        self, store: LocalStateStore, interval_seconds: float, clock: Callable[[], float]
+    ) -> None:
+        self.store = store
+        self.interval_seconds = interval_seconds
+        self.clock = clock
+        self.pending: dict[int, list[Entry]] = {}
+        self.last_delivery: dict[int, tuple[Any, bytes | None]] = {}
+        self.last_written = clock()
+        self.written = 0
+
+    def sent(self, partition: int, entries: list[Entry], delivery: Any) -> None:
+        if not entries:
+            return
+        self.pending.setdefault(partition, []).extend(entries)
+        self.last_delivery[partition] = (delivery, entries[-1].key)
+
+    def after_commit(self) -> None:
+        if self.clock() - self.last_written < self.interval_seconds:
+            return
+        self.last_written = self.clock()
+        for partition in list(self.pending):
+            delivery, last_key = self.last_delivery[partition]
+            if not (delivery.done() and not delivery.cancelled() and delivery.exception() is None):
+                continue  # not flushed yet: next time
+            offset = delivery.result().offset
+            self.written += self.store.write(
+                partition, self.pending.pop(partition), Checkpoint(offset + 1, last_key)
+            )
+            del self.last_delivery[partition]
+
+    def pending_entries(self) -> int:
+        return sum(len(entries) for entries in self.pending.values())
+
+    def drop(self, partition: int) -> None:
+        """A revoked partition: what is pending is no longer ours to checkpoint."""
+        self.pending.pop(partition, None)
+        self.last_delivery.pop(partition, None)
