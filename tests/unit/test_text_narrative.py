@@ -169,8 +169,10 @@ realistic = (
     # long-conversation workload), not for ten turns of "ok" around eight facts
     .filter(lambda contents: sum(len(c) for c in contents) >= 400)
     .filter(
-        lambda contents: sum(len(c) for c in contents if not fact_terms(c))
-        >= 2 * sum(len(c) for c in contents if fact_terms(c))
+        lambda contents: (
+            sum(len(c) for c in contents if not fact_terms(c))
+            >= 2 * sum(len(c) for c in contents if fact_terms(c))
+        )
     )
 )
 
