@@ -96,11 +96,11 @@ def fingerprint(schema: dict[str, Any] | str) -> bytes:
 # --- schema registry -------------------------------------------------------------------------
 
 
-def _strip_logical_types(node: Any) -> Any:
+def strip_logical_types(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: _strip_logical_types(v) for k, v in node.items() if k != "logicalType"}
+        return {k: strip_logical_types(v) for k, v in node.items() if k != "logicalType"}
     if isinstance(node, list):
-        return [_strip_logical_types(v) for v in node]
+        return [strip_logical_types(v) for v in node]
     return node
 
 
@@ -129,7 +129,7 @@ class SchemaRegistry:
     def _register(self, envelope: str, directory: Path) -> WriterSchema:
         path = directory / f"{NAMESPACE}.{envelope}.avsc"
         expanded = load_schema(str(path), _write_hint=False)
-        raw = _strip_logical_types(expanded)
+        raw = strip_logical_types(expanded)
         parsed = fastavro.parse_schema(raw)
         entry = WriterSchema(envelope, fingerprint(expanded), parsed)  # type: ignore[arg-type]
         self.by_fingerprint.setdefault(entry.fingerprint, entry)

@@ -114,14 +114,6 @@ def valid_event(
     return MemoryEvent(new_id(rng), user, BASE_TIME + index, MemoryWritten(memory))
 
 
-def _strip_logical_types(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _strip_logical_types(v) for k, v in node.items() if k != "logicalType"}
-    if isinstance(node, list):
-        return [_strip_logical_types(v) for v in node]
-    return node
-
-
 class Retyper:
     """Writes a valid event with one Memory field re-typed (e.g. ``metadata`` as a ``long``),
     framed with the real MemoryEvent fingerprint: what a producer with a wrong idea of the
@@ -130,7 +122,7 @@ class Retyper:
     def __init__(self) -> None:
         registry = codec.default_registry()
         self.fingerprint = registry.current["MemoryEvent"].fingerprint
-        self.schema = _strip_logical_types(json.loads(registry.expanded_json("MemoryEvent")))
+        self.schema = codec.strip_logical_types(json.loads(registry.expanded_json("MemoryEvent")))
         self.reader = fastavro.parse_schema(copy.deepcopy(self.schema))
 
     def encode(self, event: MemoryEvent, name: str, avro_type: Any, value: Any) -> bytes:

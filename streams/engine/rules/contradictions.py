@@ -3,6 +3,8 @@ invalidating the older, never deleting it (SPEC §5 decision 8; seeds 001, 003).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from streams.engine import ledger
@@ -80,10 +82,16 @@ def _current_facts(cycle: CycleContext) -> list[Memory]:
 
 
 def _entities(memory: Memory) -> tuple[str, ...]:
+    return blocking_keys(memory.content)
+
+
+@functools.lru_cache(maxsize=65536)
+def blocking_keys(content: str) -> tuple[str, ...]:
     """The blocking keys of a fact: the named entities it mentions and the (subject,
-    single-valued attribute) claims it makes ("user|employer"), as the judge reads them."""
-    names = (f"entity:{t.term}" for t in find_terms(memory.content) if t.kind == "entity")
-    claims = (f"claim:{key}" for key in attribute_keys(memory.content))
+    single-valued attribute) claims it makes ("user|employer"), as the judge reads them.
+    Memoised: a cycle indexes every current fact, and the keys depend on the text alone."""
+    names = (f"entity:{t.term}" for t in find_terms(content) if t.kind == "entity")
+    claims = (f"claim:{key}" for key in attribute_keys(content))
     return tuple(sorted({*names, *claims}))
 
 
