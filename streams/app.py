@@ -38,6 +38,7 @@ from streams.deadletter import source_headers
 from streams.engine import ledger as ledger_types
 from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
+from streams.engine.rules.due import next_due_at
 from streams.engine.validation import Limits
 from streams.ingest import Emission, IngestProcessor
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
@@ -156,10 +157,21 @@ def build_app(settings: Settings) -> Worker:
 
     @app.timer(interval=float(period))
     async def periodic_consolidation() -> None:
-        """Tick the users of the partitions this worker owns (and only those)."""
-        owned = rebuilds.owned()
+        """Tick the users of the partitions this worker owns (and only those) whose
+        time-driven work has come (``next_due_at``): idle users cost nothing."""
+        now_ms = int(time.time() * 1000)
+        due = {
+            partition: {
+                user
+                for user in users
+                if (at := next_due_at(states.user(user, partition), config.policy)) is not None
+                and at <= now_ms
+            }
+            for partition, users in rebuilds.owned().items()
+        }
+        metrics.ticked_users.set(sum(len(users) for users in due.values()))
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, ticks.publish, owned, period)
+        await loop.run_in_executor(None, ticks.publish, due, period)
 
     @app.on_partitions_assigned.connect  # type: ignore[arg-type]
     async def on_assigned(app: faust.App, assigned: set[TP], **_: Any) -> None:

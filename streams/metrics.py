@@ -62,6 +62,10 @@ state_checkpoint_pending = Gauge(
     "State entries sent to the changelog but not yet in the local checkpoint (a restart "
     "reads them from the changelog's tail).",
 )
+ticked_users = Gauge(
+    "memstream_worker_ticked_users",
+    "Users the last periodic tick went to: those with time-driven work due (not every user).",
+)
 state_restores = Counter(
     "memstream_worker_state_restores",
     "Partition state restores, by source: changelog, ledger (rebuild) or empty.",

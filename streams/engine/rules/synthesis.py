@@ -1,8 +1,8 @@
 """ONE procedural behavioural profile per user (SPEC §5 decision 6; seed 004's
 ``create_procedural_memory``).
 
-The profile is synthesised from all of the user's semantic memories, active and carried
-(archived into a narrative or summary but still true), and a new synthesis replaces the old
+The profile is synthesised from the user's active semantic memories (the summaries among them
+carry the facts of what they replaced), and a new synthesis replaces the old
 one: the profile has one id per user and each synthesis is a new version of it, so a user
 never has two. It runs when asked (``memstream procedural``), and automatically at a session
 end (``synthesis.on_session_end``) or once ``synthesis.min_new_semantic`` semantic memories
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
-from streams.engine.state import SUMMARIZED_INTO, MemoryRecord
+from streams.engine.state import MemoryRecord
 from streams.engine.text.profile import write_profile
 
 SYNTHESIZED_AT = "synthesized_at"
@@ -59,17 +59,11 @@ def synthesize_profile(ctx: CycleContext) -> None:
 
 
 def _semantic_sources(ctx: CycleContext) -> list[MemoryRecord]:
-    """Every semantic memory that is still true: live, or carried by a narrative/summary."""
-    chosen = [
-        r
-        for r in ctx.records.values()
-        if r.memory.layer == "semantic"
-        and not r.forgotten
-        and r.memory.invalid_at is None
-        and (r.is_live or SUMMARIZED_INTO in r.memory.metadata)
-    ]
-    chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
-    return chosen
+    """The semantic memories the profile is made of: the active ones (summaries carry what
+    they replaced, so active memory holds every fact still true), not invalidated, the
+    newest ``max_memories_per_cycle`` of them, so a synthesis costs what active memory
+    holds, not the user's whole history."""
+    return [r for r in ctx.live("semantic") if r.memory.invalid_at is None]
 
 
 def _due(ctx: CycleContext, current: MemoryRecord | None, sources: list[MemoryRecord]) -> bool:
