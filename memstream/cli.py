@@ -26,7 +26,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     from projections.schema import migrate
 
     settings = _settings(args)
-    applied = migrate(settings.database_url, settings.embedding_dim)
+    applied = migrate(settings.database_url, settings.embedding_dim, settings.vector_index)
     print(f"migrations applied: {', '.join(applied)}" if applied else "read models up to date")
     return 0
 

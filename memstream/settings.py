@@ -77,6 +77,9 @@ class Settings:
     session_timeout_seconds: float = 10.0
     # How long (event time) an input id is remembered to drop a redelivery of it.
     dedupe_window_seconds: int = 7 * 24 * 3600
+    # Per-layer vector index: "none" (per-user exact search by primary key, the default) or
+    # "hnsw" (a global ANN index: cross-user scopes, very large users; caps ingest).
+    vector_index: str = "NONE"  # compared case-insensitively, stored upper-case
 
     @property
     def events_topic(self) -> str:
@@ -154,6 +157,7 @@ _FIELD_KINDS: dict[str, type] = {
     "instance_id": str,
     "session_timeout_seconds": float,
     "dedupe_window_seconds": int,
+    "vector_index": str,
 }
 
 # Settings with a closed set of values (compared case-insensitively, stored upper-case).
@@ -162,6 +166,7 @@ KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "kafka_security_protocol": KAFKA_SECURITY_PROTOCOLS,
     "kafka_sasl_mechanism": KAFKA_SASL_MECHANISMS,
+    "vector_index": ("NONE", "HNSW"),
 }
 
 

@@ -59,14 +59,16 @@ def nearest_memories(
     k: int = 5,
     include_inactive: bool = False,
 ) -> list[NearMemory]:
-    """The user's ``k`` memories closest to ``embedding`` (cosine distance, HNSW indexes).
+    """The user's ``k`` memories closest to ``embedding`` (exact cosine distance over the
+    user's rows, found by the primary key; with ``MEMSTREAM_VECTOR_INDEX=hnsw``, the HNSW
+    indexes).
 
     By default only current memories: not archived or superseded, and not invalidated by a
     newer contradicting fact (their history stays queryable with ``include_inactive``).
 
-    HNSW indexes hold every user's memories, and the user/status filter applies to what the
-    index returns: with a plain scan (``hnsw.ef_search`` candidates) a user with few memories
-    among many could get fewer than ``k``. pgvector's iterative scan keeps searching until
+    With HNSW, the indexes hold every user's memories, and the user/status filter applies to
+    what the index returns: with a plain scan (``hnsw.ef_search`` candidates) a user with few
+    memories among many could get fewer than ``k``. pgvector's iterative scan keeps searching until
     ``k`` rows pass the filter; its ``relaxed_order`` may return them slightly out of order,
     so the outer query sorts again by the exact distance (``+ 0``: an expression the planner
     cannot take from the index's ordering)."""

@@ -25,8 +25,12 @@ def migration_files() -> list[Path]:
     return sorted(MIGRATIONS_DIR.glob("[0-9][0-9][0-9]_*.sql"))
 
 
-def migrate(conninfo: str, embedding_dim: int) -> list[str]:
-    """Apply pending migrations; return the names applied now (empty when up to date)."""
+VECTOR_INDEXES = ("none", "hnsw")
+
+
+def migrate(conninfo: str, embedding_dim: int, vector_index: str = "NONE") -> list[str]:
+    """Apply pending migrations, then make the per-layer vector indexes what
+    ``vector_index`` asks for; return the migration names applied now."""
     applied_now: list[str] = []
     with psycopg.connect(conninfo, autocommit=True) as conn:
         # Several projectors (or k8s init containers) may start together: one migrates at a
@@ -55,7 +59,28 @@ def migrate(conninfo: str, embedding_dim: int) -> list[str]:
                     (path.stem, embedding_dim),
                 )
             applied_now.append(path.stem)
+        _vector_indexes(conn, vector_index)
     return applied_now
+
+
+def _vector_indexes(conn: psycopg.Connection, kind: str) -> None:
+    """``none`` (the default: per-user exact search, see migration 005) drops the HNSW
+    indexes; ``hnsw`` creates them (for cross-user scopes or very large users)."""
+    kind = kind.lower()
+    if kind not in VECTOR_INDEXES:
+        raise ValueError(
+            f"vector index {kind!r} is not one of {', '.join(VECTOR_INDEXES)}: "
+            f"set MEMSTREAM_VECTOR_INDEX to one of them"
+        )
+    for table in LAYER_TABLES.values():
+        index = f"{table}_embedding_hnsw"
+        if kind == "hnsw":
+            conn.execute(
+                f"CREATE INDEX IF NOT EXISTS {index} ON {table} "
+                f"USING hnsw (embedding vector_cosine_ops)"
+            )
+        else:
+            conn.execute(f"DROP INDEX IF EXISTS {index}")
 
 
 def ensure_database(server_conninfo: str, dbname: str) -> None:

@@ -26,7 +26,7 @@ def migrate_when_reachable(
     attempts = max(1, settings.retry_attempts)
     for attempt in range(1, attempts + 1):
         try:
-            migrate(settings.database_url, settings.embedding_dim)
+            migrate(settings.database_url, settings.embedding_dim, settings.vector_index)
             return
         except psycopg.Error as exc:
             if not is_transient(exc) or attempt == attempts:

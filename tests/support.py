@@ -73,7 +73,7 @@ class Pipeline:
             retry_backoff_seconds=0.5,
             policy_file=str(policy_file),
         )
-        migrate(settings.database_url, settings.embedding_dim)
+        migrate(settings.database_url, settings.embedding_dim, settings.vector_index)
         LocalStack(settings).create_topics(settings.topic_prefix, partitions)
         return cls(settings, workdir)
 

@@ -378,7 +378,9 @@ class LocalStack:
             progress(f"postgres: started (pid {server.pid})")
         state = replace(state, postgres_pid=server.pid, database_url=server.url())
         save_state(self.layout.state_file, state)
-        applied = postgres.prepare_database(server, self.settings.embedding_dim)
+        applied = postgres.prepare_database(
+            server, self.settings.embedding_dim, self.settings.vector_index
+        )
         if applied:
             progress(f"postgres: migrations applied: {', '.join(applied)}")
         else:

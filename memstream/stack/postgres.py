@@ -139,12 +139,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def prepare_database(server: RunningPostgres, embedding_dim: int) -> list[str]:
+def prepare_database(
+    server: RunningPostgres, embedding_dim: int, vector_index: str = "NONE"
+) -> list[str]:
     """Create the ``memstream`` database if missing and apply pending migrations; return the
     migrations applied now."""
     try:
         ensure_database(server.url(SUPERUSER), DATABASE)
-        return migrate(server.url(DATABASE), embedding_dim)
+        return migrate(server.url(DATABASE), embedding_dim, vector_index)
     except psycopg.Error as exc:
         raise StackError(
             f"could not prepare the database at {server.url(DATABASE)}: {exc}"
