@@ -172,6 +172,34 @@ def cmd_rebuild_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recall(args: argparse.Namespace) -> int:
+    """A user's memories for a text, as a service would get them (``MemoryReader.recall``)."""
+    from projections.reader import MemoryReader
+    from streams.embedders.base import EmbedderUnavailable
+    from streams.embedders.factory import embedder_for
+
+    settings = _settings(args)
+    try:
+        embedder = embedder_for(settings.embedder.lower(), settings.embedding_dim)
+        with MemoryReader.connect(settings.database_url) as reader:
+            found = reader.recall(
+                args.user, args.text, embedder, k=args.k, include_archived=args.include_archived
+            )
+    except EmbedderUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not found:
+        print(f"no memories for {args.user}", file=sys.stderr)
+        return 0
+    for memory in found:
+        state = "current" if memory.current else memory.status
+        print(
+            f"{memory.score:.3f}  sim {memory.similarity:.3f}  salience {memory.salience:.2f}  "
+            f"{memory.layer:<10} {state:<10} {memory.memory_id}  {memory.content[:120]}"
+        )
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memstream.demo import run_demo
 
@@ -260,6 +288,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _operation_arguments(p)
     p.set_defaults(func=cmd_identity_reset)
+
+    p = sub.add_parser("recall", help="a user's memories for a text, best first")
+    p.add_argument("--user", required=True, help="the user")
+    p.add_argument("text", help="what to recall, in words")
+    p.add_argument("--k", type=int, default=5, help="how many memories (default 5)")
+    p.add_argument(
+        "--include-archived",
+        action="store_true",
+        help="also archived, superseded and invalidated memories (ranked below current ones)",
+    )
+    p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser(
         "rebuild-state", help="disaster recovery: rebuild the workers' state from the ledger"

@@ -27,7 +27,6 @@ from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
 from memstream.stack.ports import pick_port
 from memstream.waiting import WaitTimeout, wait_until
-from projections.queries import nearest_memories
 from projections.schema import LAYER_TABLES
 from streams import codec
 from streams.engine.embedder import hashing_embedding
@@ -234,6 +233,7 @@ def run_demo(settings: Settings, users: int = 5) -> int:
             f"({elapsed:.1f} s)\n"
         )
         _report(settings, events)
+        _recall_by_meaning(settings)
     except (WaitTimeout, psycopg.Error) as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         for process in processes:
@@ -308,7 +308,7 @@ def _report(settings: Settings, events: list[MemoryEvent]) -> None:
             )
         )
         print(f"\n  ledger actions: {', '.join(f'{a} {n}' for a, n in sorted(actions.items()))}")
-        print("\n  consolidation cycles (one per user, profile default):")
+        print("\n  consolidation cycles (profile default):")
         for user, processed, patterns, archived, contradictions, merged, links in conn.execute(
             "SELECT user_id, processed, patterns, archived, contradictions, duplicates_merged, "
             "links_created FROM consolidation_reports WHERE user_id LIKE 'demo-%' ORDER BY 1"
@@ -318,17 +318,49 @@ def _report(settings: Settings, events: list[MemoryEvent]) -> None:
                 f"contradictions {contradictions}, archived {archived}, links {links}"
             )
         print(f"  forgotten memories removed from every table: {forgotten}")
-        query = "what does demo-user-1 use at work"
-        near = nearest_memories(
-            conn, "demo-user-1", hashing_embedding(query, settings.embedding_dim), k=3
-        )
-        print(f"\n  pgvector: nearest memories of demo-user-1 to {query!r}:")
-        for memory in near:
-            print(f"    {memory.distance:.3f}  [{memory.layer}] {memory.content}")
     rejected = _rejections(settings.worker_metrics_port)
     print(f"\n  dead-lettered to {settings.deadletter_topic} (the pipeline kept going):")
     for reason, count in sorted(rejected.items()):
         print(f"    {reason:<22}{count:>4}")
+
+
+READER = "demo-reader"
+READER_MEMORIES = (
+    "She keeps her notes in Obsidian.",
+    "The team ships a release every Friday.",
+    "Her favourite food is ramen.",
+)
+READER_QUESTION = "What note-taking app does she use?"
+
+
+def _recall_by_meaning(settings: Settings) -> None:
+    """Memories written as plain text: the worker embeds them (MEMSTREAM_EMBEDDER, MiniLM by
+    default); a service then recalls by a paraphrase that shares no word with the answer."""
+    from projections.reader import MemoryReader
+    from streams.embedders.factory import embedder_for
+
+    with MemoryPublisher(settings, source="demo") as publisher:
+        for n, content in enumerate(READER_MEMORIES):
+            publisher.write(READER, content, memory_id=f"{READER}-{n}", layer="semantic")
+    wait_until(
+        lambda: (
+            _one(
+                psycopg.connect(settings.database_url),
+                "SELECT count(*) FROM semantic_facts WHERE user_id = %s AND embedding IS NOT NULL",
+                (READER,),
+            )[0]
+            >= len(READER_MEMORIES)
+        ),
+        timeout=60,
+        what="the plain-text memories to be embedded and projected",
+    )
+    embedder = embedder_for(settings.embedder.lower(), settings.embedding_dim)
+    with MemoryReader.connect(settings.database_url) as reader:
+        found = reader.recall(READER, READER_QUESTION, embedder, k=3)
+    how = f"{settings.embedder.lower()} embedder"
+    print(f"\n  recall by meaning ({how}), {READER}: {READER_QUESTION!r}")
+    for memory in found:
+        print(f"    {memory.score:.3f}  [{memory.layer}] {memory.content}")
 
 
 def _one(conn: psycopg.Connection, sql: str, params: tuple[object, ...] = ()) -> tuple[Any, ...]:

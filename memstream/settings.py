@@ -80,6 +80,10 @@ class Settings:
     # Per-layer vector index: "none" (per-user exact search by primary key, the default) or
     # "hnsw" (a global ANN index: cross-user scopes, very large users; caps ingest).
     vector_index: str = "NONE"  # compared case-insensitively, stored upper-case
+    # The embedder for memories written without an embedding (the worker records the vector
+    # in the ledger) and for recall's query text: MINILM (all-MiniLM-L6-v2, offline) or
+    # HASHING (deterministic, no model: tests that need exact reproducibility).
+    embedder: str = "MINILM"
 
     @property
     def events_topic(self) -> str:
@@ -158,6 +162,7 @@ _FIELD_KINDS: dict[str, type] = {
     "session_timeout_seconds": float,
     "dedupe_window_seconds": int,
     "vector_index": str,
+    "embedder": str,
 }
 
 # Settings with a closed set of values (compared case-insensitively, stored upper-case).
@@ -167,6 +172,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "kafka_security_protocol": KAFKA_SECURITY_PROTOCOLS,
     "kafka_sasl_mechanism": KAFKA_SASL_MECHANISMS,
     "vector_index": ("NONE", "HNSW"),
+    "embedder": ("MINILM", "HASHING"),
 }
 
 

@@ -109,3 +109,62 @@ def _links(conn: psycopg.Connection, where: str, params: tuple[str, ...]) -> lis
         params,
     ).fetchall()
     return [Link(*row) for row in rows]
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One recalled memory: how similar it is, how present (current salience), its fate."""
+
+    layer: str
+    memory_id: str
+    content: str
+    status: str
+    current: bool  # active and not invalidated
+    similarity: float
+    salience: float
+    score: float
+
+
+RECALL_CANDIDATES_PER_LAYER = 4  # × k nearest per layer, then ranked by score
+
+
+def recall(
+    conn: psycopg.Connection,
+    user_id: str,
+    embedding: bytes,
+    k: int = 5,
+    include_archived: bool = False,
+    half_life_seconds: float = 604800.0,
+    access_reinforcement: float = 0.1,
+) -> list[Recalled]:
+    """The user's memories for a query: nearest by cosine, ranked by similarity weighted by
+    current salience (computed now, SQL ``memstream_salience``), current memories first;
+    archived, superseded and invalidated ones only with ``include_archived`` (they stay
+    searchable, ranked below)."""
+    register_vector(conn)
+    query = np.frombuffer(embedding, dtype="<f4")
+    current = "status = 'active' AND invalid_at IS NULL"
+    only_current = "" if include_archived else f" AND {current}"
+    union = " UNION ALL ".join(
+        f"(SELECT '{layer}' AS layer, memory_id, content, status, ({current}) AS current, "
+        f"1 - (embedding <=> %(q)s) AS similarity, "
+        f"memstream_salience(importance, access_count, COALESCE(last_accessed, created_at), "
+        f"now(), %(h)s, %(r)s) AS salience "
+        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
+        f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
+        for layer, table in LAYER_TABLES.items()
+    )
+    rows = conn.execute(
+        f"SELECT layer, memory_id, content, status, current, similarity, salience, "
+        f"similarity * (0.5 + 0.5 * salience) AS score FROM ({union}) AS found "
+        f"ORDER BY current DESC, score DESC, memory_id LIMIT %(k)s",
+        {
+            "q": query,
+            "u": user_id,
+            "k": k,
+            "n": k * RECALL_CANDIDATES_PER_LAYER,
+            "h": half_life_seconds,
+            "r": access_reinforcement,
+        },
+    ).fetchall()
+    return [Recalled(*row) for row in rows]

@@ -21,7 +21,8 @@ from types import TracebackType
 import psycopg
 
 from projections import queries
-from projections.queries import Link, NearMemory
+from projections.queries import Link, NearMemory, Recalled
+from streams.embedders.base import Embedder
 
 
 class MemoryReader:
@@ -58,6 +59,20 @@ class MemoryReader:
         :func:`projections.queries.nearest_memories`)."""
         with self.as_user(user_id) as conn:
             return queries.nearest_memories(conn, user_id, embedding, k, include_inactive)
+
+    def recall(
+        self,
+        user_id: str,
+        text: str,
+        embedder: Embedder,
+        k: int = 5,
+        include_archived: bool = False,
+    ) -> list[Recalled]:
+        """The user's memories for ``text`` (embedded with ``embedder``, the worker's), ranked
+        by similarity weighted by current salience; see :func:`projections.queries.recall`."""
+        [embedding] = embedder.embed([text])
+        with self.as_user(user_id) as conn:
+            return queries.recall(conn, user_id, embedding, k, include_archived)
 
     def contradictions(self, user_id: str) -> list[Link]:
         with self.as_user(user_id) as conn:

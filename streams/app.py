@@ -35,6 +35,7 @@ from faust.types import TP
 from memstream.settings import Settings
 from streams import metrics
 from streams.deadletter import source_headers
+from streams.embedders.factory import embedder_for
 from streams.engine import ledger as ledger_types
 from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
@@ -112,6 +113,7 @@ def build_app(settings: Settings) -> Worker:
         states,
         partitions=settings.partitions,
         dedupe_window_seconds=settings.dedupe_window_seconds,
+        embedder=embedder_for(settings.embedder.lower(), settings.embedding_dim),
     )
     rebuilds = PartitionRebuilds(settings, states, store)
     progress = _PartitionProgress(settings.events_topic)

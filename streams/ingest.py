@@ -14,10 +14,11 @@ from aiokafka.partitioner import murmur2
 
 from streams import codec
 from streams.deadletter import Headers, letter_headers
+from streams.embedders.base import Embedder
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
-from streams.engine.model import MemoryEvent
+from streams.engine.model import MemoryEvent, MemoryWritten
 from streams.engine.validation import Limits, Rejection
 from streams.state_changelog import Entry, changed_entries, expired_entries
 from streams.user_states import UserStates
@@ -68,6 +69,7 @@ class IngestProcessor:
         registry: codec.SchemaRegistry | None = None,
         partitions: int | None = None,
         dedupe_window_seconds: int = DEDUPE_WINDOW_SECONDS,
+        embedder: Embedder | None = None,
     ) -> None:
         """``partitions``: the input topic's partition count; when given, a record on a
         partition its key does not hash to is rejected (its user's state lives elsewhere).
@@ -75,6 +77,7 @@ class IngestProcessor:
         a redelivery of it."""
         self.partitions = partitions
         self.dedupe_window_ms = dedupe_window_seconds * 1000
+        self.embedder = embedder
         self.config = config if isinstance(config, EngineConfig) else EngineConfig(limits=config)
         self.states = states if states is not None else UserStates()
         self.registry = registry or codec.default_registry()
@@ -99,6 +102,7 @@ class IngestProcessor:
             )
             return self._reject(key, value, reason, source, event)
         key_text = key.decode("utf-8", "replace")
+        event = self._embedded(event)
         state = self.states.user(event.user_id, partition)
         outcome = step(state, event, self.config, key_text)
         if isinstance(outcome, Rejection):
@@ -110,6 +114,24 @@ class IngestProcessor:
         emission.state = changed_entries(state, event.event_id, outcome.decisions)
         emission.state += expired_entries(state.user_id, expired)
         return emission
+
+    def _embedded(self, event: MemoryEvent) -> MemoryEvent:
+        """A written memory without an embedding gets one from the configured embedder, so
+        the ledger records it and nothing downstream (cycles, projector, recall) recomputes
+        it (SPEC §5 "Similarity"). Invalid content is left to validation to reject."""
+        payload = event.payload
+        if (
+            self.embedder is None
+            or not isinstance(payload, MemoryWritten)
+            or payload.memory.embedding is not None
+            or not payload.memory.content
+        ):
+            return event
+        [vector] = self.embedder.embed([payload.memory.content])
+        memory = payload.memory.evolve(embedding=vector)
+        return MemoryEvent(
+            event.event_id, event.user_id, event.occurred_at, MemoryWritten(memory), event.source
+        )
 
     def _accept(self, event: MemoryEvent, outcome: Accepted) -> Emission:
         emission = Emission(event_type=event.event_type)

@@ -72,6 +72,8 @@ class Pipeline:
             commit_interval_seconds=0.1,
             retry_backoff_seconds=0.5,
             policy_file=str(policy_file),
+            # exact reproducibility against the oracle, whose engine hashes absent embeddings
+            embedder="HASHING",
         )
         migrate(settings.database_url, settings.embedding_dim, settings.vector_index)
         LocalStack(settings).create_topics(settings.topic_prefix, partitions)

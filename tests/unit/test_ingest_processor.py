@@ -312,3 +312,21 @@ def test_a_record_without_a_key_is_dead_lettered() -> None:
 
     assert emission.deadletter is not None
     assert dict(emission.deadletter.headers)["reason"] == b"key_mismatch"
+
+
+def test_a_memory_written_without_an_embedding_gets_one_recorded_in_the_ledger() -> None:
+    """Given the worker's embedder, when a memory arrives without an embedding, then the
+    ledger records the embedder's vector (so nothing downstream recomputes it), and a memory
+    that brings its own keeps it."""
+    from streams.embedders.factory import embedder_for
+    from streams.engine.embedder import hashing_embedding
+
+    processor = IngestProcessor(LIMITS, embedder=embedder_for("hashing"))
+    own = codec.pack_embedding([1.0] + [0.0] * 383)
+
+    plain = feed(processor, a_write(1, memory_id="plain"))
+    given = feed(processor, a_write(2, memory_id="given", embedding=own))
+
+    stored = [e.payload.memory for e in plain.ledger_events + given.ledger_events]
+    assert stored[0].embedding == hashing_embedding("content 1", 384)
+    assert stored[1].embedding == own
