@@ -175,18 +175,28 @@ def build_app(settings: Settings) -> Worker:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, ticks.publish, due, period)
 
+    revoked_pending: set[int] = set()  # revoked, not yet known to be lost or kept
+
     @app.on_partitions_assigned.connect  # type: ignore[arg-type]
     async def on_assigned(app: faust.App, assigned: set[TP], **_: Any) -> None:
-        rebuilds.start({tp.partition for tp in assigned if tp.topic == settings.events_topic})
         owned = {tp for tp in app.consumer.assignment() if tp.topic == settings.events_topic}
+        kept = {tp.partition for tp in owned}
+        # Only partitions this worker lost give up their state. A partition revoked and
+        # assigned back (Faust's rebalance revokes everything first) keeps it: Faust keeps
+        # its transactional producer and the open transaction, so the state must keep what
+        # that transaction holds too (restoring from committed data would forget it and the
+        # re-delivered inputs would be processed twice into the same transaction).
+        lost = revoked_pending - kept
+        rebuilds.drop(lost)
+        for partition in lost:
+            checkpoints.drop(partition)
+        revoked_pending.clear()
+        rebuilds.start({tp.partition for tp in assigned if tp.topic == settings.events_topic})
         metrics.partitions_assigned.set(len(owned))
 
     @app.on_partitions_revoked.connect  # type: ignore[arg-type]
     async def on_revoked(app: faust.App, revoked: set[TP], **_: Any) -> None:
-        partitions = {tp.partition for tp in revoked if tp.topic == settings.events_topic}
-        rebuilds.drop(partitions)
-        for partition in partitions:
-            checkpoints.drop(partition)
+        revoked_pending.update(tp.partition for tp in revoked if tp.topic == settings.events_topic)
 
     return Worker(app, processor)
 
