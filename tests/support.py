@@ -6,6 +6,9 @@ and read the real read models; nothing here replaces Kafka or PostgreSQL.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import urllib.request
 import uuid
 from dataclasses import dataclass, field
@@ -89,6 +92,19 @@ class Pipeline:
         process = start_command(name, command, settings, self.workdir / "logs")
         self.processes[name] = process
         return process
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run the real ``memstream`` CLI against this pipeline's settings, as an operator
+        would."""
+        env = {**os.environ, **self.settings.as_env()}
+        return subprocess.run(
+            [sys.executable, "-m", "memstream.cli", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
 
     def start_all(self) -> None:
         self.start("worker")

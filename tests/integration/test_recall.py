@@ -11,7 +11,6 @@ import pytest
 
 from projections.reader import MemoryReader
 from streams.embedders.factory import embedder_for
-from tests.integration.test_seed_scenarios import _memstream
 from tests.support import Pipeline
 
 pytestmark = pytest.mark.integration
@@ -84,6 +83,6 @@ def test_a_paraphrase_recalls_the_memory_by_meaning_and_archived_ones_only_on_re
         ).fetchone()
     assert stored is not None and stored[0] == 3
 
-    printed = _memstream(p, "recall", "--user", USER, "Which app holds her notes?", "--k", "1")
+    printed = p.cli("recall", "--user", USER, "Which app holds her notes?", "--k", "1")
     assert printed.returncode == 0, printed.stderr
     assert notes in printed.stdout

@@ -3,10 +3,6 @@ under their profiles, compared with the batch oracle (issue 3)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import psycopg
 import pytest
 
@@ -46,19 +42,6 @@ def _run(pipeline: Pipeline, events, profile: str):
     logged = {row[0] for row in pipeline.query("SELECT event_id FROM consolidation_log")}
     assert logged == {d.event_id for d in oracle.decisions}
     return oracle
-
-
-def _memstream(pipeline: Pipeline, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI against the pipeline's settings, as an operator would."""
-    env = {**os.environ, **pipeline.settings.as_env()}
-    return subprocess.run(
-        [sys.executable, "-m", "memstream.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 def _links(pipeline: Pipeline, link_type: str) -> set[tuple[str, str]]:
@@ -192,7 +175,7 @@ def test_a_manual_cycle_from_the_cli(profile_pipeline):
     s.write("important", "Deadline is Friday", importance=0.8)
     _run(p, s.events, "memorykit")
 
-    done = _memstream(p, "consolidate", "--user", "kit-cli")
+    done = p.cli("consolidate", "--user", "kit-cli")
 
     assert done.returncode == 0, done.stderr
     assert "consolidation requested for kit-cli" in done.stdout
@@ -217,7 +200,7 @@ def test_an_all_users_cycle_prints_the_aggregate_report(profile_pipeline):
     second = stale_memory("all-2", request_cycle=False)
     _run(p, first.events + second.events, "lexichord")
 
-    done = _memstream(p, "consolidate", "--all", "--wait")
+    done = p.cli("consolidate", "--all", "--wait")
 
     assert done.returncode == 0, done.stderr
     assert "users processed: 2" in done.stdout

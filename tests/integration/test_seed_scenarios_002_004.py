@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from streams.engine.text.facts import missing_terms
-from tests.integration.test_seed_scenarios import _links, _memstream, _run
+from tests.integration.test_seed_scenarios import _links, _run
 from tests.scenarios import (
     NOW,
     Scenario,
@@ -115,7 +115,7 @@ def test_memstream_procedural_synthesizes_one_profile_from_the_cli(profile_pipel
     _run(p, prefs.events, "engram")
 
     for _ in range(2):
-        done = _memstream(p, "procedural", "--user", "engram-cli", "--wait", "--timeout", "90")
+        done = p.cli("procedural", "--user", "engram-cli", "--wait", "--timeout", "90")
         assert done.returncode == 0, done.stderr
         assert "procedural profile synthesis done for engram-cli" in done.stdout
     rows = p.query(

@@ -183,7 +183,6 @@ def test_rebuild_state_recovers_the_workers_state_from_the_ledger(pipeline):
     when it starts again, then it rebuilds from the ledger, writes the state back to the
     changelog with its next input, and the next restart restores from the changelog; the
     read models equal the oracle's throughout."""
-    from tests.integration.test_seed_scenarios import _memstream
     from tests.workloads import mixed_workload
 
     events = mixed_workload(600, users=6, seed=71)
@@ -194,7 +193,7 @@ def test_rebuild_state_recovers_the_workers_state_from_the_ledger(pipeline):
     pipeline.wait_for_log_count(len(replay(first, Limits()).decisions))
     pipeline.processes["worker"].stop()
 
-    dropped = _memstream(pipeline, "rebuild-state", "--yes")
+    dropped = pipeline.cli("rebuild-state", "--yes")
     assert dropped.returncode == 0, dropped.stderr
     pipeline.start("worker-2", ["worker"], worker_data_dir=pipeline.workdir / "fresh-data")
     _publish(pipeline, second)

@@ -4,30 +4,12 @@ decoded into JSON lines by the real command, as an analytics engineer would run 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-
-from tests.support import Pipeline
 
 pytestmark = pytest.mark.integration
 
 ALICE, BOB = "tail-alice", "tail-bob"
-
-
-def _memstream(pipeline: Pipeline, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI against the pipeline's settings, as an operator would."""
-    env = {**os.environ, **pipeline.settings.as_env()}
-    return subprocess.run(
-        [sys.executable, "-m", "memstream.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
 
 
 def test_tail_prints_only_one_users_memory_stored_events_as_json_lines(pipeline):
@@ -49,8 +31,7 @@ def test_tail_prints_only_one_users_memory_stored_events_as_json_lines(pipeline)
     pipeline.publisher.flush()
     ledger = pipeline.read_topic(pipeline.settings.ledger_topic, expected=6)
 
-    first = _memstream(
-        pipeline,
+    first = pipeline.cli(
         "tail",
         "--from-beginning",
         "--event-type",
@@ -62,8 +43,7 @@ def test_tail_prints_only_one_users_memory_stored_events_as_json_lines(pipeline)
         "--timeout",
         "60",
     )
-    until_idle = _memstream(
-        pipeline,
+    until_idle = pipeline.cli(
         "tail",
         "--from-beginning",
         "--event-type",
