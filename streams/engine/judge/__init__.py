@@ -35,8 +35,9 @@ arguments (only the wording of the explanation follows the argument order).
 
 This package never does I/O beyond reading its own data files, reads no clock, uses no
 randomness, does not log, touch the network or load a model: it is part of the pure engine,
-standard library only, and the same inputs always give the same Judgement. ``attribute_keys``
-memoises its answers (a bounded ``functools.lru_cache``), which changes no result.
+standard library only, and the same inputs always give the same Judgement. ``parse``,
+``judge_contradiction`` and ``attribute_keys`` memoise their answers (bounded
+``functools.lru_cache``), which changes no result.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ member of a category (one database) but several plain values, "speaks" several o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .lexicons import (
     ATTRIBUTE_NOUN_PHRASES,
@@ -157,9 +158,11 @@ class Reading:
     derived: bool = False  # read through the noun naming the attribute, not as stated
 
 
-def readings(clause: Clause) -> list[Reading]:
+@lru_cache(maxsize=65536)
+def readings(clause: Clause) -> tuple[Reading, ...]:
     """The clause as stated, and as a statement about the noun naming its attribute
-    ("Bea is working on Atlas" is also "Bea's project is Atlas")."""
+    ("Bea is working on Atlas" is also "Bea's project is Atlas"). Memoised: a clause is
+    compared with many others, and readings depend on the clause alone."""
     subject, relation = subject_key(clause.subject), clause.relation_key
     found = [Reading(clause, subject, relation, clause.value)]
     noun = ATTRIBUTE_NOUNS.get(relation)
@@ -169,7 +172,7 @@ def readings(clause: Clause) -> list[Reading]:
         for category, attribute in TYPED_ATTRIBUTE_NOUNS.items():
             if any(word.key in CATEGORY_MEMBERS[category] for word in clause.value):
                 found.append(Reading(clause, subject + (attribute,), ("be",), clause.value, True))
-    return found
+    return tuple(found)
 
 
 def stands_for(clause: Clause, relation: tuple[str, ...]) -> bool:

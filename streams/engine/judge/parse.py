@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from .lexicons import (
     AUXILIARIES,
@@ -602,8 +603,11 @@ def _as_role(clause: Clause) -> list[Clause]:
     return [used, holder]
 
 
+@lru_cache(maxsize=16384)
 def parse(text: str) -> Statement:
-    """The statement's words and clauses."""
+    """The statement's words and clauses. Memoised: a cycle judges one new fact against many
+    old ones, and a profile re-synthesis judges the same statements again; a ``Statement``
+    is immutable and depends on the text alone."""
     words = _words(normalise(text), capitalised(text))
     content = _content(words)
     clauses: list[Clause] = []

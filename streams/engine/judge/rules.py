@@ -31,6 +31,8 @@ exclusive, otherwise the parts are contexts ("tea in the evening" / "coffee in t
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .attributes import (
     FIRING,
     MULTI,
@@ -305,12 +307,14 @@ def judge_statements(a: Statement, b: Statement) -> Judgement:
     return _strongest([_judge_clauses(x, y) for x in a.clauses for y in b.clauses])
 
 
+@lru_cache(maxsize=65536)
 def judge_contradiction(first: str, second: str) -> Judgement:
     """Whether two short memory statements contradict each other, and why.
 
     The rules are written for an ordered pair; the verdict is the stronger of the two orders
     (the first when they tie), so verdict, confidence and cue never depend on the argument
-    order. Only the wording of the explanation may.
+    order. Only the wording of the explanation may. Memoised (bounded): a profile
+    re-synthesis and the next cycles judge mostly pairs already judged.
     """
     a, b = parse(first), parse(second)
     forward, backward = judge_statements(a, b), judge_statements(b, a)
