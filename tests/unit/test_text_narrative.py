@@ -27,6 +27,7 @@ from streams.engine.text.narrative import (
     write_profile,
     write_summary,
 )
+from streams.engine.text.profile import SupersessionMemo
 from tests.conversations import AGENT_FILLER, USER_FILLER, long_conversations
 
 REPO = Path(__file__).resolve().parents[2]
@@ -784,3 +785,29 @@ def test_given_two_processes_with_different_hash_seeds_when_writing_then_the_tex
     # Then
     assert first == second
     assert first.count("=====") > 4
+
+
+def test_given_a_memo_when_statements_are_added_then_the_profile_equals_one_written_afresh() -> (
+    None
+):
+    """Given a user's profile written with a memo, when later syntheses add statements (and
+    one drops an old one), then each profile equals the one written without a memo: resuming
+    the supersession walk at the first new statement changes no result."""
+    # Given
+    history = [
+        "My cousin Keiko lives in Toronto.",
+        "I prefer concise answers with bullet points.",
+        "My weekly one-on-one with Nadia is at 10:00 on Tuesdays.",
+        "I usually deploy on Fridays.",
+        "Keiko lives in Kyoto now.",
+        "I prefer long answers now.",
+        "One-on-one with Nadia is at 13:00 on Thursdays now.",
+        "I no longer deploy on Fridays; I deploy on Mondays instead.",
+    ]
+    memo = SupersessionMemo()
+
+    # When / Then: growing, then with an old statement gone (the memo starts over)
+    for texts in [history[:2], history[:4], history[:6], history, history[1:]]:
+        assert write_profile(texts, memo) == write_profile(texts)
+    assert "Kyoto" in write_profile(history, memo)
+    assert "Toronto" not in write_profile(history, memo)

@@ -11,12 +11,26 @@ were written since the last one.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.state import MemoryRecord
-from streams.engine.text.profile import write_profile
+from streams.engine.text.profile import SupersessionMemo, write_profile
 
 SYNTHESIZED_AT = "synthesized_at"
+MEMO_USERS = 4096
+"""Users whose last synthesis is remembered (:class:`SupersessionMemo`), least recently
+synthesised forgotten first: a memo only saves work, a user without one is judged afresh."""
+_memos: OrderedDict[str, SupersessionMemo] = OrderedDict()
+
+
+def _memo(user_id: str) -> SupersessionMemo:
+    memo = _memos.pop(user_id, None) or SupersessionMemo()
+    _memos[user_id] = memo
+    while len(_memos) > MEMO_USERS:
+        _memos.popitem(last=False)
+    return memo
 
 
 def synthesize_profile(ctx: CycleContext) -> None:
@@ -35,7 +49,7 @@ def synthesize_profile(ctx: CycleContext) -> None:
         return
     profile = ctx.new_memory(
         profile_id,
-        write_profile([r.memory.content for r in sources]),
+        write_profile([r.memory.content for r in sources], _memo(ctx.user_id)),
         "procedural",
         "behavioural_profile",
         tags=("profile",),

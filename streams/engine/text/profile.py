@@ -27,7 +27,7 @@ from streams.engine.text.prose import (
     split_reports,
 )
 
-__all__ = ["ProfileCues", "ProfileSection", "profile_cues", "write_profile"]
+__all__ = ["ProfileCues", "ProfileSection", "SupersessionMemo", "profile_cues", "write_profile"]
 
 _CUES_FILE = "profile_cues.json"
 _META = re.compile(r"^(?:Session of |Episodes of |Emotional arcs?: |Unresolved: |Open items: )")
@@ -100,7 +100,7 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])(?:" + alternatives + r")s?(?![\w-])")
 
 
-def write_profile(texts: Sequence[str]) -> str:
+def write_profile(texts: Sequence[str], memo: SupersessionMemo | None = None) -> str:
     """ONE behavioural profile of the user from all their semantic memories.
 
     Each statement (not questions, not the narratives' bookkeeping lines) goes to the section
@@ -113,10 +113,14 @@ def write_profile(texts: Sequence[str]) -> str:
     lives in Kyoto now" after "… Keiko lives in Toronto"). Each section is a paragraph: what
     the user does is one sentence ("The user prefers …, runs … and works at …"), reported
     statements follow. Every fact term of the statements used is kept.
+
+    ``memo`` (one per user) makes a re-synthesis cost what was added since the last one: when
+    the statements start with the last synthesis's statements, only the new ones are judged
+    against the others. It changes no result.
     """
     cues = profile_cues()
     statements = _statements(texts, cues)
-    superseded, superseding = _superseded(statements)
+    superseded, superseding = (memo or SupersessionMemo()).superseded(statements)
     paragraphs: list[str] = []
     for section in cues.sections:
         mine = [
@@ -135,21 +139,30 @@ def write_profile(texts: Sequence[str]) -> str:
 def _statements(texts: Sequence[str], cues: ProfileCues) -> list[_Statement]:
     found: list[_Statement] = []
     for text in texts:
-        for line in text.split("\n"):
-            line = line.strip()
-            if not line or _META.match(line):
-                continue
-            speaker, body = speaker_of(line)
-            for sentence in sentences(body):
-                for piece in split_reports(sentence):
-                    if piece.endswith("?"):
-                        continue
-                    claim = _ATTRIBUTION.sub("", piece)
-                    placed = _section_of(claim, cues)
-                    if placed is not None:
-                        said = reported(piece, speaker)
-                        found.append(_Statement(len(found), *placed, said, claim))
+        for section, usable, said, claim in _text_statements(text, cues):
+            found.append(_Statement(len(found), section, usable, said, claim))
     return found
+
+
+@functools.lru_cache(maxsize=65536)
+def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str, str], ...]:
+    """(section, usable, sentence, claim) of each statement of one memory's text. Memoised:
+    a re-synthesis reads mostly the texts the last one read."""
+    found: list[tuple[str, bool, str, str]] = []
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line or _META.match(line):
+            continue
+        speaker, body = speaker_of(line)
+        for sentence in sentences(body):
+            for piece in split_reports(sentence):
+                if piece.endswith("?"):
+                    continue
+                claim = _ATTRIBUTION.sub("", piece)
+                placed = _section_of(claim, cues)
+                if placed is not None:
+                    found.append((*placed, reported(piece, speaker), claim))
+    return tuple(found)
 
 
 def _section_of(claim: str, cues: ProfileCues) -> tuple[str, bool] | None:
@@ -165,58 +178,87 @@ def _section_of(claim: str, cues: ProfileCues) -> tuple[str, bool] | None:
     return None
 
 
-def _superseded(statements: list[_Statement]) -> tuple[frozenset[int], frozenset[int]]:
-    """(statements a later statement of the same section contradicts, those later ones).
+@dataclass(frozen=True, slots=True)
+class _ClaimFeatures:
+    words: frozenset[str]
+    plain: frozenset[str]
+    names: dict[str, int]  # entity → where it starts in the claim
+    changed: bool
 
-    A later statement that supersedes a used one is used in its place even when it names no
-    habit itself ("… is at 18:30 on Fridays now" after "weekly one-on-one … at 12:30").
 
-    The contradiction judge compares whole statements; when a later statement shares a name
-    with an earlier one and says it changed ("now", "moved", "no longer"), the two are also
-    compared from that name on, so "the user's cousin Keiko lives in Toronto" and "Keiko lives
-    in Kyoto now" are recognised as the same subject. The judge is cautious (two values that
-    differ in two places may hold in different contexts), so a plain restatement also counts:
-    a changed statement about the same name in the same words, only its facts differing
-    ("weekly one-on-one with Nadia is at 10:00 on Tuesdays" → "one-on-one with Nadia is at
-    13:00 on Thursdays now").
-    """
-    words = [content_words(s.claim) for s in statements]
-    plain = [_plain_words(s.claim) for s in statements]
-    names = [
-        {t.term: t.start for t in reversed(find_terms(s.claim)) if t.kind == "entity"}
-        for s in statements
-    ]
-    dropped: set[int] = set()
-    superseding: set[int] = set()
-    for later in statements:
-        changed = _CHANGE.search(later.claim) is not None
+@functools.lru_cache(maxsize=65536)
+def _features(claim: str) -> _ClaimFeatures:
+    return _ClaimFeatures(
+        content_words(claim),
+        _plain_words(claim),
+        {t.term: t.start for t in reversed(find_terms(claim)) if t.kind == "entity"},
+        _CHANGE.search(claim) is not None,
+    )
+
+
+class SupersessionMemo:
+    """Which statements later ones supersede, resumable: the statements already decided and
+    the sets as they stood after them. Deciding statement k depends only on statements
+    before it, so when a synthesis's statements start with the last one's, the walk resumes
+    at the first new statement and gives the same sets as a walk from the start."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, str]] = []  # (section, claim) of each decided statement
+        self.dropped: set[int] = set()
+        self.superseding: set[int] = set()
+
+    def superseded(self, statements: list[_Statement]) -> tuple[frozenset[int], frozenset[int]]:
+        """(statements a later statement of the same section contradicts, those later ones).
+
+        A later statement that supersedes a used one is used in its place even when it names
+        no habit itself ("… is at 18:30 on Fridays now" after "weekly one-on-one … at 12:30").
+
+        The contradiction judge compares whole statements; when a later statement shares a
+        name with an earlier one and says it changed ("now", "moved", "no longer"), the two are
+        also compared from that name on, so "the user's cousin Keiko lives in Toronto" and
+        "Keiko lives in Kyoto now" are recognised as the same subject. The judge is cautious
+        (two values that differ in two places may hold in different contexts), so a plain
+        restatement also counts: a changed statement about the same name in the same words,
+        only its facts differing ("weekly one-on-one with Nadia is at 10:00 on Tuesdays" →
+        "one-on-one with Nadia is at 13:00 on Thursdays now").
+        """
+        keys = [(s.section, s.claim) for s in statements]
+        if keys[: len(self.keys)] != self.keys:
+            self.keys, self.dropped, self.superseding = [], set(), set()
+        features = [_features(s.claim) for s in statements]
+        for later in statements[len(self.keys) :]:
+            self._decide(later, statements, features)
+        self.keys = keys
+        return frozenset(self.dropped), frozenset(self.superseding)
+
+    def _decide(
+        self, later: _Statement, statements: list[_Statement], features: list[_ClaimFeatures]
+    ) -> None:
+        new = features[later.order]
         for earlier in statements[: later.order]:
-            if earlier.section != later.section or earlier.order in dropped:
+            if earlier.section != later.section or earlier.order in self.dropped:
                 continue
-            shared = sorted(names[earlier.order].keys() & names[later.order].keys())
-            if len(words[earlier.order] & words[later.order]) < 2 and not shared:
+            old = features[earlier.order]
+            shared = sorted(old.names.keys() & new.names.keys())
+            if len(old.words & new.words) < 2 and not shared:
                 continue  # judging is for statements about the same thing
             pairs = [(earlier.claim, later.claim)]
-            if changed:
+            if new.changed:
                 pairs += [
-                    (
-                        earlier.claim[names[earlier.order][name] :],
-                        later.claim[names[later.order][name] :],
-                    )
+                    (earlier.claim[old.names[name] :], later.claim[new.names[name] :])
                     for name in shared
                 ]
             restated = (
-                changed
+                new.changed
                 and bool(shared)
-                and plain[earlier.order] - plain[later.order] <= _FREQUENCY
-                and plain[later.order] - plain[earlier.order] <= _CHANGE_WORDS
+                and old.plain - new.plain <= _FREQUENCY
+                and new.plain - old.plain <= _CHANGE_WORDS
                 and fact_terms(earlier.claim) != fact_terms(later.claim)
             )
             if restated or any(judge_contradiction(a, b).contradicts for a, b in pairs):
-                dropped.add(earlier.order)
-                if earlier.usable or earlier.order in superseding:
-                    superseding.add(later.order)
-    return frozenset(dropped), frozenset(superseding)
+                self.dropped.add(earlier.order)
+                if earlier.usable or earlier.order in self.superseding:
+                    self.superseding.add(later.order)
 
 
 def _plain_words(claim: str) -> frozenset[str]:
