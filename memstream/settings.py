@@ -77,6 +77,10 @@ class Settings:
     session_timeout_seconds: float = 10.0
     # How long (event time) an input id is remembered to drop a redelivery of it.
     dedupe_window_seconds: int = 7 * 24 * 3600
+    # The worker takes input in batches of up to this many records, or what arrived within
+    # this many milliseconds: a batch is sent in one go, with its state entries coalesced.
+    worker_batch_size: int = 500
+    worker_batch_ms: int = 10
     # Per-layer vector index: "none" (per-user exact search by primary key, the default) or
     # "hnsw" (a global ANN index: cross-user scopes, very large users; caps ingest).
     vector_index: str = "NONE"  # compared case-insensitively, stored upper-case
@@ -161,6 +165,8 @@ _FIELD_KINDS: dict[str, type] = {
     "instance_id": str,
     "session_timeout_seconds": float,
     "dedupe_window_seconds": int,
+    "worker_batch_size": int,
+    "worker_batch_ms": int,
     "vector_index": str,
     "embedder": str,
 }
@@ -190,6 +196,8 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "max_content_bytes": (1, 64 * 1024 * 1024),
     "session_timeout_seconds": (6, 300),  # the broker's group.min/max.session.timeout.ms
     "dedupe_window_seconds": (60, 10 * 365 * 24 * 3600),
+    "worker_batch_size": (1, 100_000),
+    "worker_batch_ms": (1, 60_000),
 }
 
 

@@ -43,11 +43,12 @@ from streams.engine.rules.due import next_due_at
 from streams.engine.validation import Limits
 from streams.ingest import Emission, IngestProcessor
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
+from streams.output_batch import OutputBatch, PartitionBatch
 from streams.state_changelog import Entry
 from streams.state_restore import Restored, ensure_state_topic, restore_partition, state_topic
 from streams.state_store import LocalStateStore, StateCheckpoints
 from streams.ticks import TickPublisher
-from streams.transactional_output import OutgoingRecord, TransactionalOutput
+from streams.transactional_output import TransactionalOutput
 from streams.user_states import UserStates
 
 log = logging.getLogger("memstream.worker")
@@ -122,36 +123,50 @@ def build_app(settings: Settings) -> Worker:
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
-        async for event in stream.events():
-            message = event.message
-            await rebuilds.ready(message.partition)
-            source = source_headers(message.topic, message.partition, message.offset)
-            started = time.perf_counter()
-            emission = processor.process(message.key, message.value, source, message.partition)
-            if emission.ran_cycle:
-                metrics.consolidation_cycle.observe(time.perf_counter() - started)
-                _log_cycle(emission)
-            snapshot = rebuilds.take_snapshot(message.partition)
-            records = outgoing(emission, message.partition, settings, snapshot)
-            try:
-                deliveries = await output.send(message.partition, records)
-            except ProducerSendError as exc:
-                if rebuilds.owns(message.partition):
-                    raise
-                # Revoked while we worked: nothing of this input is committed here, and its
-                # next owner processes it again from the committed offset.
-                log.info(
-                    "partition %d revoked mid-input; left to its next owner (%s)",
-                    message.partition,
-                    exc,
-                )
-                continue
-            state_entries = [*snapshot, *emission.state]
-            if state_entries:  # the last state record is right after the ledger records
-                last = deliveries[len(emission.ledger) + len(state_entries) - 1]
-                checkpoints.sent(message.partition, state_entries, last)
+        # Batches: an input's offset is acked once its whole batch is sent (take_events).
+        batches = stream.take_events(  # type: ignore[attr-defined]  # not in StreamT
+            settings.worker_batch_size, settings.worker_batch_ms / 1000
+        )
+        async for batch_events in batches:
+            batch = OutputBatch()
+            for event in batch_events:
+                message = event.message
+                await rebuilds.ready(message.partition)
+                source = source_headers(message.topic, message.partition, message.offset)
+                started = time.perf_counter()
+                emission = processor.process(message.key, message.value, source, message.partition)
+                if emission.ran_cycle:
+                    metrics.consolidation_cycle.observe(time.perf_counter() - started)
+                    _log_cycle(emission)
+                snapshot = rebuilds.take_snapshot(message.partition)
+                batch.add(message.partition, emission, message.offset, snapshot)
+            for part in batch:
+                await send_partition(part)
+
+    async def send_partition(part: PartitionBatch) -> None:
+        """Send one partition's share of a batch atomically, then account for it."""
+        try:
+            deliveries = await output.send(part.partition, part.records(settings))
+        except ProducerSendError as exc:
+            if rebuilds.owns(part.partition):
+                raise
+            # Revoked while we worked: nothing of these inputs is committed here, and the
+            # partition's next owner processes them again from the committed offset.
+            log.info(
+                "partition %d revoked mid-batch; %d inputs left to its next owner (%s)",
+                part.partition,
+                len(part.emissions),
+                exc,
+            )
+            return
+        state_entries = part.state_entries
+        if state_entries:  # the last state record is right after the ledger records
+            last = deliveries[part.ledger_records + len(state_entries) - 1]
+            checkpoints.sent(part.partition, state_entries, last)
+        metrics.worker_batch_size.observe(len(part.emissions))
+        for emission in part.emissions:
             _observe(emission)
-            progress.processed(message.partition, message.offset)
+        progress.processed(part.partition, part.last_offset)
 
     @app.timer(interval=5.0)
     async def report_consumer_lag() -> None:
@@ -199,30 +214,6 @@ def build_app(settings: Settings) -> Worker:
         revoked_pending.update(tp.partition for tp in revoked if tp.topic == settings.events_topic)
 
     return Worker(app, processor)
-
-
-def outgoing(
-    emission: Emission, partition: int, settings: Settings, snapshot: list[Entry] | None = None
-) -> list[OutgoingRecord]:
-    """One input's output: its ledger records and the state entries it changed, both on the
-    input's partition number (co-partitioned: they are that partition's users), and its dead
-    letter, if any, partitioned by key. ``snapshot``: state entries a ledger rebuild owes the
-    changelog, sent with (before) the partition's first input."""
-    records = [
-        OutgoingRecord(settings.ledger_topic, r.key, r.value, r.headers, partition)
-        for r in emission.ledger
-    ]
-    changelog = state_topic(settings)
-    records += [
-        OutgoingRecord(changelog, e.key, e.value, [], partition)
-        for e in [*(snapshot or ()), *emission.state]
-    ]
-    if emission.deadletter is not None:
-        letter = emission.deadletter
-        records.append(
-            OutgoingRecord(settings.deadletter_topic, letter.key, letter.value, letter.headers)
-        )
-    return records
 
 
 class PartitionRebuilds:

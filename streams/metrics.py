@@ -62,6 +62,11 @@ state_checkpoint_pending = Gauge(
     "State entries sent to the changelog but not yet in the local checkpoint (a restart "
     "reads them from the changelog's tail).",
 )
+worker_batch_size = Histogram(
+    "memstream_worker_batch_inputs",
+    "Inputs per partition in one sent batch (MEMSTREAM_WORKER_BATCH_SIZE/_MS bound it).",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000),
+)
 ticked_users = Gauge(
     "memstream_worker_ticked_users",
     "Users the last periodic tick went to: those with time-driven work due (not every user).",

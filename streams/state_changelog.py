@@ -46,6 +46,8 @@ from streams.engine.state import (
 SEPARATOR = "\x1f"
 MEMORY, SESSION, SEEN, PAIR, META = "m", "s", "e", "p", "u"
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
+_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow))
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +213,7 @@ def decode_memory_record(value: bytes) -> MemoryRecord:
 
 
 def encode_session(window: SessionWindow) -> bytes:
-    data = dataclasses.asdict(window)
+    data = {name: getattr(window, name) for name in _SESSION_FIELDS}
     data["member_ids"] = list(window.member_ids)
     return _dump(data)
 
@@ -253,7 +255,9 @@ def decode_meta_into(state: InMemoryUserState, value: bytes) -> None:
 
 
 def _memory_to_json(memory: Memory) -> dict[str, Any]:
-    data = dataclasses.asdict(memory)
+    # A shallow read of the fields, not ``dataclasses.asdict``: its deep copy was the
+    # changelog's main cost, and every field is a scalar, a tuple of str or a str→str map.
+    data = {name: getattr(memory, name) for name in _MEMORY_FIELDS}
     for name in _TUPLE_FIELDS:
         data[name] = list(data[name])
     if memory.embedding is not None:
