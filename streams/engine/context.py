@@ -74,6 +74,7 @@ class CycleContext:
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    _live: dict[Layer | None, list[MemoryRecord]] = field(default_factory=dict, repr=False)
 
     @property
     def cycle_id(self) -> str:
@@ -86,11 +87,17 @@ class CycleContext:
 
     def all_live(self, layer: Layer | None = None) -> list[MemoryRecord]:
         """Every live memory, oldest first: what new memories are compared against, so no
-        memory is left out of comparison because the user has many."""
-        records = (r for r in self.records.values() if r.is_live)
-        chosen = [r for r in records if layer is None or r.memory.layer == layer]
-        chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
-        return chosen
+        memory is left out of comparison because the user has many.
+
+        Kept until the next decision changes a record (:meth:`emit`): a cycle's steps ask for
+        the same lists a dozen times, and each walk of a large user's records costs."""
+        cached = self._live.get(layer)
+        if cached is None:
+            records = (r for r in self.records.values() if r.is_live)
+            cached = [r for r in records if layer is None or r.memory.layer == layer]
+            cached.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
+            self._live[layer] = cached
+        return list(cached)
 
     def record(self, memory_id: str) -> MemoryRecord | None:
         return self.records.get(memory_id)
@@ -113,6 +120,7 @@ class CycleContext:
         self.facets.apply(decision)
         for record in records_after(self.records.get, payload):
             self.records[record.memory.memory_id] = record
+            self._live.clear()
 
     def archive(
         self,
