@@ -41,7 +41,7 @@ from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.rules.due import next_due_at
 from streams.engine.validation import Limits
-from streams.ingest import Emission, IngestProcessor
+from streams.ingest import Emission, IngestProcessor, Input
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
 from streams.output_batch import OutputBatch, PartitionBatch
 from streams.state_changelog import Entry
@@ -128,15 +128,16 @@ def build_app(settings: Settings) -> Worker:
             settings.worker_batch_size, settings.worker_batch_ms / 1000
         )
         async for batch_events in batches:
+            messages = [event.message for event in batch_events]
+            await rebuilds.all_ready({m.partition for m in messages})
+            inputs = [
+                Input(m.key, m.value, source_headers(m.topic, m.partition, m.offset), m.partition)
+                for m in messages
+            ]
             batch = OutputBatch()
-            for event in batch_events:
-                message = event.message
-                await rebuilds.ready(message.partition)
-                source = source_headers(message.topic, message.partition, message.offset)
-                started = time.perf_counter()
-                emission = processor.process(message.key, message.value, source, message.partition)
+            for message, emission in zip(messages, processor.process_batch(inputs), strict=True):
                 if emission.ran_cycle:
-                    metrics.consolidation_cycle.observe(time.perf_counter() - started)
+                    metrics.consolidation_cycle.observe(emission.seconds)
                     _log_cycle(emission)
                 snapshot = rebuilds.take_snapshot(message.partition)
                 batch.add(message.partition, emission, message.offset, snapshot)
@@ -259,9 +260,8 @@ class PartitionRebuilds:
         return self.snapshots.pop(partition, [])
 
     async def ready(self, partition: int) -> None:
-        task = self.tasks.get(partition)
-        if task is not None and task.done() and not task.cancelled():
-            return  # the per-event common case: no future to create
+        if self._ready(partition):
+            return  # the common case: no future to create
         while True:
             if partition not in self.tasks:  # assigned before our handler saw it
                 self.start({partition})
@@ -274,6 +274,18 @@ class PartitionRebuilds:
                 if current is not None and current.cancelling():
                     raise  # the agent itself is stopping
                 # the rebuild was cancelled by a revoke; the partition is ours again: rebuild
+
+    async def all_ready(self, partitions: set[int]) -> None:
+        """Wait until every one of ``partitions`` is restored *at the same time*: waiting
+        for one may let another be revoked and restored again, so check them all once more
+        after the last wait (no await between that check and the caller's processing)."""
+        while not all(self._ready(p) for p in partitions):
+            for partition in partitions:
+                await self.ready(partition)
+
+    def _ready(self, partition: int) -> bool:
+        task = self.tasks.get(partition)
+        return task is not None and task.done() and not task.cancelled()
 
     def owns(self, partition: int) -> bool:
         return partition in self.tasks

@@ -8,7 +8,10 @@ state-changelog and dead-letter records to send.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from aiokafka.partitioner import murmur2
 
@@ -47,10 +50,28 @@ class Emission:
     rejection: Rejection | None = None
     duplicate: bool = False
     state: list[Entry] = field(default_factory=list)  # changed state-changelog entries
+    seconds: float = 0.0  # the engine step's wall time (a cycle's, when it ran one)
 
     @property
     def ran_cycle(self) -> bool:
         return any(d.cycle_id is not None for d in self.ledger_events)
+
+
+class Input(NamedTuple):
+    """One input record as the processor needs it."""
+
+    key: bytes | None
+    value: bytes | None
+    source: Headers  # topic/partition/offset headers, for a dead letter
+    partition: int = 0  # the input partition, which owns the user's state
+
+
+def _with_embedding(event: MemoryEvent, vector: bytes) -> MemoryEvent:
+    assert isinstance(event.payload, MemoryWritten)
+    memory = event.payload.memory.evolve(embedding=vector)
+    return MemoryEvent(
+        event.event_id, event.user_id, event.occurred_at, MemoryWritten(memory), event.source
+    )
 
 
 def partition_for(key: bytes, partitions: int) -> int:
@@ -87,6 +108,28 @@ class IngestProcessor:
     ) -> Emission:
         """``source`` headers (topic/partition/offset) travel with a dead letter; ``partition``
         is the input partition, which owns the user's state."""
+        [emission] = self.process_batch([Input(key, value, source, partition)])
+        return emission
+
+    def process_batch(self, inputs: Sequence[Input]) -> list[Emission]:
+        """Each input's emission, in order. The memories written without an embedding are
+        embedded in one call for the whole batch (a model embeds a batch of 32 several times
+        faster than 32 single sentences), then each input is processed in turn."""
+        decoded = [self._decode(i) for i in inputs]
+        vectors = self._embed_all([d for d in decoded if isinstance(d, MemoryEvent)])
+        emissions = []
+        for item, event in zip(inputs, decoded, strict=True):
+            if isinstance(event, Emission):
+                emissions.append(event)
+                continue
+            vector = vectors.get(event.event_id)
+            if vector is not None:
+                event = _with_embedding(event, vector)
+            emissions.append(self._step(item, event))
+        return emissions
+
+    def _decode(self, item: Input) -> MemoryEvent | Emission:
+        key, value, source, partition = item
         try:
             event = codec.decode_event(value, self.registry)  # type: ignore[arg-type]
         except codec.DecodeError as exc:
@@ -101,10 +144,32 @@ class IngestProcessor:
                 f"partitions): publish with the default Kafka partitioner, not a fixed partition",
             )
             return self._reject(key, value, reason, source, event)
-        key_text = key.decode("utf-8", "replace")
-        event = self._embedded(event)
+        return event
+
+    def _embed_all(self, events: Sequence[MemoryEvent]) -> dict[str, bytes]:
+        """Event id → the embedding its written memory lacks, so the ledger records it and
+        nothing downstream (cycles, projector, recall) recomputes it (SPEC §5 "Similarity").
+        Invalid content is left to validation to reject."""
+        if self.embedder is None:
+            return {}
+        waiting = [
+            (event.event_id, payload.memory.content)
+            for event in events
+            if isinstance(payload := event.payload, MemoryWritten)
+            and payload.memory.embedding is None
+            and payload.memory.content
+        ]
+        if not waiting:
+            return {}
+        vectors = self.embedder.embed([content for _, content in waiting])
+        return {event_id: vector for (event_id, _), vector in zip(waiting, vectors, strict=True)}
+
+    def _step(self, item: Input, event: MemoryEvent) -> Emission:
+        key, value, source, partition = item
+        assert key is not None  # _decode rejected a record without a key
+        started = time.perf_counter()
         state = self.states.user(event.user_id, partition)
-        outcome = step(state, event, self.config, key_text)
+        outcome = step(state, event, self.config, key.decode("utf-8", "replace"))
         if isinstance(outcome, Rejection):
             return self._reject(key, value, outcome, source, event)
         if isinstance(outcome, Duplicate):
@@ -113,25 +178,8 @@ class IngestProcessor:
         expired = state.expire_seen(event.occurred_at - self.dedupe_window_ms)
         emission.state = changed_entries(state, event.event_id, outcome.decisions)
         emission.state += expired_entries(state.user_id, expired)
+        emission.seconds = time.perf_counter() - started
         return emission
-
-    def _embedded(self, event: MemoryEvent) -> MemoryEvent:
-        """A written memory without an embedding gets one from the configured embedder, so
-        the ledger records it and nothing downstream (cycles, projector, recall) recomputes
-        it (SPEC §5 "Similarity"). Invalid content is left to validation to reject."""
-        payload = event.payload
-        if (
-            self.embedder is None
-            or not isinstance(payload, MemoryWritten)
-            or payload.memory.embedding is not None
-            or not payload.memory.content
-        ):
-            return event
-        [vector] = self.embedder.embed([payload.memory.content])
-        memory = payload.memory.evolve(embedding=vector)
-        return MemoryEvent(
-            event.event_id, event.user_id, event.occurred_at, MemoryWritten(memory), event.source
-        )
 
     def _accept(self, event: MemoryEvent, outcome: Accepted) -> Emission:
         emission = Emission(event_type=event.event_type)

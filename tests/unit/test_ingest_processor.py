@@ -330,3 +330,50 @@ def test_a_memory_written_without_an_embedding_gets_one_recorded_in_the_ledger()
     stored = [e.payload.memory for e in plain.ledger_events + given.ledger_events]
     assert stored[0].embedding == hashing_embedding("content 1", 384)
     assert stored[1].embedding == own
+
+
+def test_a_batch_embeds_its_plain_memories_in_one_call() -> None:
+    """Given a batch of five inputs (three plain-text writes, one with its own embedding, one
+    undecodable), when processed as a batch, then the embedder is called once with the three
+    texts, each plain memory's ledger event records its own vector, and the bad input is
+    dead-lettered in its place."""
+    from streams.embedders.factory import embedder_for
+    from streams.engine.embedder import hashing_embedding
+    from streams.ingest import Input
+
+    hashing = embedder_for("hashing")
+    calls: list[list[str]] = []
+
+    class Counting:
+        dim = hashing.dim
+
+        def embed(self, texts: list[str]) -> list[bytes]:
+            calls.append(list(texts))
+            return hashing.embed(texts)
+
+    processor = IngestProcessor(LIMITS, embedder=Counting())  # type: ignore[arg-type]
+    own = codec.pack_embedding([1.0] + [0.0] * 383)
+    events = [
+        a_write(1, memory_id="a"),
+        a_write(2, memory_id="b", embedding=own),
+        a_write(3, memory_id="c"),
+        a_write(4, memory_id="d"),
+    ]
+    inputs = [Input(USER.encode(), codec.encode_event(e), SOURCE) for e in events]
+    inputs.insert(2, Input(USER.encode(), b"\x00garbage", SOURCE))
+
+    emissions = processor.process_batch(inputs)
+
+    assert calls == [["content 1", "content 3", "content 4"]]
+    assert [e.deadletter is not None for e in emissions] == [False, False, True, False, False]
+    stored = {
+        d.payload.memory.memory_id: d.payload.memory.embedding
+        for e in emissions
+        for d in e.ledger_events
+    }
+    assert stored == {
+        "a": hashing_embedding("content 1", 384),
+        "b": own,
+        "c": hashing_embedding("content 3", 384),
+        "d": hashing_embedding("content 4", 384),
+    }
