@@ -197,6 +197,10 @@ def cmd_recall(args: argparse.Namespace) -> int:
             f"{memory.score:.3f}  sim {memory.similarity:.3f}  salience {memory.salience:.2f}  "
             f"{memory.layer:<10} {state:<10} {memory.memory_id}  {memory.content[:120]}"
         )
+        if memory.derived_from:
+            print(f"       derived from: {', '.join(memory.derived_from)}")
+        if memory.summarized_into:
+            print(f"       summarized into: {', '.join(memory.summarized_into)}")
     return 0
 
 

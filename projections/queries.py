@@ -8,7 +8,7 @@ whatever the query says. :class:`projections.reader.MemoryReader` does both for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -123,6 +123,8 @@ class Recalled:
     similarity: float
     salience: float
     score: float
+    derived_from: tuple[str, ...] = ()  # the memories it was made from (its sources)
+    summarized_into: tuple[str, ...] = ()  # the narratives/summaries that carry it now
 
 
 RECALL_CANDIDATES_PER_LAYER = 4  # × k nearest per layer, then ranked by score
@@ -167,4 +169,33 @@ def recall(
             "r": access_reinforcement,
         },
     ).fetchall()
-    return [Recalled(*row) for row in rows]
+    found = [Recalled(*row) for row in rows]
+    lineage = _lineage_of(conn, user_id, [r.memory_id for r in found])
+    return [
+        replace(
+            r,
+            derived_from=lineage.get((r.memory_id, "derived_from"), ()),
+            summarized_into=lineage.get((r.memory_id, "summarized_into"), ()),
+        )
+        for r in found
+    ]
+
+
+def _lineage_of(
+    conn: psycopg.Connection, user_id: str, memory_ids: list[str]
+) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(memory id, link type) → the linked memory ids, oldest link first, for what a memory
+    was derived from and what it was summarized into: one query for all recalled memories."""
+    if not memory_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT source_id, link_type, target_id FROM memory_links "
+        "WHERE user_id = %s AND source_id = ANY(%s) "
+        "AND link_type IN ('derived_from', 'summarized_into') "
+        "ORDER BY created_at, target_id",
+        (user_id, memory_ids),
+    ).fetchall()
+    lineage: dict[tuple[str, str], tuple[str, ...]] = {}
+    for source, link_type, target in rows:
+        lineage[(source, link_type)] = (*lineage.get((source, link_type), ()), target)
+    return lineage

@@ -35,7 +35,8 @@ def test_a_paraphrase_recalls_the_memory_by_meaning_and_archived_ones_only_on_re
     """Given memories written as plain text (no embeddings), one of them inside a session that
     ends and is narrated (its turns archived), when the user's memories are recalled by a
     paraphrase that shares no content word with the memory, then that memory comes first;
-    the archived turns come back only with include_archived, ranked below current ones."""
+    the archived turns come back only with include_archived, ranked below current ones, each
+    with the narrative that carries it, and the narrative with the turns it was made from."""
     p = minilm_pipeline
     now = int(time.time() * 1000) - 3_600_000
     memory = p.publisher
@@ -76,6 +77,11 @@ def test_a_paraphrase_recalls_the_memory_by_meaning_and_archived_ones_only_on_re
     archived = [r for r in everything if r.memory_id in turns]
     assert len(archived) == 2 and all(not r.current for r in archived)
     assert everything.index(archived[0]) > max(i for i, r in enumerate(everything) if r.current)
+    # lineage: each turn says which narrative carries it, the narrative what it was made from
+    [carrier] = {r.summarized_into for r in archived}
+    assert len(carrier) == 1
+    [narrative] = [r for r in everything if r.memory_id == carrier[0]]
+    assert narrative.current and set(narrative.derived_from) == set(turns)
     with psycopg.connect(p.settings.database_url) as conn:
         stored = conn.execute(
             "SELECT count(*) FROM semantic_facts WHERE user_id = %s AND embedding IS NOT NULL",
