@@ -65,7 +65,7 @@ def copy_baseline(
         conn.execute(f"CREATE TABLE {table} (LIKE working_memories INCLUDING ALL)")
         if not vector_index:
             _drop_vector_indexes(conn, table)
-        types = _column_types(conn, table, MEMORY_COLUMNS)
+        types = column_types(conn, table, MEMORY_COLUMNS)
         conn.commit()
         done = 0
         started = time.perf_counter()
@@ -83,7 +83,7 @@ def copy_baseline(
     return CopyResult(table, Rate(len(prepared), elapsed, "first batch→last commit"), len(batches))
 
 
-def _column_types(conn: psycopg.Connection, table: str, columns: Sequence[str]) -> list[str]:
+def column_types(conn: psycopg.Connection, table: str, columns: Sequence[str]) -> list[str]:
     """The type names binary COPY needs for ``columns``, read from the catalog so they follow
     the migrations."""
     rows = conn.execute(

@@ -104,8 +104,12 @@ class TopicReader:
         keep_values: bool = False,
         first_timeout: float = 180.0,
         stall_timeout: float = 60.0,
+        counting: tuple[str, bytes] | None = None,
     ) -> Arrivals:
-        """Read until ``expected`` records arrived; raise if they stop coming."""
+        """Read until ``expected`` records arrived; raise if they stop coming. ``counting``:
+        count only the records with this header (name, value), e.g. the worker's one
+        ``MemoryStored`` per input, so a rate is inputs/s however many records an input
+        makes; every record is still kept with ``keep_values``."""
         seen = Arrivals(started=time.perf_counter())
         bar = Counter(expected, label)
         last_progress = seen.started
@@ -117,14 +121,16 @@ class TopicReader:
                 for message in messages:
                     if message.error() is not None:
                         continue
+                    if keep_values:
+                        seen.values.append(message.value() or b"")
+                    if counting is not None and counting not in (message.headers() or ()):
+                        continue
                     got += 1
                     _, stamp = message.timestamp()
                     if seen.min_timestamp_ms is None or stamp < seen.min_timestamp_ms:
                         seen.min_timestamp_ms = stamp
                     if seen.max_timestamp_ms is None or stamp > seen.max_timestamp_ms:
                         seen.max_timestamp_ms = stamp
-                    if keep_values:
-                        seen.values.append(message.value() or b"")
                 if got:
                     if seen.count == 0:
                         seen.first_at, seen.first_chunk = now, got
