@@ -136,8 +136,11 @@ def confluent_config(settings: Settings, *, report_errors: bool = True) -> dict[
 
     Callers add their own client properties (``group.id``, ``acks`` …) to the result. With
     ``report_errors`` an ``error_cb`` logs refused credentials, failed TLS handshakes and
-    missing ACLs once per client in words that say what to fix; librdkafka's own log lines
-    are unchanged."""
+    missing ACLs once per client in words that say what to fix. librdkafka's own log lines
+    go to the ``memstream.kafka.librdkafka`` logger (:data:`LIBRDKAFKA_LOG`), not straight
+    to stderr: its warnings are mostly transient states it retries by itself ("Failed to
+    acquire idempotence PID … retrying" while the broker starts), so that logger shows
+    errors only unless an operator lowers its level."""
     validate(settings)
     config: dict[str, Any] = {
         "bootstrap.servers": settings.kafka_bootstrap,
@@ -157,7 +160,14 @@ def confluent_config(settings: Settings, *, report_errors: bool = True) -> dict[
             config["ssl.key.location"] = settings.kafka_ssl_key_file
     if report_errors:
         config["error_cb"] = error_reporter(settings)
+    config["logger"] = LIBRDKAFKA_LOG
     return config
+
+
+LIBRDKAFKA_LOG = logging.getLogger("memstream.kafka.librdkafka")
+"""Where every confluent-kafka client's librdkafka log lines go; ERROR and above by default
+(``logging.getLogger("memstream.kafka.librdkafka").setLevel(logging.DEBUG)`` shows all)."""
+LIBRDKAFKA_LOG.setLevel(logging.ERROR)
 
 
 def error_reporter(settings: Settings) -> Callable[[KafkaError], None]:

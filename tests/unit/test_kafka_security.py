@@ -71,7 +71,8 @@ def sasl_ssl(password_file: Path, ca_file: Path | None = None, **changes: object
 
 
 def without_callbacks(config: dict[str, object]) -> dict[str, object]:
-    return {k: v for k, v in config.items() if not callable(v)}
+    """The client properties, without the error callback and the log destination."""
+    return {k: v for k, v in config.items() if not callable(v) and k != "logger"}
 
 
 # ---- librdkafka (confluent-kafka) -----------------------------------------------------------
@@ -80,7 +81,10 @@ def without_callbacks(config: dict[str, object]) -> dict[str, object]:
 def test_by_default_clients_connect_in_plaintext_with_nothing_else_set() -> None:
     config = confluent_config(Settings(kafka_bootstrap="127.0.0.1:9092"), report_errors=False)
 
-    assert config == {"bootstrap.servers": "127.0.0.1:9092", "security.protocol": "PLAINTEXT"}
+    assert without_callbacks(config) == {
+        "bootstrap.servers": "127.0.0.1:9092",
+        "security.protocol": "PLAINTEXT",
+    }
 
 
 def test_sasl_ssl_sends_the_user_and_the_password_read_from_its_file(
@@ -417,3 +421,26 @@ def test_the_memstream_principal_gets_no_delete_or_alter_acl() -> None:
     assert not {AclOperation.DELETE, AclOperation.ALTER, AclOperation.ALL} & {
         b.operation for b in bindings
     }
+
+
+def test_librdkafka_log_lines_go_to_the_memstream_logger_not_to_stderr(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Given a confluent-kafka client built from confluent_config (here a producer with
+    librdkafka's broker debug on, pointed at a closed port), when it logs, then its lines
+    reach the memstream.kafka.librdkafka logger and none is written raw to stderr (a demo
+    console shows no "%4|…|GETPID|…" line), and that logger shows errors only by default."""
+    from confluent_kafka import Producer
+
+    from memstream.kafka_security import LIBRDKAFKA_LOG
+
+    assert LIBRDKAFKA_LOG.level == logging.ERROR
+    config = confluent_config(Settings(kafka_bootstrap="127.0.0.1:1"), report_errors=False)
+    with caplog.at_level(logging.DEBUG, logger=LIBRDKAFKA_LOG.name):
+        producer = Producer({**config, "debug": "broker"})
+        for _ in range(10):
+            producer.poll(0.05)
+        del producer
+
+    assert any(r.name == LIBRDKAFKA_LOG.name for r in caplog.records)
+    assert "|" not in capfd.readouterr().err
