@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from streams.engine.embedder import hashing_embedding
+from streams.engine.memo import by_identity
 from streams.engine.model import Memory
 
 
@@ -19,7 +20,7 @@ def vector_of(memory: Memory, dim: int) -> np.ndarray:
     """The memory's unit vector: its own embedding, or the hashing embedder's of its content."""
     if memory.embedding is None:
         return _hashed_unit_vector(memory.content, dim)
-    return _unit(memory.embedding)
+    return _unit_of_embedding(memory.embedding)
 
 
 def matrix_of(memories: Sequence[Memory], dim: int) -> np.ndarray:
@@ -35,6 +36,15 @@ def _hashed_unit_vector(content: str, dim: int) -> np.ndarray:
     """Memoised: the hashing embedder is pure, and a cycle compares the same old memories
     again and again. The array is read-only so a caller cannot change the cached value."""
     vector = _unit(hashing_embedding(content, dim))
+    vector.setflags(write=False)
+    return vector
+
+
+@by_identity(maxsize=262144)
+def _unit_of_embedding(packed: bytes) -> np.ndarray:
+    """Memoised by identity: a memory's embedding is one bytes object for as long as the
+    state holds the memory, and every cycle compares it again. Read-only, like the above."""
+    vector = _unit(packed)
     vector.setflags(write=False)
     return vector
 

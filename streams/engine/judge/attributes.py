@@ -14,8 +14,8 @@ member of a category (one database) but several plain values, "speaks" several o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
+from ..memo import by_identity
 from .lexicons import (
     ATTRIBUTE_NOUN_PHRASES,
     CATEGORIES,
@@ -102,6 +102,7 @@ def _describes_a_person(words: Words) -> bool:
     )
 
 
+@by_identity(maxsize=65536)
 def subject_key(words: Words) -> tuple[str, ...]:
     """The subject as compared: "the price of the plan" → plan price, "job title" → job,
     "my neighbour Tariq" → tariq."""
@@ -118,6 +119,7 @@ def subject_key(words: Words) -> tuple[str, ...]:
     return tuple(found)
 
 
+@by_identity(maxsize=65536)
 def without_recurrence(subject: tuple[str, ...]) -> tuple[str, ...]:
     """The subject without how often it recurs: "my weekly one-on-one" → my one-on-one."""
     return tuple(key for key in subject if not key.startswith(RECURRENCE_KEY))
@@ -158,7 +160,7 @@ class Reading:
     derived: bool = False  # read through the noun naming the attribute, not as stated
 
 
-@lru_cache(maxsize=65536)
+@by_identity(maxsize=65536)
 def readings(clause: Clause) -> tuple[Reading, ...]:
     """The clause as stated, and as a statement about the noun naming its attribute
     ("Bea is working on Atlas" is also "Bea's project is Atlas"). Memoised: a clause is

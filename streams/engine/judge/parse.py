@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from ..memo import by_identity
 from .lexicons import (
     AUXILIARIES,
     CHANGE_TIME_WORDS,
@@ -116,7 +117,7 @@ class Clause:
 
     @property
     def attribute(self) -> str:
-        return show(self.subject + self.relation)
+        return _attribute(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -601,6 +602,13 @@ def _as_role(clause: Clause) -> list[Clause]:
     used = replace(clause, value=value[:at])
     holder = replace(clause, subject=role, relation=(Word("is", "be"),), value=value[:at])
     return [used, holder]
+
+
+@by_identity(maxsize=65536)
+def _attribute(clause: Clause) -> str:
+    """What a clause states of its subject, as shown in explanations. Memoised: every
+    explanation of an unrelated pair names it."""
+    return show(clause.subject + clause.relation)
 
 
 @lru_cache(maxsize=16384)
