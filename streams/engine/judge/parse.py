@@ -99,11 +99,7 @@ class Clause:
 
     @property
     def relation_key(self) -> tuple[str, ...]:
-        relation = self.relation
-        if len(relation) > 1 and relation[0].key == "be" and _is_progressive(relation[1].surface):
-            relation = relation[1:]  # "is using" means "uses"
-        key = keys(relation)
-        return RELATION_ALIASES.get(key, key)
+        return _relation_key(self)
 
     @property
     def is_copula(self) -> bool:
@@ -602,6 +598,22 @@ def _as_role(clause: Clause) -> list[Clause]:
     used = replace(clause, value=value[:at])
     holder = replace(clause, subject=role, relation=(Word("is", "be"),), value=value[:at])
     return [used, holder]
+
+
+@by_identity(maxsize=65536)
+def _relation_key(clause: Clause) -> tuple[str, ...]:
+    """The relation as compared. Memoised: asked for every pair a clause is judged in."""
+    relation = clause.relation
+    if len(relation) > 1 and relation[0].key == "be" and _is_progressive(relation[1].surface):
+        relation = relation[1:]  # "is using" means "uses"
+    key = keys(relation)
+    return RELATION_ALIASES.get(key, key)
+
+
+@by_identity(maxsize=65536)
+def word_keys(statement: Statement) -> tuple[str, ...]:
+    """The keys of a statement's content words. Memoised like :func:`_relation_key`."""
+    return keys(statement.words)
 
 
 @by_identity(maxsize=65536)

@@ -60,7 +60,7 @@ from .judgement import (
     no_contradiction,
 )
 from .lexicons import SINGLE_VALUED_PREFERENCES
-from .parse import PAST, PERFECT, Clause, Statement, parse
+from .parse import PAST, PERFECT, Clause, Statement, parse, word_keys
 from .values import OPEN, RELATED, SAME, compare_values, covers
 from .words import ANTONYM_CANONICALS, Words, keys, show
 
@@ -300,7 +300,7 @@ def _strongest(verdicts: list[Judgement]) -> Judgement:
 
 def judge_statements(a: Statement, b: Statement) -> Judgement:
     """Whether ``a`` and ``b`` contradict, explained in ``a``-then-``b`` order."""
-    if keys(a.words) == keys(b.words):
+    if word_keys(a) == word_keys(b):
         return _judge_equal_words(a, b)
     if not a.clauses or not b.clauses:
         return no_contradiction(UNRELATED_CONFIDENCE, "the statements are about different things")
