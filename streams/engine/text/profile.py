@@ -238,6 +238,10 @@ class SupersessionMemo:
         for earlier in statements[: later.order]:
             if earlier.section != later.section or earlier.order in self.dropped:
                 continue
+            if not (earlier.usable or earlier.order in self.superseding):
+                # Never shown, and superseding it would make nothing shown: the verdict
+                # cannot change the profile, so it is not asked for.
+                continue
             old = features[earlier.order]
             shared = sorted(old.names.keys() & new.names.keys())
             if len(old.words & new.words) < 2 and not shared:
