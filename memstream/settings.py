@@ -80,6 +80,9 @@ class Settings:
     # The worker takes input in batches of up to this many records, or what arrived within
     # this many milliseconds: a batch is sent in one go, with its state entries coalesced.
     worker_batch_size: int = 500
+    # Users whose state the worker holds as Python objects (least recently used evicted to
+    # the local store, read back when an input of theirs comes): bounds the worker's memory.
+    hot_users: int = 10_000
     worker_batch_ms: int = 10
     # Per-layer vector index: "none" (per-user exact search by primary key, the default) or
     # "hnsw" (a global ANN index: cross-user scopes, very large users; caps ingest).
@@ -166,6 +169,7 @@ _FIELD_KINDS: dict[str, type] = {
     "session_timeout_seconds": float,
     "dedupe_window_seconds": int,
     "worker_batch_size": int,
+    "hot_users": int,
     "worker_batch_ms": int,
     "vector_index": str,
     "embedder": str,
@@ -197,6 +201,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "session_timeout_seconds": (6, 300),  # the broker's group.min/max.session.timeout.ms
     "dedupe_window_seconds": (60, 10 * 365 * 24 * 3600),
     "worker_batch_size": (1, 100_000),
+    "hot_users": (1, 100_000_000),
     "worker_batch_ms": (1, 60_000),
 }
 

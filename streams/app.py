@@ -24,7 +24,9 @@ import dataclasses
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +42,19 @@ from streams.engine import ledger as ledger_types
 from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.rules.due import next_due_at
+from streams.engine.state import InMemoryUserState
 from streams.engine.validation import Limits
 from streams.ingest import Emission, IngestProcessor, Input
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
 from streams.output_batch import OutputBatch, PartitionBatch
 from streams.state_changelog import Entry
-from streams.state_restore import Restored, ensure_state_topic, restore_partition, state_topic
+from streams.state_restore import (
+    Restored,
+    ensure_state_topic,
+    load_user,
+    restore_partition,
+    state_topic,
+)
 from streams.state_store import LocalStateStore, StateCheckpoints
 from streams.ticks import TickPublisher
 from streams.transactional_output import TransactionalOutput
@@ -108,7 +117,16 @@ def build_app(settings: Settings) -> Worker:
     output = TransactionalOutput(app, settings.events_topic, after_commit=after_commit)
     events = raw_topic(app, settings.events_topic, settings)
     config = engine_config(settings)
-    states = UserStates()
+
+    def due_of(state: InMemoryUserState) -> int | None:
+        return next_due_at(state, config.policy)
+
+    def new_states() -> UserStates:
+        """Hot users bounded by MEMSTREAM_HOT_USERS; the others are read back from the
+        local store when an input of theirs comes."""
+        return UserStates(settings.hot_users, partial(load_user, store), due_of)
+
+    states = new_states()
     processor = IngestProcessor(
         config,
         states,
@@ -116,10 +134,18 @@ def build_app(settings: Settings) -> Worker:
         dedupe_window_seconds=settings.dedupe_window_seconds,
         embedder=embedder_for(settings.embedder.lower(), settings.embedding_dim),
     )
-    rebuilds = PartitionRebuilds(settings, states, store)
+    rebuilds = PartitionRebuilds(settings, states, store, new_states)
+
+    def dirty(partition: int, user_id: str) -> bool:
+        """Not all of the user's state is in the local store yet: sent but not checkpointed,
+        or rebuilt from the ledger and not yet sent at all."""
+        return checkpoints.is_pending(partition, user_id) or rebuilds.owes_snapshot(partition)
+
     progress = _PartitionProgress(settings.events_topic)
     ticks = TickPublisher(settings, settings.events_topic)
     period = config.policy.triggers.periodic_seconds
+
+    loads_seen = [0]  # states.loads already counted in the metric
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
@@ -143,6 +169,13 @@ def build_app(settings: Settings) -> Worker:
                 batch.add(message.partition, emission, message.offset, snapshot)
             for part in batch:
                 await send_partition(part)
+            # A safe point: everything this batch changed is sent (what is checkpointed too
+            # may go cold).
+            states.evict(dirty)
+            metrics.user_loads.inc(states.loads - loads_seen[0])
+            loads_seen[0] = states.loads
+            metrics.hot_users.set(states.hot_users())
+            metrics.known_users.set(len(states))
 
     async def send_partition(part: PartitionBatch) -> None:
         """Send one partition's share of a batch atomically, then account for it."""
@@ -179,13 +212,8 @@ def build_app(settings: Settings) -> Worker:
         time-driven work has come (``next_due_at``): idle users cost nothing."""
         now_ms = int(time.time() * 1000)
         due = {
-            partition: {
-                user
-                for user in users
-                if (at := next_due_at(states.user(user, partition), config.policy)) is not None
-                and at <= now_ms
-            }
-            for partition, users in rebuilds.owned().items()
+            partition: states.due_users(partition, now_ms, due_of)
+            for partition in rebuilds.ready_partitions()
         }
         metrics.ticked_users.set(sum(len(users) for users in due.values()))
         loop = asyncio.get_running_loop()
@@ -233,11 +261,16 @@ class PartitionRebuilds:
     BACKOFF_SECONDS = 2.0
 
     def __init__(
-        self, settings: Settings, states: UserStates, store: LocalStateStore | None = None
+        self,
+        settings: Settings,
+        states: UserStates,
+        store: LocalStateStore | None = None,
+        new_states: Callable[[], UserStates] = UserStates,
     ) -> None:
         self.settings = settings
         self.states = states
         self.store = store
+        self.new_states = new_states
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.snapshots: dict[int, list[Entry]] = {}  # owed to the changelog after a rebuild
 
@@ -290,9 +323,13 @@ class PartitionRebuilds:
     def owns(self, partition: int) -> bool:
         return partition in self.tasks
 
-    def owned(self) -> dict[int, set[str]]:
-        """Users of the partitions whose state is ready."""
-        return {p: self.states.users_in(p) for p, task in self.tasks.items() if task.done()}
+    def ready_partitions(self) -> list[int]:
+        """The owned partitions whose state is restored."""
+        return [p for p in self.tasks if self._ready(p)]
+
+    def owes_snapshot(self, partition: int) -> bool:
+        """A ledger rebuild's state entries are not sent yet (its users are in no store)."""
+        return partition in self.snapshots
 
     async def _rebuild(self, partition: int) -> None:
         loop = asyncio.get_running_loop()
@@ -300,7 +337,12 @@ class PartitionRebuilds:
             started = time.perf_counter()
             try:
                 restored = await loop.run_in_executor(
-                    None, restore_partition, self.settings, partition, self.store
+                    None,
+                    restore_partition,
+                    self.settings,
+                    partition,
+                    self.store,
+                    self.new_states,
                 )
             except Exception as exc:  # noqa: BLE001 - any failure: retry, then stop the worker
                 log.warning(

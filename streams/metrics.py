@@ -67,6 +67,19 @@ worker_batch_size = Histogram(
     "Inputs per partition in one sent batch (MEMSTREAM_WORKER_BATCH_SIZE/_MS bound it).",
     buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000),
 )
+hot_users = Gauge(
+    "memstream_worker_hot_users",
+    "Users held in memory (MEMSTREAM_HOT_USERS bounds it; the others are read back from "
+    "the local store when an input of theirs comes).",
+)
+user_loads = Counter(
+    "memstream_worker_user_loads_total",
+    "Cold users read back from the local store (an input of theirs came after eviction).",
+)
+known_users = Gauge(
+    "memstream_worker_users",
+    "Users of the partitions this worker owns, in memory or in its local store.",
+)
 ticked_users = Gauge(
     "memstream_worker_ticked_users",
     "Users the last periodic tick went to: those with time-driven work due (not every user).",

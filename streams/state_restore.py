@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
+from streams.engine.state import InMemoryUserState
 from streams.ledger_replay import read_committed, read_partition
 from streams.state_changelog import Entry, all_entries, apply_entry, split_key
 from streams.state_store import Checkpoint, LocalStateStore
@@ -70,22 +71,24 @@ def ensure_state_topic(settings: Settings, timeout: float = 30.0) -> None:
 
 
 def restore_partition(
-    settings: Settings, partition: int, store: LocalStateStore | None = None
+    settings: Settings,
+    partition: int,
+    store: LocalStateStore | None = None,
+    new_states: Callable[[], UserStates] = UserStates,
 ) -> Restored:
     """The partition's user states, by the cheapest valid path: the local checkpoint plus
     the changelog's tail; else the whole (compacted) changelog, which then becomes the local
-    checkpoint; else a rebuild from the ledger."""
+    checkpoint; else a rebuild from the ledger.
+
+    With a store, the changelog is written into the store first and users are then read
+    back from it one at a time into ``new_states()``, which keeps as many hot as its
+    capacity allows: a partition's state may be larger than memory."""
     topic = state_topic(settings)
     checkpoint = store.checkpoint(partition) if store is not None else None
     if store is not None and checkpoint is not None:
         if _committed(settings, topic, partition, checkpoint):
-            states = UserStates()
-            for key, value in store.entries(partition):
-                _apply(states, partition, key, value)
             tail_entries: dict[bytes, bytes | None] = {}
-            tail = _apply_records(
-                states,
-                partition,
+            tail = _read_records(
                 read_committed(settings, topic, partition, start=checkpoint.next_offset),
                 tail_entries,
             )
@@ -96,21 +99,26 @@ def restore_partition(
                 # tail and must be in the store before the checkpoint moves past it).
                 caught_up = (Entry(k, v) for k, v in tail_entries.items())
                 store.write(partition, caught_up, Checkpoint(tail.next_offset, tail.last_key))
-            return _finished(states, partition, "checkpoint", tail.count)
+            states = _read_store(store, partition, new_states())
+            return Restored(states, "checkpoint", tail.count, [])
         log.warning(
             "partition %d: the local checkpoint is not in the committed changelog "
             "(its last transaction aborted); restoring from the changelog",
             partition,
         )
         store.discard(partition)
-    states = UserStates()
-    latest: dict[bytes, bytes | None] = {}
-    read = _apply_records(states, partition, read_committed(settings, topic, partition), latest)
-    if read.count:
-        if store is not None:
-            live = ((k, v) for k, v in latest.items() if v is not None)
-            store.replace(partition, live, Checkpoint(read.next_offset, read.last_key))
-        return _finished(states, partition, "changelog", read.count)
+    if store is not None:
+        read = _changelog_into_store(store, partition, read_committed(settings, topic, partition))
+        if read.count:
+            states = _read_store(store, partition, new_states())
+            return Restored(states, "changelog", read.count, [])
+        store.discard(partition)
+    else:
+        states = new_states()
+        read = _apply_records(states, partition, read_committed(settings, topic, partition))
+        if read.count:
+            return _finished(states, partition, "changelog", read.count)
+    states = new_states()
     folded = states.rebuild_partition(
         partition, read_partition(settings, settings.ledger_topic, partition)
     )
@@ -130,6 +138,66 @@ def restore_partition(
         for entry in all_entries(states.user(user, partition))
     ]
     return Restored(states, "ledger", folded, snapshot)
+
+
+STORE_WRITE_BATCH = 10_000  # changelog records per local-store write while restoring
+
+
+def _changelog_into_store(
+    store: LocalStateStore,
+    partition: int,
+    records: Iterator[tuple[int, bytes | None, bytes | None]],
+) -> _Read:
+    """Write the whole changelog into an empty store, in batches (later records of a key
+    overwrite earlier ones, a tombstone deletes), then set the checkpoint. A crash before
+    the checkpoint leaves a store without one, which the next restore discards."""
+    store.discard(partition)
+    read = _Read()
+    batch: list[Entry] = []
+    for offset, key, value in records:
+        if key is None:
+            continue  # not a state entry (nothing memstream writes)
+        batch.append(Entry(key, value))
+        read.count += 1
+        read.next_offset, read.last_key = offset + 1, key
+        if len(batch) >= STORE_WRITE_BATCH:
+            store.write_entries(partition, batch)
+            batch = []
+    store.write_entries(partition, batch)
+    if read.count:
+        store.write(partition, (), Checkpoint(read.next_offset, read.last_key))
+    return read
+
+
+def _read_store(store: LocalStateStore, partition: int, states: UserStates) -> UserStates:
+    """Every user of the store's partition, read one at a time (entries come in key order,
+    so a user's entries are consecutive) and installed into ``states``."""
+    current: InMemoryUserState | None = None
+    for key, value in store.entries(partition):
+        user_id, table, entry_id = split_key(key)
+        if current is None or current.user_id != user_id:
+            if current is not None:
+                states.install(partition, _settled(current))
+            current = InMemoryUserState(user_id)
+        apply_entry(current, table, entry_id, value)
+    if current is not None:
+        states.install(partition, _settled(current))
+    return states
+
+
+def load_user(store: LocalStateStore, partition: int, user_id: str) -> InMemoryUserState:
+    """A cold user's state, read back from the local store."""
+    state = InMemoryUserState(user_id)
+    for key, value in store.user_entries(partition, user_id):
+        _, table, entry_id = split_key(key)
+        apply_entry(state, table, entry_id, value)
+    return _settled(state)
+
+
+def _settled(state: InMemoryUserState) -> InMemoryUserState:
+    """Seen input ids oldest first again (entries come in key order, not time order)."""
+    state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
+    return state
 
 
 @dataclass
@@ -157,6 +225,20 @@ def _apply_records(
     return read
 
 
+def _read_records(
+    records: Iterator[tuple[int, bytes | None, bytes | None]], latest: dict[bytes, bytes | None]
+) -> _Read:
+    """Collect the last value of each key (a tail is small: what changed since a checkpoint)."""
+    read = _Read()
+    for offset, key, value in records:
+        if key is None:
+            continue
+        latest[key] = value
+        read.count += 1
+        read.next_offset, read.last_key = offset + 1, key
+    return read
+
+
 def _apply(states: UserStates, partition: int, key: bytes, value: bytes | None) -> None:
     user_id, table, entry_id = split_key(key)
     apply_entry(states.user(user_id, partition), table, entry_id, value)
@@ -164,8 +246,7 @@ def _apply(states: UserStates, partition: int, key: bytes, value: bytes | None) 
 
 def _finished(states: UserStates, partition: int, source: Source, records: int) -> Restored:
     for user in states.users_in(partition):
-        state = states.user(user, partition)  # oldest first again: entries come in key order
-        state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
+        _settled(states.user(user, partition))
     return Restored(states, source, records, [])
 
 

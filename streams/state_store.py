@@ -23,7 +23,7 @@ from typing import Any
 
 from rocksdict import Rdict, WriteBatch
 
-from streams.state_changelog import Entry
+from streams.state_changelog import SEPARATOR, Entry
 
 CHECKPOINT_KEY = b"\x00checkpoint"  # entries' keys start with a user id: never \x00
 
@@ -66,6 +66,25 @@ class LocalStateStore:
             if key != CHECKPOINT_KEY and isinstance(key, bytes) and isinstance(value, bytes):
                 yield key, value
 
+    def user_entries(self, partition: int, user_id: str) -> Iterator[tuple[bytes, bytes]]:
+        """One user's entries: a range read, since every key starts with ``user id␟``."""
+        prefix = user_id.encode() + SEPARATOR.encode()
+        for key, value in self._db(partition).items(from_key=prefix):
+            if not (isinstance(key, bytes) and key.startswith(prefix)):
+                return
+            if isinstance(value, bytes):
+                yield key, value
+
+    def write_entries(self, partition: int, entries: Iterable[Entry]) -> None:
+        """Apply ``entries`` without moving the checkpoint (a restore writing in batches)."""
+        batch = WriteBatch()
+        for entry in entries:
+            if entry.value is None:
+                batch.delete(entry.key)
+            else:
+                batch.put(entry.key, entry.value)
+        self._db(partition).write(batch)
+
     def write(self, partition: int, entries: Iterable[Entry], checkpoint: Checkpoint) -> int:
         """Apply ``entries`` (a tombstone deletes) and move the checkpoint, atomically.
         Returns how many entries were written."""
@@ -83,13 +102,6 @@ class LocalStateStore:
         batch.put(CHECKPOINT_KEY, json.dumps(marker).encode())
         db.write(batch)
         return written
-
-    def replace(
-        self, partition: int, entries: Iterable[tuple[bytes, bytes]], checkpoint: Checkpoint
-    ) -> None:
-        """Make the store exactly ``entries`` at ``checkpoint`` (after a full restore)."""
-        self.discard(partition)
-        self.write(partition, (Entry(k, v) for k, v in entries), checkpoint)
 
     def discard(self, partition: int) -> None:
         db = self._open.pop(partition, None)
@@ -129,6 +141,7 @@ class StateCheckpoints:
         self.interval_seconds = interval_seconds
         self.clock = clock
         self.pending: dict[int, list[Entry]] = {}
+        self.pending_users: dict[int, set[str]] = {}  # whose entries are not in the store yet
         self.last_delivery: dict[int, tuple[Any, bytes | None]] = {}
         self.last_written = clock()
         self.written = 0
@@ -137,7 +150,14 @@ class StateCheckpoints:
         if not entries:
             return
         self.pending.setdefault(partition, []).extend(entries)
+        self.pending_users.setdefault(partition, set()).update(
+            entry.key.split(SEPARATOR.encode(), 1)[0].decode() for entry in entries
+        )
         self.last_delivery[partition] = (delivery, entries[-1].key)
+
+    def is_pending(self, partition: int, user_id: str) -> bool:
+        """Whether some of the user's state is sent but not yet in the local store."""
+        return user_id in self.pending_users.get(partition, ())
 
     def after_commit(self) -> None:
         if self.clock() - self.last_written < self.interval_seconds:
@@ -152,6 +172,7 @@ class StateCheckpoints:
                 partition, self.pending.pop(partition), Checkpoint(offset + 1, last_key)
             )
             del self.last_delivery[partition]
+            self.pending_users.pop(partition, None)
 
     def pending_entries(self) -> int:
         return sum(len(entries) for entries in self.pending.values())
@@ -159,4 +180,5 @@ class StateCheckpoints:
     def drop(self, partition: int) -> None:
         """A revoked partition: what is pending is no longer ours to checkpoint."""
         self.pending.pop(partition, None)
+        self.pending_users.pop(partition, None)
         self.last_delivery.pop(partition, None)

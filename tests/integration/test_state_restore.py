@@ -101,7 +101,8 @@ def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, t
     when a fourth joins and then one of the first three is SIGKILLed mid-stream (so
     partitions move while state is in flight), then the ledger holds exactly the oracle's
     events, the read models equal the oracle's, and the partitions' new owners restored
-    their state from the changelog (never from the ledger)."""
+    their state from the changelog (never from the ledger). Each worker holds only 3 users
+    in memory, so users are evicted to the local store and read back throughout."""
     p = Pipeline.create(stack, tmp_path_factory.mktemp("scale"), partitions=12)
     ports: dict[str, int] = {}
 
@@ -113,6 +114,7 @@ def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, t
             ["worker"],
             worker_metrics_port=ports[name],
             worker_data_dir=p.workdir / f"worker-data-{n}",
+            hot_users=3,  # of ~6 users each: users go cold and are read back all along
         )
 
     try:
@@ -164,6 +166,22 @@ def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, t
                     restores[source] = restores.get(source, 0) + value
         assert restores.get("ledger", 0) == 0
         assert restores.get("changelog", 0) + restores.get("checkpoint", 0) >= 1
+        hot = [
+            value
+            for name in alive
+            for (metric, _), value in scrape(ports[name]).items()
+            if metric == "memstream_worker_hot_users"
+        ]
+        assert hot and max(hot) <= 3 + 24  # the capacity, plus users touched since a checkpoint
+        assert (
+            sum(
+                value
+                for name in alive
+                for (metric, _), value in scrape(ports[name]).items()
+                if metric == "memstream_worker_user_loads_total"
+            )
+            > 0
+        ), "no user was ever read back from the local store"
     finally:
         p.close()
 

@@ -35,7 +35,9 @@ def rebuilds(monkeypatch: pytest.MonkeyPatch) -> tuple[worker_app.PartitionRebui
     }
     control["hold_first"].set()
 
-    def restore_partition(settings: Settings, partition: int, store: object = None) -> Restored:
+    def restore_partition(
+        settings: Settings, partition: int, store: object = None, new_states: object = None
+    ) -> Restored:
         control["reads"] += 1
         ledger_events = control["ledgers"][control["reads"] - 1]
         if control["reads"] == 1:
