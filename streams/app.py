@@ -61,7 +61,7 @@ from streams.transactional_output import TransactionalOutput
 from streams.user_states import UserStates
 
 log = logging.getLogger("memstream.worker")
-CHECKPOINT_INTERVAL_SECONDS = 5.0  # local state checkpoints, right after a commit
+CHECKPOINT_INTERVAL_SECONDS = 1.0  # local state checkpoints, right after a commit
 
 
 @dataclass
@@ -146,6 +146,7 @@ def build_app(settings: Settings) -> Worker:
     period = config.policy.triggers.periodic_seconds
 
     loads_seen = [0]  # states.loads already counted in the metric
+    unsent = [False]  # a batch is processed and not yet wholly sent
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
@@ -161,21 +162,30 @@ def build_app(settings: Settings) -> Worker:
                 for m in messages
             ]
             batch = OutputBatch()
+            unsent[0] = True  # from here until every part is sent, evicting would lose work
             for message, emission in zip(messages, processor.process_batch(inputs), strict=True):
                 if emission.ran_cycle:
                     metrics.consolidation_cycle.observe(emission.seconds)
                     _log_cycle(emission)
                 snapshot = rebuilds.take_snapshot(message.partition)
                 batch.add(message.partition, emission, message.offset, snapshot)
-            for part in batch:
-                await send_partition(part)
-            # A safe point: everything this batch changed is sent (what is checkpointed too
-            # may go cold).
-            states.evict(dirty)
-            metrics.user_loads.inc(states.loads - loads_seen[0])
-            loads_seen[0] = states.loads
-            metrics.hot_users.set(states.hot_users())
-            metrics.known_users.set(len(states))
+            try:
+                for part in batch:
+                    await send_partition(part)
+            finally:
+                unsent[0] = False
+            evict_cold_users()
+
+    def evict_cold_users() -> None:
+        """At a safe point (everything processed is sent), users whose state is all in the
+        local checkpoint may go cold."""
+        if unsent[0]:
+            return
+        states.evict(dirty)
+        metrics.user_loads.inc(states.loads - loads_seen[0])
+        loads_seen[0] = states.loads
+        metrics.hot_users.set(states.hot_users())
+        metrics.known_users.set(len(states))
 
     async def send_partition(part: PartitionBatch) -> None:
         """Send one partition's share of a batch atomically, then account for it."""
@@ -205,6 +215,7 @@ def build_app(settings: Settings) -> Worker:
     @app.timer(interval=5.0)
     async def report_consumer_lag() -> None:
         progress.report(app)
+        evict_cold_users()  # also when no input comes: checkpoints have made users clean
 
     @app.timer(interval=float(period))
     async def periodic_consolidation() -> None:

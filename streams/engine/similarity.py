@@ -40,10 +40,12 @@ def _hashed_unit_vector(content: str, dim: int) -> np.ndarray:
     return vector
 
 
-@by_identity(maxsize=262144)
+@by_identity(maxsize=8192)
 def _unit_of_embedding(packed: bytes) -> np.ndarray:
     """Memoised by identity: a memory's embedding is one bytes object for as long as the
-    state holds the memory, and every cycle compares it again. Read-only, like the above."""
+    state holds the memory, and every cycle compares it again. Read-only, like the above.
+    Bounded low (≈ 4.5 KB an entry): the memo holds the bytes, and a worker's memory is
+    meant to be bounded by its hot users, not by what it has seen."""
     vector = _unit(packed)
     vector.setflags(write=False)
     return vector
