@@ -1,7 +1,8 @@
 """``python -m bench.state``: what the worker's state costs at scale (issue 7).
 
 1. restore vs history: one partition whose ledger holds N events over a small live state
-   (8 users using 40 memories again and again). Its changelog and a local checkpoint
+   (8 users using 40 memories again and again, one input a minute, so a week of input ids
+   is remembered for deduplication). Its changelog and a local checkpoint
    taken 1,000 records before its end are written as the worker writes them (the
    pure ingest processor's records, produced to real topics), then the partition is
    restored three ways: local checkpoint + changelog tail (what a restart does), the whole
@@ -51,6 +52,7 @@ from streams.user_states import UserStates
 
 T0 = 1_790_000_000_000
 STORED = ("event_type", b"MemoryStored")
+SPACING_MS = 60_000  # one access a minute: a million inputs span two years of event time
 TAIL_RECORDS = 1_000  # changelog records after the local checkpoint: a few seconds of input
 
 
@@ -58,7 +60,9 @@ TAIL_RECORDS = 1_000  # changelog records after the local checkpoint: a few seco
 
 
 def long_history(events: int, users: int = 8, memories: int = 5) -> list[MemoryEvent]:
-    """``users`` × ``memories`` writes, then accesses to them up to ``events`` inputs."""
+    """``users`` × ``memories`` writes, then accesses to them up to ``events`` inputs, a
+    minute apart: the live state is the memories and a week of seen input ids (the dedupe
+    window), whatever the length of the history."""
     history = [
         MemoryEvent(
             _id(f"w-{u}-{m}"),
@@ -72,7 +76,9 @@ def long_history(events: int, users: int = 8, memories: int = 5) -> list[MemoryE
     for i in range(events - len(history)):
         user = f"user-{i % users}"
         history.append(
-            MemoryEvent(_id(f"a-{i}"), user, T0 + 1_000 + i, MemoryAccessed(f"m{i % memories}"))
+            MemoryEvent(
+                _id(f"a-{i}"), user, T0 + 1_000 + i * SPACING_MS, MemoryAccessed(f"m{i % memories}")
+            )
         )
     return history
 
