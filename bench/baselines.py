@@ -1,10 +1,12 @@
-"""The baseline for projector throughput: a raw binary COPY of the rows the projector wrote.
+"""The baseline for projector throughput: a raw binary COPY of exactly the rows the projector
+writes for the same ledger.
 
-The rows are built with :func:`projections.rows.memory_row` from the decoded ledger records,
-so they are the projector's rows exactly; they go into a fresh table created ``LIKE
-working_memories INCLUDING ALL`` (same columns, primary key and HNSW index) with psycopg's
-binary COPY, in batches of the projector's batch size, one transaction each. Converting the
-rows for COPY happens before the clock starts: the baseline is the database's write cost.
+The ledger records are folded with :class:`projections.rows.RowBatch`, in batches of the
+projector's batch size, before the clock starts: each batch's memory rows, audit-log rows,
+links and reports then go by binary COPY into fresh tables created ``LIKE`` the read-model
+tables (``INCLUDING ALL``: same columns, keys and indexes), one transaction per batch. What
+the baseline times is the database's cost of taking those rows; the projector must also
+consume, decode, fold, upsert and store its offsets. Both rates are ledger events per second.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from pgvector.psycopg import register_vector
 from bench.harness import BenchError
 from bench.measure import Rate
 from bench.progress import Counter
-from projections.rows import MEMORY_COLUMNS, memory_row
+from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
+from projections.schema import LAYER_TABLES
 from projections.writer import copy_row
 from streams import codec
-from streams.engine import ledger
 
 
 @dataclass(frozen=True)
@@ -34,53 +36,83 @@ class CopyResult:
     batches: int
 
 
-def rows_from_ledger(values: Iterable[bytes]) -> list[list[Any]]:
-    """The layer-table rows the projector makes of ``MemoryStored`` ledger records."""
+def batches_from_ledger(values: Iterable[bytes], batch_size: int) -> list[RowBatch]:
+    """The projector's row batches for these ledger records (decoded and folded as it does)."""
     registry = codec.default_registry()
-    rows = []
-    for value in values:
-        event = codec.decode_ledger(value, registry)
-        if isinstance(event.payload, ledger.MemoryStored):
-            rows.append(memory_row(event.payload.memory, event.payload.version))
-    return rows
+    batches: list[RowBatch] = []
+    batch = RowBatch()
+    for offset, value in enumerate(values):
+        batch.add(codec.decode_ledger(value, registry), "ledger", 0, offset)
+        if len(batch) >= batch_size:
+            batches.append(batch)
+            batch = RowBatch()
+    if len(batch):
+        batches.append(batch)
+    return batches
 
 
-def copy_baseline(
-    database_url: str, rows: list[list[Any]], batch_size: int, vector_index: bool = True
-) -> CopyResult:
-    """COPY ``rows`` into a new ``bench_copy_<id>`` table; time only the COPY transactions.
-
-    ``vector_index=False`` drops the new table's HNSW index first: a diagnostic that shows
-    how much of the write cost is the vector index (the projector's tables always have it).
-    """
-    table = f"bench_copy_{uuid.uuid4().hex[:8]}{'' if vector_index else '_nohnsw'}"
-    columns = ", ".join(MEMORY_COLUMNS)
-    prepared = [copy_row(row) for row in rows]
-    batch_size = max(1, batch_size)
-    batches = [prepared[i : i + batch_size] for i in range(0, len(prepared), batch_size)]
-    label = "rows copied" if vector_index else "rows copied (no HNSW index)"
-    bar = Counter(len(prepared), label)
+def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
+    """COPY each batch's rows into ``bench_copy_<id>_*`` clones of the read-model tables, one
+    transaction per batch; time only those transactions. The rate is ledger events/s."""
+    suffix = uuid.uuid4().hex[:8]
+    events = sum(len(b) for b in batches)
+    bar = Counter(events, "ledger events' rows copied")
     with psycopg.connect(database_url) as conn:
         register_vector(conn)
-        conn.execute(f"CREATE TABLE {table} (LIKE working_memories INCLUDING ALL)")
-        if not vector_index:
-            _drop_vector_indexes(conn, table)
-        types = column_types(conn, table, MEMORY_COLUMNS)
+        clones = {
+            source: f"bench_copy_{suffix}_{source}"
+            for source in (*LAYER_TABLES.values(), "consolidation_log", "memory_links")
+            + ("consolidation_reports",)
+        }
+        for source, clone in clones.items():
+            conn.execute(f"CREATE TABLE {clone} (LIKE {source} INCLUDING ALL)")
+        types = {
+            source: column_types(conn, clone, _columns(source)) for source, clone in clones.items()
+        }
         conn.commit()
+        prepared = [_prepared(batch) for batch in batches]
         done = 0
         started = time.perf_counter()
-        for batch in batches:
+        for batch, rows in zip(batches, prepared, strict=True):
             with conn.transaction(), conn.cursor() as cur:
-                sql = f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)"
-                with cur.copy(sql) as copy:
-                    copy.set_types(types)
-                    for row in batch:
-                        copy.write_row(row)
+                for source, table_rows in rows.items():
+                    if table_rows:
+                        _copy(cur, clones[source], _columns(source), types[source], table_rows)
             done += len(batch)
             bar.show(done)
         elapsed = time.perf_counter() - started
     bar.finish()
-    return CopyResult(table, Rate(len(prepared), elapsed, "first batch→last commit"), len(batches))
+    table = clones["consolidation_log"]
+    return CopyResult(table, Rate(events, elapsed, "first batch→last commit"), len(batches))
+
+
+def _columns(source: str) -> Sequence[str]:
+    return {
+        "consolidation_log": LOG_COLUMNS,
+        "memory_links": LINK_COLUMNS,
+        "consolidation_reports": REPORT_COLUMNS,
+    }.get(source, MEMORY_COLUMNS)
+
+
+def _prepared(batch: RowBatch) -> dict[str, list[Sequence[Any]]]:
+    """Each target table's rows of ``batch``, converted for binary COPY (before the clock)."""
+    rows: dict[str, list[Sequence[Any]]] = {table: [] for table in LAYER_TABLES.values()}
+    for (layer, _, _), row in batch.upserts.items():
+        rows[LAYER_TABLES[layer]].append(copy_row(row))
+    rows["consolidation_log"] = list(batch.log)
+    rows["memory_links"] = list(batch.links)
+    rows["consolidation_reports"] = list(batch.reports)
+    return rows
+
+
+def _copy(
+    cur: psycopg.Cursor, table: str, columns: Sequence[str], types: list[str], rows: list
+) -> None:
+    sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+    with cur.copy(sql) as copy:
+        copy.set_types(types)
+        for row in rows:
+            copy.write_row(row)
 
 
 def column_types(conn: psycopg.Connection, table: str, columns: Sequence[str]) -> list[str]:
@@ -95,17 +127,7 @@ def column_types(conn: psycopg.Connection, table: str, columns: Sequence[str]) -
     missing = [c for c in columns if c not in by_name]
     if missing:
         raise BenchError(
-            f"working_memories has no column(s) {', '.join(missing)} that the projector writes: "
+            f"{table} has no column(s) {', '.join(missing)} that the projector writes: "
             f"run `memstream migrate` against the bench database, or update the migrations"
         )
     return [by_name[c] for c in columns]
-
-
-def _drop_vector_indexes(conn: psycopg.Connection, table: str) -> None:
-    """Drop the HNSW indexes of ``table`` (a table this module just created)."""
-    names = conn.execute(
-        "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexdef ILIKE %s",
-        (table, "%USING hnsw%"),
-    ).fetchall()
-    for (name,) in names:
-        conn.execute(f'DROP INDEX "{name}"')

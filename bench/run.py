@@ -4,7 +4,8 @@
                        (timed by inputs: its one ``MemoryStored`` per written memory)
 2. pass-through        the same N records → a bare exactly_once Faust agent → output topic
 3. projector rate      phase 1's full ledger → ``memstream project`` → a fresh database
-4. raw COPY            the projector's rows, binary COPY in batches of its batch size
+4. raw COPY            the rows the projector writes (memory, log, links, reports), binary
+                       COPY in batches of its batch size; both rates in ledger events/s
 5. latency             worker + projector, publish at a fixed rate, time until rows show:
                        at 200 ev/s, at the target (1,000) and, if the worker measured below
                        the target, at 80 % of its rate
@@ -25,7 +26,7 @@ import psycopg
 from confluent_kafka import KafkaException
 
 from bench import progress
-from bench.baselines import copy_baseline, rows_from_ledger
+from bench.baselines import batches_from_ledger, copy_baseline
 from bench.harness import BenchError, Harness, check_alive
 from bench.latency import LatencyRun, measure_latency
 from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
@@ -118,16 +119,12 @@ def _run_phases(
     projector_settings = harness.fresh_database(worker_settings, f"bench{harness.run_id}_projector")
     projector, projector_metrics = _projector(harness, projector_settings, events)
 
-    progress.phase("[4/6] baseline: raw binary COPY of the same rows")
-    rows = rows_from_ledger(worker.values)
+    progress.phase("[4/6] baseline: raw binary COPY of the rows the projector wrote")
+    batches = batches_from_ledger(worker.values, base.projector_batch_size)
     worker.values.clear()
-    copied = copy_baseline(projector_settings.database_url, rows, base.projector_batch_size)
-    progress.note(f"{copied.rate.per_second:,.0f} rows/s into {copied.table}")
-    bare = copy_baseline(
-        projector_settings.database_url, rows, base.projector_batch_size, vector_index=False
-    )
-    progress.note(f"{bare.rate.per_second:,.0f} rows/s into {bare.table} (diagnostic)")
-    del rows
+    copied = copy_baseline(projector_settings.database_url, batches)
+    del batches
+    progress.note(f"{copied.rate.per_second:,.0f} ledger events/s of rows into bench_copy_*")
 
     e2e_settings = harness.pipeline("e2e", database=True)
     latency_runs: list[tuple[float, LatencyRun]] = []
@@ -182,7 +179,6 @@ def _run_phases(
                 "rows_per_s_in_write_transactions": _write_only_rate(projector_metrics, events),
             },
             "copy": {**_rate_detail(copied.rate), "batches": copied.batches},
-            "copy_without_hnsw_index": _rate_detail(bare.rate),
         },
         "run": {
             "run_id": harness.run_id,
@@ -197,7 +193,7 @@ def _run_phases(
                 _dbname(e2e_settings),
                 _dbname(recall_settings),
             ],
-            "copy_tables": [copied.table, bare.table],
+            "copy_tables": [copied.table],
             "logs": str(harness.workdir / "logs"),
         },
     }

@@ -59,20 +59,6 @@ _STAGE_TYPES = [
     "text",
     "float8",
 ]
-_LOG_TYPES = [
-    "text",
-    "text",
-    "timestamptz",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
-    "int8",
-    "int4",
-    "int8",
-]
 _COLS = ", ".join(MEMORY_COLUMNS)
 _UPDATE_SET = ", ".join(
     f"{c} = EXCLUDED.{c}" for c in MEMORY_COLUMNS if c not in ("user_id", "memory_id")
@@ -86,10 +72,11 @@ def prepare_connection(conn: psycopg.Connection) -> None:
         "CREATE TEMP TABLE IF NOT EXISTS stage_memories "
         "(layer text, LIKE working_memories INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
     )
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS stage_log "
-        "(LIKE consolidation_log INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
-    )
+    for table in _APPEND_ONLY:
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {_APPEND_ONLY[table]} "
+            f"(LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+        )
     conn.commit()
 
 
@@ -155,15 +142,9 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
         _apply_updates(cur, batch)
         _upsert_sessions(cur, batch)
         _upsert_profiles(cur, batch)
-        _insert_new(cur, "memory_links", LINK_COLUMNS, batch.links)
-        _insert_new(cur, "consolidation_reports", REPORT_COLUMNS, batch.reports)
-        if batch.log:
-            _copy_rows(cur, "stage_log", LOG_COLUMNS, _LOG_TYPES, batch.log)
-            cols = ", ".join(LOG_COLUMNS)
-            cur.execute(
-                f"INSERT INTO consolidation_log ({cols}) SELECT {cols} FROM stage_log "
-                f"ON CONFLICT (event_id) DO NOTHING"
-            )
+        _append(cur, "memory_links", LINK_COLUMNS, batch.links)
+        _append(cur, "consolidation_reports", REPORT_COLUMNS, batch.reports)
+        _append(cur, "consolidation_log", LOG_COLUMNS, batch.log)
         cur.executemany(
             "INSERT INTO projection_offsets (projector, topic, partition, next_offset) "
             "VALUES (%s, %s, %s, %s) ON CONFLICT (projector, topic, partition) DO UPDATE "
@@ -336,13 +317,47 @@ def _upsert_profiles(cur: psycopg.Cursor, batch: RowBatch) -> None:
     )
 
 
-def _insert_new(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: list) -> None:
-    """Append-only rows keyed by their ledger event: a replay inserts nothing twice."""
+_APPEND_ONLY = {
+    "consolidation_log": "stage_log",
+    "memory_links": "stage_links",
+    "consolidation_reports": "stage_reports",
+}
+_column_types: dict[str, list[str]] = {}
+
+
+def _append(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: list) -> None:
+    """Append-only rows keyed by their ledger event. The common case is that none of them
+    is there yet: binary COPY straight into the table, inside a savepoint. A replay (after a
+    crash or a rewind) finds some already there: the COPY fails on the key, the savepoint
+    is rolled back, and the rows go through a staging table and ``INSERT … ON CONFLICT DO
+    NOTHING`` instead, so nothing is inserted twice either way."""
     if not rows:
         return
-    placeholders = ", ".join(["%s"] * len(columns))
-    cur.executemany(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders}) "
-        f"ON CONFLICT DO NOTHING",
-        rows,
+    types = _types_of(cur, table, columns)
+    try:
+        with cur.connection.transaction():
+            _copy_rows(cur, table, columns, types, rows)
+        return
+    except psycopg.errors.UniqueViolation:
+        pass
+    stage = _APPEND_ONLY[table]
+    _copy_rows(cur, stage, columns, types, rows)
+    names = ", ".join(columns)
+    cur.execute(
+        f"INSERT INTO {table} ({names}) SELECT {names} FROM {stage} ON CONFLICT DO NOTHING"  # noqa: S608
     )
+
+
+def _types_of(cur: psycopg.Cursor, table: str, columns: tuple[str, ...]) -> list[str]:
+    """The type names binary COPY needs, read once from the catalog."""
+    types = _column_types.get(table)
+    if types is None:
+        found: dict[str, str] = dict(
+            cur.execute(
+                "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+                "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+                (table,),
+            ).fetchall()
+        )
+        types = _column_types[table] = [found[c] for c in columns]
+    return types
