@@ -17,6 +17,7 @@ from streams.transactional_output import (
     EmissionGuard,
     OutgoingRecord,
     TransactionalOutput,
+    commit_partitions_together,
     guard_commits,
 )
 
@@ -95,3 +96,33 @@ def test_every_record_of_an_input_goes_to_the_input_partition_s_transaction() ->
         ("memory.consolidation", 3, "tx-test-0-3"),
         ("memory.deadletter", None, "tx-test-0-3"),
     ]
+
+
+def test_the_partitions_transactions_are_committed_together_each_on_its_own() -> None:
+    """Given three partitions' transactions to commit (Faust commits them one after another,
+    each a few broker round trips), when the worker's producer commits them, then each goes
+    through Faust's commit with only its own offsets, and all three are in flight at once."""
+    app = faust_app(Settings(), "commit-test")
+    base = app.transport.Producer
+    faust_commit = base.commit_transactions
+    calls: list[dict[str, Any]] = []
+    active = [0, 0]  # now, most at once
+
+    async def recording_commit(self: Any, offsets: Any, group_id: str, **_: Any) -> None:
+        calls.append(dict(offsets))
+        active[0] += 1
+        active[1] = max(active)
+        await asyncio.sleep(0.01)  # the broker round trips
+        active[0] -= 1
+
+    base.commit_transactions = recording_commit  # what the subclass calls
+    try:
+        commit_partitions_together(app)
+        producer = app.transport.Producer.__new__(app.transport.Producer)
+        offsets = {f"commit-test-0-{p}": {p: 10 * p} for p in range(3)}
+        asyncio.run(producer.commit_transactions(offsets, "commit-test"))
+    finally:
+        base.commit_transactions = faust_commit
+
+    assert sorted(calls, key=repr) == sorted(({t: o} for t, o in offsets.items()), key=repr)
+    assert active[1] == 3
