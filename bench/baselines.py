@@ -70,7 +70,8 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
             source: column_types(conn, clone, _columns(source)) for source, clone in clones.items()
         }
         conn.commit()
-        prepared = [_prepared(batch) for batch in batches]
+        seen: set[tuple[str, ...]] = set()
+        prepared = [_prepared(batch, seen) for batch in batches]
         done = 0
         started = time.perf_counter()
         for batch, rows in zip(batches, prepared, strict=True):
@@ -94,15 +95,26 @@ def _columns(source: str) -> Sequence[str]:
     }.get(source, MEMORY_COLUMNS)
 
 
-def _prepared(batch: RowBatch) -> dict[str, list[Sequence[Any]]]:
-    """Each target table's rows of ``batch``, converted for binary COPY (before the clock)."""
+def _prepared(batch: RowBatch, seen: set[tuple[str, ...]]) -> dict[str, list[Sequence[Any]]]:
+    """Each target table's rows of ``batch``, converted for binary COPY (before the clock).
+    A raw COPY cannot update, so a row whose key an earlier batch already copied (a memory's
+    later version, a link made again) is left out: the baseline writes at most what the
+    projector writes."""
     rows: dict[str, list[Sequence[Any]]] = {table: [] for table in LAYER_TABLES.values()}
-    for (layer, _, _), row in batch.upserts.items():
-        rows[LAYER_TABLES[layer]].append(copy_row(row))
+    for (layer, user_id, memory_id), row in batch.upserts.items():
+        if _first(seen, (LAYER_TABLES[layer], user_id, memory_id)):
+            rows[LAYER_TABLES[layer]].append(copy_row(row))
     rows["consolidation_log"] = list(batch.log)
-    rows["memory_links"] = list(batch.links)
-    rows["consolidation_reports"] = list(batch.reports)
+    rows["memory_links"] = [r for r in batch.links if _first(seen, ("link", *map(str, r[:4])))]
+    rows["consolidation_reports"] = [r for r in batch.reports if _first(seen, ("report", r[0]))]
     return rows
+
+
+def _first(seen: set[tuple[str, ...]], key: tuple[str, ...]) -> bool:
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _copy(
