@@ -3,13 +3,27 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
 ``streams.engine``.
 
     memory.events[p] ──ingest──▶ memory.consolidation[p]   (accepted: versioned ledger events)
-                         ├─────▶ memory.state[p]            (the state entries it changed)
-                         └─────▶ memory.deadletter          (rejected: original bytes + reason)
+      (batches of      ├─────▶ memory.state[p]            (the state entries it changed)
+       ≤ 500 / 10 ms)  └─────▶ memory.deadletter          (rejected: original bytes + reason)
 
     state: per-user tables for the partitions this worker owns (``streams.user_states``),
     changelogged to the compacted memory.state[p] in the input's transaction
-    (``streams.state_changelog``), restored on assignment from the local checkpoint and the
-    changelog's tail (``streams.state_store``, ``streams.state_restore``).
+    (``streams.state_changelog``), checkpointed every second to a local RocksDB store
+    (``streams.state_store``) and restored on assignment from it and the changelog's tail
+    (``streams.state_restore``). At most MEMSTREAM_HOT_USERS users are in memory; the rest
+    are read back from the store when an input of theirs comes.
+
+    tables (changelog table code → what it holds):
+      m  memories         one record per memory: content, layer, version, access count and
+                          last access (salience is derived from them, never stored per cycle)
+      s  sessions         event-time session windows closed by inactivity + grace (seed 002)
+      e  seen input ids   a dedupe window in event time (MEMSTREAM_DEDUPE_WINDOW_SECONDS)
+      p  flagged pairs    contradictions already reported
+      u  per-user record  messages per conversation since the last cycle, identity anchor,
+                          profile id, last maintenance, what changed since the last cycle
+
+    timers: consumer lag and cold-user eviction (5 s); periodic consolidation ticks, only to
+    users whose time-driven work is due (``streams.engine.rules.due``).
 
 Runs with ``processing_guarantee="exactly_once"``: a record's ledger events (and dead
 letter) and its input offset commit in one Kafka transaction, and never a part of a
