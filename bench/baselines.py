@@ -78,7 +78,7 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
             with conn.transaction(), conn.cursor() as cur:
                 for source, table_rows in rows.items():
                     if table_rows:
-                        _copy(cur, clones[source], _columns(source), types[source], table_rows)
+                        copy_rows(cur, clones[source], _columns(source), types[source], table_rows)
             done += len(batch)
             bar.show(done)
         elapsed = time.perf_counter() - started
@@ -117,9 +117,14 @@ def _first(seen: set[tuple[str, ...]], key: tuple[str, ...]) -> bool:
     return True
 
 
-def _copy(
-    cur: psycopg.Cursor, table: str, columns: Sequence[str], types: list[str], rows: list
+def copy_rows(
+    cur: psycopg.Cursor,
+    table: str,
+    columns: Sequence[str],
+    types: list[str],
+    rows: Iterable[Sequence[Any]],
 ) -> None:
+    """Binary COPY of ``rows`` into ``table`` (the caller holds the transaction)."""
     sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
     with cur.copy(sql) as copy:
         copy.set_types(types)

@@ -18,7 +18,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from bench import progress
-from bench.baselines import column_types
+from bench.baselines import column_types, copy_rows
 from bench.measure import percentiles
 from projections import queries
 from projections.rows import MEMORY_COLUMNS, memory_row
@@ -72,12 +72,10 @@ def _fill(
 ) -> None:
     vectors = rng.standard_normal((size, dim)).astype("<f4")
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    with conn.transaction(), conn.cursor() as cur:
-        sql = f"COPY semantic_facts ({', '.join(MEMORY_COLUMNS)}) FROM STDIN (FORMAT BINARY)"
-        with cur.copy(sql) as copy:
-            copy.set_types(types)
-            for i in range(size):
-                memory = Memory(
+    rows = (
+        copy_row(
+            memory_row(
+                Memory(
                     f"{user}-m{i}",
                     user,
                     f"fact {i} of {user}",
@@ -85,8 +83,14 @@ def _fill(
                     embedding=vectors[i].tobytes(),
                     created_at=CREATED_AT + i,
                     valid_at=CREATED_AT + i,
-                )
-                copy.write_row(copy_row(memory_row(memory, 1)))
+                ),
+                1,
+            )
+        )
+        for i in range(size)
+    )
+    with conn.transaction(), conn.cursor() as cur:
+        copy_rows(cur, "semantic_facts", MEMORY_COLUMNS, types, rows)
 
 
 def _unit(vector: Any) -> Any:
