@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any, Literal
 
 from confluent_kafka import KafkaError, KafkaException
@@ -87,11 +88,13 @@ def restore_partition(
     checkpoint = store.checkpoint(partition) if store is not None else None
     if store is not None and checkpoint is not None:
         if _committed(settings, topic, partition, checkpoint):
-            tail_entries: dict[bytes, bytes | None] = {}
-            tail = _read_records(
-                read_committed(settings, topic, partition, start=checkpoint.next_offset),
-                tail_entries,
-            )
+            tail = _Read()
+            tail_entries = {  # the last value of each key: a tail is what changed lately
+                entry.key: entry.value
+                for entry in _entries(
+                    read_committed(settings, topic, partition, start=checkpoint.next_offset), tail
+                )
+            }
             if tail.count:
                 # The store now catches up with the changelog: checkpoints written from here
                 # on only ever add what this owner sends (what an earlier owner sent, or this
@@ -115,7 +118,9 @@ def restore_partition(
         store.discard(partition)
     else:
         states = new_states()
-        read = _apply_records(states, partition, read_committed(settings, topic, partition))
+        read = _Read()
+        for entry in _entries(read_committed(settings, topic, partition), read):
+            _apply(states, partition, entry.key, entry.value)
         if read.count:
             return _finished(states, partition, "changelog", read.count)
     states = new_states()
@@ -154,12 +159,8 @@ def _changelog_into_store(
     store.discard(partition)
     read = _Read()
     batch: list[Entry] = []
-    for offset, key, value in records:
-        if key is None:
-            continue  # not a state entry (nothing memstream writes)
-        batch.append(Entry(key, value))
-        read.count += 1
-        read.next_offset, read.last_key = offset + 1, key
+    for entry in _entries(records, read):
+        batch.append(entry)
         if len(batch) >= STORE_WRITE_BATCH:
             store.write_entries(partition, batch)
             batch = []
@@ -172,23 +173,24 @@ def _changelog_into_store(
 def _read_store(store: LocalStateStore, partition: int, states: UserStates) -> UserStates:
     """Every user of the store's partition, read one at a time (entries come in key order,
     so a user's entries are consecutive) and installed into ``states``."""
-    current: InMemoryUserState | None = None
-    for key, value in store.entries(partition):
-        user_id, table, entry_id = split_key(key)
-        if current is None or current.user_id != user_id:
-            if current is not None:
-                states.install(partition, _settled(current))
-            current = InMemoryUserState(user_id)
-        apply_entry(current, table, entry_id, value)
-    if current is not None:
-        states.install(partition, _settled(current))
+    for user_id, entries in groupby(store.entries(partition), key=_user_of):
+        states.install(partition, _user_state(user_id, entries))
     return states
 
 
 def load_user(store: LocalStateStore, partition: int, user_id: str) -> InMemoryUserState:
     """A cold user's state, read back from the local store."""
+    return _user_state(user_id, store.user_entries(partition, user_id))
+
+
+def _user_of(item: tuple[bytes, bytes]) -> str:
+    return split_key(item[0])[0]
+
+
+def _user_state(user_id: str, entries: Iterable[tuple[bytes, bytes]]) -> InMemoryUserState:
+    """One user's state from its stored entries."""
     state = InMemoryUserState(user_id)
-    for key, value in store.user_entries(partition, user_id):
+    for key, value in entries:
         _, table, entry_id = split_key(key)
         apply_entry(state, table, entry_id, value)
     return _settled(state)
@@ -207,36 +209,16 @@ class _Read:
     last_key: bytes | None = None
 
 
-def _apply_records(
-    states: UserStates,
-    partition: int,
-    records: Iterator[tuple[int, bytes | None, bytes | None]],
-    latest: dict[bytes, bytes | None] | None = None,
-) -> _Read:
-    read = _Read()
+def _entries(
+    records: Iterator[tuple[int, bytes | None, bytes | None]], read: _Read
+) -> Iterator[Entry]:
+    """The state entries among changelog records, counting them and the position in ``read``."""
     for offset, key, value in records:
         if key is None:
             continue  # not a state entry (nothing memstream writes)
-        _apply(states, partition, key, value)
-        if latest is not None:
-            latest[key] = value
         read.count += 1
         read.next_offset, read.last_key = offset + 1, key
-    return read
-
-
-def _read_records(
-    records: Iterator[tuple[int, bytes | None, bytes | None]], latest: dict[bytes, bytes | None]
-) -> _Read:
-    """Collect the last value of each key (a tail is small: what changed since a checkpoint)."""
-    read = _Read()
-    for offset, key, value in records:
-        if key is None:
-            continue
-        latest[key] = value
-        read.count += 1
-        read.next_offset, read.last_key = offset + 1, key
-    return read
+        yield Entry(key, value)
 
 
 def _apply(states: UserStates, partition: int, key: bytes, value: bytes | None) -> None:

@@ -77,26 +77,14 @@ class LocalStateStore:
 
     def write_entries(self, partition: int, entries: Iterable[Entry]) -> None:
         """Apply ``entries`` without moving the checkpoint (a restore writing in batches)."""
-        batch = WriteBatch()
-        for entry in entries:
-            if entry.value is None:
-                batch.delete(entry.key)
-            else:
-                batch.put(entry.key, entry.value)
+        batch, _ = _batch_of(entries)
         self._db(partition).write(batch)
 
     def write(self, partition: int, entries: Iterable[Entry], checkpoint: Checkpoint) -> int:
         """Apply ``entries`` (a tombstone deletes) and move the checkpoint, atomically.
         Returns how many entries were written."""
         db = self._db(partition)
-        batch = WriteBatch()
-        written = 0
-        for entry in entries:
-            if entry.value is None:
-                batch.delete(entry.key)
-            else:
-                batch.put(entry.key, entry.value)
-            written += 1
+        batch, written = _batch_of(entries)
         last_key = None if checkpoint.last_key is None else checkpoint.last_key.hex()
         marker = {"next_offset": checkpoint.next_offset, "last_key": last_key}
         batch.put(CHECKPOINT_KEY, json.dumps(marker).encode())
@@ -124,6 +112,19 @@ class LocalStateStore:
 
     def _path(self, partition: int) -> Path:
         return self.directory / f"partition-{partition}"
+
+
+def _batch_of(entries: Iterable[Entry]) -> tuple[WriteBatch, int]:
+    """A RocksDB write batch of ``entries`` (a tombstone deletes), and how many there are."""
+    batch = WriteBatch()
+    count = 0
+    for entry in entries:
+        if entry.value is None:
+            batch.delete(entry.key)
+        else:
+            batch.put(entry.key, entry.value)
+        count += 1
+    return batch, count
 
 
 WRITE_BUFFER_BYTES = 4 * 2**20
