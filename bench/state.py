@@ -45,6 +45,7 @@ from streams import codec
 from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
 from streams.ingest import IngestProcessor
+from streams.ledger_replay import read_partition
 from streams.state_changelog import Entry
 from streams.state_restore import restore_partition, state_topic
 from streams.state_store import Checkpoint, LocalStateStore
@@ -159,8 +160,6 @@ def _restore(settings: Settings, store: LocalStateStore | None) -> int:
 
 
 def _fold_ledger(settings: Settings) -> int:
-    from streams.ledger_replay import read_partition
-
     states = UserStates()
     return states.rebuild_partition(0, read_partition(settings, settings.ledger_topic, 0))
 

@@ -30,6 +30,21 @@ def workload() -> list[MemoryEvent]:
     return sorted(events, key=lambda e: (e.occurred_at, e.event_id))
 
 
+def run_workload(profile: str) -> tuple[dict[str, InMemoryUserState], dict[bytes, bytes]]:
+    """The engine's state per user after the workload, and every input's changed entries
+    kept as compaction keeps them (the last value per key)."""
+    config = EngineConfig(policy=builtin_profile(profile))
+    live: dict[str, InMemoryUserState] = {}
+    changelog: dict[bytes, bytes] = {}
+    for event in workload():
+        state = live.setdefault(event.user_id, InMemoryUserState(event.user_id))
+        outcome = step(state, event, config, key=event.user_id)
+        if isinstance(outcome, Accepted):
+            for entry in changed_entries(state, event.event_id, outcome.decisions):
+                changelog[entry.key] = entry.value
+    return live, changelog
+
+
 def restore(entries: dict[bytes, bytes]) -> dict[str, InMemoryUserState]:
     users: dict[str, InMemoryUserState] = {}
     for key, value in entries.items():
@@ -44,15 +59,7 @@ def test_the_changed_entries_of_every_input_rebuild_the_folded_state(profile: st
     """Given a mixed multi-user workload under a profile, when each input's changed entries
     are kept (last value per key, as compaction does) and applied to empty state, then the
     restored state equals the state the engine holds, user by user."""
-    config = EngineConfig(policy=builtin_profile(profile))
-    live: dict[str, InMemoryUserState] = {}
-    changelog: dict[bytes, bytes] = {}
-    for event in workload():
-        state = live.setdefault(event.user_id, InMemoryUserState(event.user_id))
-        outcome = step(state, event, config, key=event.user_id)
-        if isinstance(outcome, Accepted):
-            for entry in changed_entries(state, event.event_id, outcome.decisions):
-                changelog[entry.key] = entry.value
+    live, changelog = run_workload(profile)
 
     assert restore(changelog) == live
 
@@ -96,20 +103,13 @@ def test_entries_written_by_the_standard_json_encoder_still_restore_the_same_sta
     restores."""
     import json
 
-    config = EngineConfig(policy=builtin_profile("default"))
-    live: dict[str, InMemoryUserState] = {}
-    old_format: dict[bytes, bytes] = {}
-    for event in workload():
-        state = live.setdefault(event.user_id, InMemoryUserState(event.user_id))
-        outcome = step(state, event, config, key=event.user_id)
-        if isinstance(outcome, Accepted):
-            for entry in changed_entries(state, event.event_id, outcome.decisions):
-                value = entry.value
-                if value is not None and value[:1] == b"{":
-                    value = json.dumps(
-                        json.loads(value), separators=(",", ":"), sort_keys=True
-                    ).encode()
-                old_format[entry.key] = value
+    live, changelog = run_workload("default")
+    old_format = {
+        key: json.dumps(json.loads(value), separators=(",", ":"), sort_keys=True).encode()
+        if value[:1] == b"{"
+        else value
+        for key, value in changelog.items()
+    }
 
     assert all(v.isascii() for v in old_format.values())  # non-ASCII escaped, as before
     assert restore(old_format) == live
