@@ -159,11 +159,12 @@ def build_app(settings: Settings) -> Worker:
     ticks = TickPublisher(settings, settings.events_topic)
     period = config.policy.triggers.periodic_seconds
 
-    loads_seen = [0]  # states.loads already counted in the metric
-    unsent = [False]  # a batch is processed and not yet wholly sent
+    loads_seen = 0  # states.loads already counted in the metric
+    unsent = False  # a batch is processed and not yet wholly sent
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
+        nonlocal unsent
         # Batches: an input's offset is acked once its whole batch is sent (take_events).
         batches = stream.take_events(  # type: ignore[attr-defined]  # not in StreamT
             settings.worker_batch_size, settings.worker_batch_ms / 1000
@@ -176,7 +177,7 @@ def build_app(settings: Settings) -> Worker:
                 for m in messages
             ]
             batch = OutputBatch()
-            unsent[0] = True  # from here until every part is sent, evicting would lose work
+            unsent = True  # from here until every part is sent, evicting would lose work
             for message, emission in zip(messages, processor.process_batch(inputs), strict=True):
                 if emission.ran_cycle:
                     metrics.consolidation_cycle.observe(emission.seconds)
@@ -187,17 +188,18 @@ def build_app(settings: Settings) -> Worker:
                 for part in batch:
                     await send_partition(part)
             finally:
-                unsent[0] = False
+                unsent = False
             evict_cold_users()
 
     def evict_cold_users() -> None:
         """At a safe point (everything processed is sent), users whose state is all in the
         local checkpoint may go cold."""
-        if unsent[0]:
+        nonlocal loads_seen
+        if unsent:
             return
         states.evict(dirty)
-        metrics.user_loads.inc(states.loads - loads_seen[0])
-        loads_seen[0] = states.loads
+        metrics.user_loads.inc(states.loads - loads_seen)
+        loads_seen = states.loads
         metrics.hot_users.set(states.hot_users())
         metrics.known_users.set(len(states))
 
