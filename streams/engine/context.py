@@ -13,8 +13,9 @@ the same cycle over the same state always yields the same events.
 
 from __future__ import annotations
 
+import bisect
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -89,15 +90,13 @@ class CycleContext:
         """Every live memory, oldest first: what new memories are compared against, so no
         memory is left out of comparison because the user has many.
 
-        Kept until the next decision changes a record (:meth:`emit`): a cycle's steps ask for
-        the same lists a dozen times, and each walk of a large user's records costs."""
-        cached = self._live.get(layer)
-        if cached is None:
-            records = (r for r in self.records.values() if r.is_live)
-            cached = [r for r in records if layer is None or r.memory.layer == layer]
-            cached.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
-            self._live[layer] = cached
-        return list(cached)
+        The sorted lists (all layers, and each layer) are built in one walk of the records
+        when first asked for, then kept in step by :meth:`emit`, which moves only the records
+        a decision changed: a cycle's steps ask for them a dozen times, and a walk and sort
+        of a large user's records per decision would make the cycle grow with history."""
+        if not self._live:
+            self._live = _live_lists(self.records.values())
+        return list(self._live.get(layer, ()))
 
     def record(self, memory_id: str) -> MemoryRecord | None:
         return self.records.get(memory_id)
@@ -119,8 +118,10 @@ class CycleContext:
         self.decisions.append(decision)
         self.facets.apply(decision)
         for record in records_after(self.records.get, payload):
+            previous = self.records.get(record.memory.memory_id)
             self.records[record.memory.memory_id] = record
-            self._live.clear()
+            if self._live:
+                _move(self._live, previous, record)
 
     def archive(
         self,
@@ -169,3 +170,34 @@ class CycleContext:
 
     def count(self, name: str, by: int = 1) -> None:
         self.counts[name] = self.counts.get(name, 0) + by
+
+
+def _live_order(record: MemoryRecord) -> tuple[int, str]:
+    return (record.memory.created_at or 0, record.memory.memory_id)
+
+
+def _live_lists(records: Iterable[MemoryRecord]) -> dict[Layer | None, list[MemoryRecord]]:
+    """The live records sorted oldest first, under ``None``, and each layer's under its name."""
+    everything = sorted((r for r in records if r.is_live), key=_live_order)
+    lists: dict[Layer | None, list[MemoryRecord]] = {None: everything}
+    for record in everything:
+        lists.setdefault(record.memory.layer, []).append(record)
+    return lists
+
+
+def _move(
+    lists: dict[Layer | None, list[MemoryRecord]],
+    previous: MemoryRecord | None,
+    current: MemoryRecord,
+) -> None:
+    """Replace ``previous`` by ``current`` in the sorted live lists: out of the lists it was
+    in, into the ones it now belongs to (a promotion changes the layer, an archive ends it)."""
+    if previous is not None and previous.is_live:
+        for key in (None, previous.memory.layer):
+            records = lists.get(key, [])
+            at = bisect.bisect_left(records, _live_order(previous), key=_live_order)
+            if at < len(records) and records[at].memory.memory_id == previous.memory.memory_id:
+                del records[at]
+    if current.is_live:
+        for key in (None, current.memory.layer):
+            bisect.insort(lists.setdefault(key, []), current, key=_live_order)

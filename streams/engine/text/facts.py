@@ -219,8 +219,12 @@ def missing_terms(sources: Iterable[str], target: str) -> frozenset[str]:
     return frozenset(wanted) - fact_terms(target)
 
 
+@functools.lru_cache(maxsize=16384)
 def find_terms(text: str) -> tuple[FactTerm, ...]:
     """Every fact of ``text`` in reading order, each with its canonical term and its span.
+
+    Memoised: a cycle reads the same memory's facts for blocking keys, the profile and the
+    writers, and the answer (a tuple of frozen terms) depends on the text alone.
 
     Patterns are tried from the most specific to the least (an email before the words in it, a
     date before its day number, money before a plain number); a span taken by one pattern is
