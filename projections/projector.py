@@ -54,6 +54,7 @@ from projections.rows import RowBatch
 from projections.startup import database_name, migrate_when_reachable
 from projections.writer import StaleBatch, prepare_connection, stored_offsets, write_batch
 from streams import codec
+from streams.collector import tune_collector
 from streams.deadletter import letter_headers, source_headers
 
 log = logging.getLogger("memstream.projector")
@@ -385,6 +386,7 @@ def run_projector(settings: Settings) -> None:
         f"(metrics {settings.metrics_bind}:{settings.projector_metrics_port}/metrics)",
         flush=True,
     )
+    tune_collector()
     try:
         Projector(settings).run(stop)
     except ProjectorOutdated as exc:

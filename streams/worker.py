@@ -11,6 +11,7 @@ from prometheus_client import disable_created_metrics, start_http_server
 from memstream.kafka_security import KafkaAccessError, KafkaSecurityError, probe
 from memstream.settings import Settings
 from streams.app import build_app
+from streams.collector import tune_collector
 from streams.engine.policy import PolicyError
 
 
@@ -68,4 +69,5 @@ def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
         f"{settings.metrics_bind}:{settings.worker_metrics_port}/metrics)",
         flush=True,
     )
+    tune_collector()
     FaustWorker(worker.app, loglevel=loglevel).execute_from_commandline()
