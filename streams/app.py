@@ -22,6 +22,12 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
       u  per-user record  messages per conversation since the last cycle, identity anchor,
                           profile id, last maintenance, what changed since the last cycle
 
+    derived tables (a function of the memories, so restored with them and rebuilt when a
+    user is loaded; kept in step by the fold):
+         occurrences      event-type occurrences and outcomes of live episodic memories, by
+                          type and event time: procedural learning reads its 30-day window
+                          (``streams.engine.occurrences``)
+
     timers: consumer lag and cold-user eviction (5 s); periodic consolidation ticks, only to
     users whose time-driven work is due (``streams.engine.rules.due``).
 

@@ -22,6 +22,7 @@ from typing import Literal
 from streams.engine import ledger
 from streams.engine.judge import Judgement
 from streams.engine.model import Layer, Memory, Trigger
+from streams.engine.occurrences import Occurrences
 from streams.engine.policy import Policy
 from streams.engine.state import MemoryRecord, UserFacets, records_after
 
@@ -72,6 +73,8 @@ class CycleContext:
     facets: UserFacets
     judge: Judge
     pattern_writer: PatternWriter | None
+    occurrences: Occurrences
+    """Event-type occurrences (procedural learning's window table), kept in step by emit."""
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -120,6 +123,7 @@ class CycleContext:
         for record in records_after(self.records.get, payload):
             previous = self.records.get(record.memory.memory_id)
             self.records[record.memory.memory_id] = record
+            self.occurrences.move(previous, record)
             if self._live:
                 _move(self._live, previous, record)
 

@@ -75,6 +75,7 @@ def run_cycle(
         state.facets.copy(),
         judge,
         pattern_writer,
+        state.occurrences().copy(),
     )
     processed = len(cycle.live())
     for step in steps_for(request.mode):

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 
 from streams.engine import ledger
 from streams.engine.model import Memory
+from streams.engine.occurrences import Occurrences
 
 LIVE_STATUS = "active"
 SUMMARIZED_INTO = "summarized_into"  # metadata: the narrative/summary that carries a memory
@@ -184,6 +185,9 @@ class InMemoryUserState:
     # live working memories, kept by the fold so the on-write trigger costs O(1) per write;
     # None: not counted yet (after a restore), counted on first use
     _working_live: int | None = field(default=None, compare=False, repr=False)
+    # the event-type occurrences procedural learning reads, derived from ``memories`` like
+    # the count above: kept by the fold, rebuilt on first use after a restore
+    _occurrences: Occurrences | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -202,9 +206,16 @@ class InMemoryUserState:
             self._working_live = self.live_count("working")
         return self._working_live
 
+    def occurrences(self) -> Occurrences:
+        if self._occurrences is None:
+            self._occurrences = Occurrences.of(self.memories.values())
+        return self._occurrences
+
     def forget_counts(self) -> None:
-        """Memories were replaced wholesale (a restore): recount when next asked."""
+        """Memories were replaced wholesale (a restore): recount and re-index when next
+        asked."""
         self._working_live = None
+        self._occurrences = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
@@ -243,10 +254,11 @@ class InMemoryUserState:
                 )
         for record in records_after(self.memories.get, payload):
             memory_id = record.memory.memory_id
+            previous = self.memories.get(memory_id)
             if self._working_live is not None:
-                self._working_live += _live_working(record) - _live_working(
-                    self.memories.get(memory_id)
-                )
+                self._working_live += _live_working(record) - _live_working(previous)
+            if self._occurrences is not None:
+                self._occurrences.move(previous, record)
             self.memories[memory_id] = record
 
 

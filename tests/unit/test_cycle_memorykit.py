@@ -3,10 +3,13 @@ its three operations and its on-write trigger."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from streams.engine import ledger
 from streams.engine.engine import EngineConfig
+from streams.engine.occurrences import Occurrences
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
 from tests.scenarios import DAY, HOUR, MINUTE, NOW, Scenario, cluster, random_unit
@@ -183,6 +186,39 @@ def test_op3_a_successful_recurring_event_type_becomes_a_learned_procedure():
     assert procedure.metadata["failure_count"] == "1"  # ROUND(3 * 0.1667) = ROUND(0.5) = 1
     for i in range(3):
         assert "consolidated_to_procedural" in run.state("kit-5").memories[f"d{i}"].memory.metadata
+
+
+def test_op3_reads_every_occurrence_in_the_window_however_many_newer_memories_there_are():
+    """Given 3 successful 'deploy' episodes and, after them, more episodic memories than a
+    cycle takes as new, when a cycle runs, then the procedure is still learned (the window
+    table holds every occurrence; the cap bounds new memories, not what is looked back at),
+    and the state's table equals one rebuilt from its memories, also after one is forgotten."""
+    config = EngineConfig(policy=replace(MEMORYKIT.policy, max_memories_per_cycle=3))
+    s = Scenario("kit-window")
+    for i in range(3):
+        s.write(
+            f"d{i}",
+            f"Deployed {i}",
+            layer="episodic",
+            kind="deploy",
+            success=1.0,
+            at=NOW - (9 - i) * DAY,
+        )
+    for i in range(5):
+        s.write(f"n{i}", f"Noted {i}", layer="episodic", kind="note", at=NOW - (5 - i) * DAY)
+    s.consolidate()
+    learned = replay(s.events, config)
+    s.forget("d0", at=NOW + MINUTE)  # a forgotten occurrence leaves the table
+    s.consolidate(at=NOW + 2 * MINUTE)
+
+    run = replay(s.events, config)
+
+    (procedure,) = live(learned, "kit-window", "procedural").values()
+    assert procedure.metadata["evidence"] == "d0,d1,d2"
+    state = run.state("kit-window")
+    table, rebuilt = state.occurrences(), Occurrences.of(state.memories.values())
+    assert table.event_types() == rebuilt.event_types() == ["deploy"]
+    assert table.since("deploy", 0) == rebuilt.since("deploy", 0) == ["d1", "d2"]
 
 
 def test_op3_low_average_success_learns_nothing():

@@ -9,22 +9,23 @@ from statistics import fmean
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
-from streams.engine.state import MemoryRecord
 
 
 def learn_procedures(cycle: CycleContext) -> None:
     """Episodic → procedural: an event type seen ≥ 3 times in 30 days with average success
-    > 0.6 becomes ``<event_type>_learned_pattern``."""
+    > 0.6 becomes ``<event_type>_learned_pattern``.
+
+    The occurrences come from the window table (:mod:`streams.engine.occurrences`): each
+    event type's window is found by bisection, so a cycle reads the last 30 days of each
+    type, all of them, however long the user's history."""
     rule = cycle.policy.procedural
     if not rule.enabled:
         return
     since = cycle.request.now - rule.window_seconds * 1000
-    by_type: dict[str, list[MemoryRecord]] = {}
-    for record in cycle.live("episodic"):
-        memory = record.memory
-        if (memory.created_at or 0) >= since and memory.success is not None:
-            by_type.setdefault(memory.kind, []).append(record)
-    for event_type, records in sorted(by_type.items()):
+    for event_type in cycle.occurrences.event_types():
+        records = [cycle.records[i] for i in cycle.occurrences.since(event_type, since)]
+        if not records:
+            continue
         count = len(records)
         average = fmean(r.memory.success or 0.0 for r in records)
         if count < rule.min_occurrences or average <= rule.min_success:
