@@ -51,11 +51,24 @@ from .attributes import (
 from .lexicons import CONSUMING_VERBS, EXCLUSIONS
 from .parse import PAST, Clause, parse
 from .values import SLOT_PREPOSITIONS, item_type, per_subject_members
-from .words import Word, Words, keys, verb_base
+from .words import Word, Words, verb_base
 
 ANY = "*"
 WAY_OF_LIVING = "rules out"
 ALL_EXCLUDED = frozenset(excluded for found in EXCLUSIONS.values() for excluded in found)
+
+
+def _excluded_as() -> dict[str, frozenset[str]]:
+    """Word → the excluded things it is (a member of that category, or the thing itself):
+    a way of living's keys are found per word of the value, not per excluded thing."""
+    found: dict[str, set[str]] = {}
+    for excluded in ALL_EXCLUDED:
+        for member in CATEGORY_MEMBERS.get(excluded, frozenset({excluded})):
+            found.setdefault(member, set()).add(excluded)
+    return {member: frozenset(things) for member, things in found.items()}
+
+
+_EXCLUDED_AS = _excluded_as()
 # Subjects that name nothing a fact could be about: pronouns left unresolved, question words.
 NOT_SUBJECTS = frozenset({"it", "that", "this", "there", "here", "what", "where", "which", "who"})
 # The kind of exclusive difference each typed value makes (see values.compare_items).
@@ -149,11 +162,8 @@ def _ways_of_living(clause: Clause) -> set[str]:
     and "Marco eats meat" (meat), which contradict (see inferences.judge_exclusion)."""
     ruled_out = {excluded for word in clause.predicate for excluded in EXCLUSIONS.get(word.key, ())}
     if clause.relation_key[0] in CONSUMING_VERBS:
-        value = set(keys(clause.value))
         ruled_out |= {
-            excluded
-            for excluded in ALL_EXCLUDED
-            if value & CATEGORY_MEMBERS.get(excluded, frozenset({excluded}))
+            excluded for word in clause.value for excluded in _EXCLUDED_AS.get(word.key, ())
         }
     return ruled_out
 

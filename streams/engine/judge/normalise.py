@@ -19,24 +19,27 @@ import re
 from .lexicons import CURRENCY_SYMBOLS, GO_ACTIVITIES, MAGNITUDES, PHRASES, PREAMBLE_WORDS
 from .quantities import MONTHS
 
+# (pattern, replacement, needle): a match always contains the needle, so a text without it
+# skips the pattern (most texts have no apostrophe, and no idiom below).
 _CONTRACTIONS = tuple(
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
-        (r"\bwon't\b", "will not"),
-        (r"\bcan't\b", "can not"),
-        (r"\bcannot\b", "can not"),
-        (r"\bshan't\b", "shall not"),
-        (r"\bain't\b", "is not"),
-        (r"n't\b", " not"),
-        (r"'m\b", " am"),
-        (r"'re\b", " are"),
-        (r"'ve\b", " have"),
-        (r"'ll\b", " will"),
-        (r"'d\b", " would"),
+    (re.compile(pattern), replacement, needle)
+    for pattern, replacement, needle in (
+        (r"\bwon't\b", "will not", "won't"),
+        (r"\bcan't\b", "can not", "can't"),
+        (r"\bcannot\b", "can not", "cannot"),
+        (r"\bshan't\b", "shall not", "shan't"),
+        (r"\bain't\b", "is not", "ain't"),
+        (r"n't\b", " not", "n't"),
+        (r"'m\b", " am", "'m"),
+        (r"'re\b", " are", "'re"),
+        (r"'ve\b", " have", "'ve"),
+        (r"'ll\b", " will", "'ll"),
+        (r"'d\b", " would", "'d"),
         (
             r"\b(it|that|there|here|what|who|where|he|she|this|everything|nothing|everyone"
             r"|someone|something)'s\b",
             r"\1 is",
+            "'s",
         ),
     )
 )
@@ -60,30 +63,36 @@ _DISCOURSE = re.compile(
     r"|by\s+the\s+way\b[,:]?\s*|(?:just\s+)?so\s+you\s+know\b[,:]?\s*(?:that\s+)?"
     r"|for\s+the\s+record\b[,:]?\s*)+"
 )
-_PREFERENCE_IDIOMS = tuple(
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
+_PREFERENCE_IDIOMS = tuple(  # (pattern, replacement, needles: a match contains one of them)
+    (re.compile(pattern), replacement, needles)
+    for pattern, replacement, needles in (
         (
             r"\b(?:am|is|are)\s+(not\s+)?(?:an?\s+)?(?:(?:big|huge|great|real|massive|total"
             r"|true|diehard|die-hard)\s+)?(?:fan|lover)\s+of\b",
             r"\1likes",
+            ("fan", "lover"),
         ),
         (
             r"\b(?:was|were)\s+(not\s+)?(?:an?\s+)?(?:(?:big|huge|great|real|massive|total"
             r"|true|diehard|die-hard)\s+)?(?:fan|lover)\s+of\b",
             r"\1liked",
+            ("fan", "lover"),
         ),
         (
             r"\b(?:am|is|are)\s+(not\s+)?(?:really\s+|very\s+|so\s+)?(?:into|fond\s+of|keen\s+on"
             r"|crazy\s+about|passionate\s+about)\b",
             r"\1likes",
+            ("into", "fond", "keen", "crazy", "passionate"),
         ),
-        (r"\b(?:can|could|will)\s+not\s+(?:stand|bear)\b", "hates"),
-        (r"\b(?:takes|take)\s+place\b", "is held"),
-        (r"\btook\s+place\b", "was held"),
-        (r"\b(?:is|are)\s+taking\s+place\b", "is held"),
+        (r"\b(?:can|could|will)\s+not\s+(?:stand|bear)\b", "hates", ("stand", "bear")),
+        (r"\b(?:takes|take)\s+place\b", "is held", ("place",)),
+        (r"\btook\s+place\b", "was held", ("place",)),
+        (r"\b(?:is|are)\s+taking\s+place\b", "is held", ("place",)),
     )
 )
+_UNHYPHENATED = re.compile(r"\b(non|un)-(?=[a-z])")  # "non-smoker" is "nonsmoker"
+_NOON = re.compile(r"\bnoon\b")
+_MIDNIGHT = re.compile(r"\bmidnight\b")
 # An email address, kept whole: one value, not a run of words.
 EMAIL = r"[a-z0-9][\w.+-]*@[a-z0-9-]+(?:\.[a-z0-9-]+)+"
 # A phone number ("+1 (299) 751-7349", "609-674-2407", "+44 20 5285 6965"), read as one token
@@ -193,19 +202,24 @@ def normalise(text: str) -> str:
     """Lowercase text with one spelling for names, idioms, times, amounts and dates."""
     text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
     text = _drop_preamble(text)
-    for pattern, replacement in _CONTRACTIONS:
-        text = pattern.sub(replacement, text)
+    for pattern, replacement, needle in _CONTRACTIONS:
+        if needle in text:
+            text = pattern.sub(replacement, text)
     text = _PHONE.sub(_phone, text)
     text = _REACHED.sub(_reach, text)
     text = _REACH.sub(_reach, text)
     text = _OUTCOME.sub("is", text)
     text = _LOOSE_PRESENT.sub("", text)
     text = _PHRASE.sub(lambda match: PHRASES[match.group(1)], text)
-    text = re.sub(r"\b(non|un)-(?=[a-z])", r"\1", text)
-    for pattern, replacement in _PREFERENCE_IDIOMS:
-        text = pattern.sub(replacement, text)
-    text = re.sub(r"\bnoon\b", "12:00", text)
-    text = re.sub(r"\bmidnight\b", "00:00", text)
+    if "-" in text:
+        text = _UNHYPHENATED.sub(r"\1", text)
+    for pattern, replacement, needles in _PREFERENCE_IDIOMS:
+        if any(needle in text for needle in needles):
+            text = pattern.sub(replacement, text)
+    if "noon" in text:
+        text = _NOON.sub("12:00", text)
+    if "midnight" in text:
+        text = _MIDNIGHT.sub("00:00", text)
     text = _AM_PM.sub(_am_pm, text)
     text = _CLOCK.sub(_clock, text)
     text = _THOUSANDS.sub("", text)
