@@ -39,11 +39,25 @@ class LatencyRun:
     latencies_ms: list[float] = field(default_factory=list)
     published: int = 0
     publish_seconds: float = 0.0
+    visible_seconds: float = 0.0  # from the first publish until the last write was visible
     polls: int = 0
 
     @property
     def achieved_rate(self) -> float:
         return self.published / self.publish_seconds if self.publish_seconds > 0 else 0.0
+
+    @property
+    def drained_rate(self) -> float:
+        """Writes per second that reached the read models: the publish rate when the pipeline
+        kept up, its sustainable rate when a backlog built."""
+        return self.published / self.visible_seconds if self.visible_seconds > 0 else 0.0
+
+    @property
+    def kept_up(self) -> bool:
+        return self.drained_rate >= KEPT_UP_SHARE * self.achieved_rate
+
+
+KEPT_UP_SHARE = 0.95  # drained at ≥ 95 % of the publish rate: no backlog built
 
 
 class _Publisher(threading.Thread):
@@ -89,6 +103,7 @@ def measure_latency(
     pending: dict[str, float] = {}
     taken = 0
     bar = Counter(len(memories), label)
+    started = time.perf_counter()
     publisher.start()
     last_progress = time.perf_counter()
     with psycopg.connect(settings.database_url, autocommit=True) as conn:
@@ -116,6 +131,7 @@ def measure_latency(
                 check()
                 time.sleep(interval)
         finally:
+            run.visible_seconds = time.perf_counter() - started
             bar.finish()
             publisher.join(timeout=30)
     run.published = len(publisher.sent)
