@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from streams.engine import ledger
+from streams.engine.fact_index import FactIndex
 from streams.engine.judge import Judgement
 from streams.engine.model import Layer, Memory, Trigger
 from streams.engine.occurrences import Occurrences
@@ -75,6 +76,8 @@ class CycleContext:
     pattern_writer: PatternWriter | None
     occurrences: Occurrences
     """Event-type occurrences (procedural learning's window table), kept in step by emit."""
+    facts: FactIndex
+    """The facts contradiction checks compare against, an overlay kept in step by emit."""
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -124,6 +127,7 @@ class CycleContext:
             previous = self.records.get(record.memory.memory_id)
             self.records[record.memory.memory_id] = record
             self.occurrences.move(previous, record)
+            self.facts.move(previous, record)
             if self._live:
                 _move(self._live, previous, record)
 

@@ -76,6 +76,7 @@ def run_cycle(
         judge,
         pattern_writer,
         state.occurrences().copy(),
+        state.fact_index(_blocks_on_keys(policy)).overlay(),
     )
     processed = len(cycle.live())
     for step in steps_for(request.mode):
@@ -129,3 +130,8 @@ OPERATIONS: dict[CycleMode, tuple[Step, ...]] = {
 
 def steps_for(mode: CycleMode) -> tuple[Step, ...]:
     return OPERATIONS[mode]
+
+
+def _blocks_on_keys(policy: Policy) -> bool:
+    """Whether contradiction checks pair facts on blocking keys (and so need them read)."""
+    return policy.contradictions.enabled and policy.contradictions.entity_candidates

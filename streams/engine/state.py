@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from streams.engine import ledger
 from streams.engine.model import Memory
 from streams.engine.occurrences import Occurrences
+
+if TYPE_CHECKING:
+    from streams.engine.fact_index import FactIndex
 
 LIVE_STATUS = "active"
 SUMMARIZED_INTO = "summarized_into"  # metadata: the narrative/summary that carries a memory
@@ -188,6 +191,9 @@ class InMemoryUserState:
     # the event-type occurrences procedural learning reads, derived from ``memories`` like
     # the count above: kept by the fold, rebuilt on first use after a restore
     _occurrences: Occurrences | None = field(default=None, compare=False, repr=False)
+    # the facts a contradiction check compares against, with their blocking keys: derived
+    # and kept like the above (``streams.engine.fact_index``)
+    _facts: FactIndex | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -211,11 +217,19 @@ class InMemoryUserState:
             self._occurrences = Occurrences.of(self.memories.values())
         return self._occurrences
 
+    def fact_index(self, with_keys: bool) -> FactIndex:
+        if self._facts is None or self._facts.with_keys != with_keys:
+            from streams.engine.fact_index import FactIndex  # it reads records: import cycle
+
+            self._facts = FactIndex.of(self.memories.values(), with_keys)
+        return self._facts
+
     def forget_counts(self) -> None:
         """Memories were replaced wholesale (a restore): recount and re-index when next
         asked."""
         self._working_live = None
         self._occurrences = None
+        self._facts = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
@@ -259,6 +273,8 @@ class InMemoryUserState:
                 self._working_live += _live_working(record) - _live_working(previous)
             if self._occurrences is not None:
                 self._occurrences.move(previous, record)
+            if self._facts is not None:
+                self._facts.move(previous, record)
             self.memories[memory_id] = record
 
 

@@ -3,17 +3,13 @@ invalidating the older, never deleting it (SPEC §5 decision 8; seeds 001, 003).
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
-from streams.engine.judge import attribute_keys
 from streams.engine.model import Memory
 from streams.engine.similarity import similarity_rows
-from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO, pair_key
-from streams.engine.text.facts import find_terms
+from streams.engine.state import pair_key
 
 
 def detect_contradictions(cycle: CycleContext) -> None:
@@ -32,21 +28,21 @@ def detect_contradictions(cycle: CycleContext) -> None:
     rule = cycle.policy.contradictions
     if not rule.enabled:
         return
-    facts = _current_facts(cycle)
+    fact_ids = cycle.facts.ordered_ids()
+    facts = [cycle.records[memory_id].memory for memory_id in fact_ids]
     changed = cycle.facets.changed_ids
     new = [m for m in facts if m.memory_id in changed]
     if not new:
         return
-    by_entity = _entity_index(facts) if rule.entity_candidates else {}
+    paired = _paired_on_keys(cycle, new, fact_ids) if rule.entity_candidates else {}
     for _, first, similarity_row in similarity_rows(new, facts, cycle.dim):
         band = np.flatnonzero(
             (similarity_row > rule.min_similarity) & (similarity_row < rule.max_similarity)
         )
         candidates = {int(j) for j in band}
-        for term in _entities(first) if by_entity else ():
-            candidates.update(
-                j for j in by_entity.get(term, ()) if similarity_row[j] < rule.max_similarity
-            )
+        candidates.update(
+            j for j in paired.get(first.memory_id, ()) if similarity_row[j] < rule.max_similarity
+        )
         for j in sorted(candidates):
             second = facts[j]
             if second.memory_id == first.memory_id:
@@ -65,51 +61,29 @@ def detect_contradictions(cycle: CycleContext) -> None:
             cycle.flagged_pairs.add(pair)
 
 
-def _current_facts(cycle: CycleContext) -> list[Memory]:
-    facts = [
-        r.memory
-        for r in cycle.records.values()
-        if not r.forgotten
-        and r.memory.invalid_at is None
-        and r.memory.kind not in CONSOLIDATED_KINDS  # many statements, not one claim
-        and (
-            (r.is_live and r.memory.layer == "semantic")
-            or (r.memory.status == "archived" and SUMMARIZED_INTO in r.memory.metadata)
-        )
-    ]
-    facts.sort(key=lambda m: (m.created_at or 0, m.memory_id))
-    return facts
-
-
-def _entities(memory: Memory) -> tuple[str, ...]:
-    return blocking_keys(memory.content)
-
-
-@functools.lru_cache(maxsize=65536)
-def blocking_keys(content: str) -> tuple[str, ...]:
-    """The blocking keys of a fact: the named entities it mentions and the (subject,
-    single-valued attribute) claims it makes ("user|employer"), as the judge reads them.
-    Memoised: a cycle indexes every current fact, and the keys depend on the text alone."""
-    names = (f"entity:{t.term}" for t in find_terms(content) if t.kind == "entity")
-    claims = (f"claim:{key}" for key in attribute_keys(content))
-    return tuple(sorted({*names, *claims}))
-
-
 MAX_BLOCK = 32
 """A blocking key carried by more facts than this names something too common to pair on
 (the user's own name, a word read as a name): like a stop word in entity resolution, it is
 dropped, so a cycle's judge calls stay bounded by the new memories, not the user's history."""
 
 
-def _entity_index(facts: list[Memory]) -> dict[str, list[int]]:
-    """Blocking key → positions of the facts carrying it: candidate pairs that similarity of
-    the whole sentence misses ("I work at Umbrella Labs now" / "I work at Hooli as an
-    analyst"); the judge decides whether they really contradict."""
-    index: dict[str, list[int]] = {}
-    for position, memory in enumerate(facts):
-        for term in _entities(memory):
-            index.setdefault(term, []).append(position)
-    return {term: positions for term, positions in index.items() if len(positions) <= MAX_BLOCK}
+def _paired_on_keys(
+    cycle: CycleContext, new: list[Memory], fact_ids: list[str]
+) -> dict[str, list[int]]:
+    """Each new fact → the positions (in ``fact_ids``) of the facts sharing a blocking key
+    with it: candidate pairs that similarity of the whole sentence misses ("I work at
+    Umbrella Labs now" / "I work at Hooli as an analyst"); the judge decides whether they
+    really contradict. Read before any pair is judged: the check's own decisions change the
+    index (an invalidated fact leaves it), and must not change which pairs it considers."""
+    position = {memory_id: j for j, memory_id in enumerate(fact_ids)}
+    paired: dict[str, list[int]] = {}
+    for memory in new:
+        found = paired.setdefault(memory.memory_id, [])
+        for key in cycle.facts.keys_of(memory.memory_id):
+            carriers = cycle.facts.carrying(key)
+            if len(carriers) <= MAX_BLOCK:  # a more common key pairs on nothing (MAX_BLOCK)
+                found.extend(position[memory_id] for memory_id in carriers)
+    return paired
 
 
 def _resolve(
