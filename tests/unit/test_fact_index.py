@@ -16,6 +16,7 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.state import SUMMARIZED_INTO, MemoryRecord
 from tests.conversations import long_conversations
+from tests.record_walks import walk_records
 
 TEXTS = (
     "I work at Hooli as an analyst",
@@ -34,7 +35,7 @@ def _record(rng: random.Random, memory_id: str) -> MemoryRecord:
         memory_id,
         "u",
         rng.choice(TEXTS),
-        layer=rng.choice(("semantic", "semantic", "episodic")),  # type: ignore[arg-type]
+        layer=rng.choice(("semantic", "semantic", "episodic")),
         kind=rng.choice(("fact", "fact", "narrative")),
         created_at=rng.randrange(0, 5) * 1_000,
         status="archived" if archived else "active",
@@ -63,14 +64,7 @@ def _assert_matches(index: FactIndex, records: dict[str, MemoryRecord]) -> None:
 
 
 def _walk(rng: random.Random, index: FactIndex, records: dict[str, MemoryRecord]) -> None:
-    for _ in range(1_500):
-        memory_id = f"m{rng.randrange(120)}"
-        current = None if rng.random() < 0.1 else _record(rng, memory_id)
-        index.move(records.get(memory_id), current)
-        if current is None:
-            records.pop(memory_id, None)
-        else:
-            records[memory_id] = current
+    walk_records(rng, index.move, _record, records, steps=1_500, ids=120)
 
 
 def test_moves_keep_the_index_equal_to_a_walk_of_the_records() -> None:

@@ -8,6 +8,7 @@ import random
 from streams.engine.model import Memory
 from streams.engine.occurrences import Occurrences, occurrence_of
 from streams.engine.state import MemoryRecord
+from tests.record_walks import walk_records
 
 KINDS = ("deploy", "rollback", "review")
 LAYERS = ("episodic", "episodic", "semantic", "working")
@@ -23,7 +24,7 @@ def _record(rng: random.Random, memory_id: str) -> MemoryRecord:
         kind=rng.choice(KINDS),
         success=rng.choice((None, 0.2, 0.9)),
         created_at=rng.randrange(0, 10) * 1_000,  # many share a time: ids break the tie
-        status=rng.choice(STATUSES),  # type: ignore[arg-type]
+        status=rng.choice(STATUSES),
     )
     return MemoryRecord(memory, 1, forgotten=rng.random() < 0.05)
 
@@ -39,14 +40,7 @@ def test_moves_keep_the_table_equal_to_one_built_from_the_records() -> None:
     rng = random.Random(7)
     records: dict[str, MemoryRecord] = {}
     table = Occurrences()
-    for _ in range(3_000):
-        memory_id = f"m{rng.randrange(200)}"
-        current = None if rng.random() < 0.1 else _record(rng, memory_id)
-        table.move(records.get(memory_id), current)
-        if current is None:
-            records.pop(memory_id, None)
-        else:
-            records[memory_id] = current
+    walk_records(rng, table.move, _record, records, steps=3_000, ids=200)
     rebuilt = Occurrences.of(records.values())
     assert all(table.since(kind, 0) for kind in KINDS)  # the walk left occurrences of each
     assert table.event_types() == rebuilt.event_types()
