@@ -64,6 +64,7 @@ from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.rules.due import next_due_at
 from streams.engine.state import InMemoryUserState
 from streams.engine.validation import Limits
+from streams.heap_trim import trim_heap
 from streams.ingest import Emission, IngestProcessor, Input
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
 from streams.output_batch import OutputBatch, PartitionBatch
@@ -238,6 +239,7 @@ def build_app(settings: Settings) -> Worker:
     async def report_consumer_lag() -> None:
         progress.report(app)
         evict_cold_users()  # also when no input comes: checkpoints have made users clean
+        trim_heap()  # what the evicted users and sent batches freed, back to the OS
 
     @app.timer(interval=float(period))
     async def periodic_consolidation() -> None:

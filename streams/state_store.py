@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocksdict import Options, Rdict, WriteBatch
+from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
 from streams.state_changelog import SEPARATOR, Entry
 
@@ -44,6 +44,7 @@ class LocalStateStore:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._open: dict[int, Rdict] = {}
+        self._cache = Cache(BLOCK_CACHE_BYTES)  # shared by all the partitions' stores
 
     def checkpoint(self, partition: int) -> Checkpoint | None:
         """The partition's checkpoint (None: none, or unreadable and discarded)."""
@@ -107,7 +108,7 @@ class LocalStateStore:
         db = self._open.get(partition)
         if db is None:
             self._path(partition).parent.mkdir(parents=True, exist_ok=True)
-            db = self._open[partition] = Rdict(str(self._path(partition)), _options())
+            db = self._open[partition] = Rdict(str(self._path(partition)), _options(self._cache))
         return db
 
     def _path(self, partition: int) -> Path:
@@ -128,16 +129,28 @@ def _batch_of(entries: Iterable[Entry]) -> tuple[WriteBatch, int]:
 
 
 WRITE_BUFFER_BYTES = 4 * 2**20
+BLOCK_CACHE_BYTES = 16 * 2**20
 
 
-def _options() -> Options:
-    """Small memtables: RocksDB's default (64 MB, per partition store) let a worker owning
-    12 partitions hold hundreds of MB of written state in memory, the very state the hot-user
-    bound keeps out of it. Checkpoint writes are batched, so small buffers cost little."""
+def _options(cache: Cache) -> Options:
+    """Bounded memory whatever the state's size.
+
+    - Small memtables: RocksDB's default (64 MB, per partition store) let a worker owning
+      12 partitions hold hundreds of MB of written state in memory, the very state the
+      hot-user bound keeps out of it. Checkpoint writes are batched, so small buffers cost
+      little.
+    - One block cache for all the worker's stores, holding the index and filter blocks too:
+      by default each store has its own 32 MB cache and keeps every table's index and
+      filter outside any cache, so what it held grew with the partitions owned and with the
+      state on disk. Blocks are read when a cold user is loaded back, once per load."""
     options = Options()
     options.create_if_missing(True)
     options.set_write_buffer_size(WRITE_BUFFER_BYTES)
     options.set_max_write_buffer_number(2)
+    table = BlockBasedOptions()
+    table.set_block_cache(cache)
+    table.set_cache_index_and_filter_blocks(True)
+    options.set_block_based_table_factory(table)
     return options
 
 
