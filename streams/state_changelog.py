@@ -177,9 +177,9 @@ def apply_entry(state: InMemoryUserState, table: str, entry_id: str, value: byte
             state.memories[entry_id] = decode_memory_record(value)
     elif table == SESSION:
         if value is None:
-            state.facets.sessions.pop(entry_id, None)
+            state.facets.drop_session(entry_id)
         else:
-            state.facets.sessions[entry_id] = decode_session(value)
+            state.facets.put_session(decode_session(value))
     elif table == SEEN:
         if value is None:
             state.seen_event_ids.pop(entry_id, None)

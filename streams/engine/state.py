@@ -101,6 +101,10 @@ class UserFacets:
     # memories written or rewritten since the user's last cycle: what a cycle compares
     # against everything else (cost ∝ new × live, never all pairs)
     changed_ids: set[str] = field(default_factory=set)
+    # ids of the active sessions, derived from ``sessions`` (None: not indexed yet). Every
+    # input asks which sessions are active; ``sessions`` keeps every session the user ever
+    # had (a consolidated one keeps its narrative id), so a walk of it grows with history.
+    _active: set[str] | None = field(default=None, compare=False, repr=False)
 
     def copy(self) -> UserFacets:
         return UserFacets(
@@ -109,7 +113,27 @@ class UserFacets:
             self.profile_memory_id,
             self.last_maintenance_at,
             set(self.changed_ids),
+            None if self._active is None else set(self._active),
         )
+
+    def active_sessions(self) -> list[SessionWindow]:
+        """The sessions still active, in no particular order."""
+        if self._active is None:
+            self._active = {s for s, w in self.sessions.items() if w.status == "active"}
+        return [self.sessions[s] for s in self._active]
+
+    def put_session(self, window: SessionWindow) -> None:
+        self.sessions[window.session_id] = window
+        if self._active is not None:
+            if window.status == "active":
+                self._active.add(window.session_id)
+            else:
+                self._active.discard(window.session_id)
+
+    def drop_session(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        if self._active is not None:
+            self._active.discard(session_id)
 
     def apply(self, decision: ledger.ConsolidationEvent) -> None:
         payload = decision.payload
@@ -122,22 +146,22 @@ class UserFacets:
                     memory.session_id, memory.conversation_id, at, at
                 )
                 if window.status == "active":
-                    self.sessions[memory.session_id] = window.with_member(memory.memory_id, at)
+                    self.put_session(window.with_member(memory.memory_id, at))
         elif isinstance(payload, ledger.SessionClosed):
             window = self.sessions.get(payload.session_id) or SessionWindow(
                 payload.session_id, payload.conversation_id, payload.started_at, payload.ended_at
             )
-            self.sessions[payload.session_id] = replace(
-                window, status="ended", ended_at=payload.ended_at
-            )
+            self.put_session(replace(window, status="ended", ended_at=payload.ended_at))
         elif isinstance(payload, ledger.SessionConsolidated):
             consolidated = self.sessions.get(payload.session_id)
             if consolidated is not None:
-                self.sessions[payload.session_id] = replace(
-                    consolidated,
-                    status="consolidated",
-                    narrative_id=payload.narrative.memory_id,
-                    member_ids=(),
+                self.put_session(
+                    replace(
+                        consolidated,
+                        status="consolidated",
+                        narrative_id=payload.narrative.memory_id,
+                        member_ids=(),
+                    )
                 )
         elif isinstance(payload, ledger.IdentityDriftMeasured):
             origin = (

@@ -34,9 +34,7 @@ def _session_timeouts(state: InMemoryUserState, policy: Policy) -> list[int]:
     if not policy.sessions.enabled:
         return []
     wait = (policy.triggers.session_inactivity_seconds + policy.sessions.grace_seconds) * 1000
-    return [
-        w.last_event_at + wait + 1 for w in state.facets.sessions.values() if w.status == "active"
-    ]
+    return [w.last_event_at + wait + 1 for w in state.facets.active_sessions()]
 
 
 def _maintenance(state: InMemoryUserState, policy: Policy) -> list[int]:

@@ -20,7 +20,7 @@ def prune_decayed_memories(ctx: CycleContext) -> None:
     rule = ctx.policy.pruning
     if not (rule.enabled and ctx.request.maintenance):
         return
-    open_sessions = {sid for sid, w in ctx.facets.sessions.items() if w.status == "active"}
+    open_sessions = {w.session_id for w in ctx.facets.active_sessions()}
     for record in ctx.live():
         if not _prunable(ctx, record, open_sessions):
             continue

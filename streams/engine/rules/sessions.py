@@ -64,9 +64,8 @@ def open_session(
     timeout_ms = policy.triggers.session_inactivity_seconds * 1000
     candidates = [
         w
-        for w in facets.sessions.values()
-        if w.status == "active"
-        and w.conversation_id == conversation_id
+        for w in facets.active_sessions()
+        if w.conversation_id == conversation_id
         and at <= w.last_event_at + timeout_ms
         and at >= w.started_at - timeout_ms
     ]
@@ -91,9 +90,7 @@ def ending_sessions(
         now - (policy.triggers.session_inactivity_seconds + policy.sessions.grace_seconds) * 1000
     )
     ends: list[SessionEnd] = []
-    for window in sorted(facets.sessions.values(), key=lambda w: w.session_id):
-        if window.status != "active":
-            continue
+    for window in sorted(facets.active_sessions(), key=lambda w: w.session_id):
         if isinstance(payload, SessionEnded) and payload.session_id == window.session_id:
             ends.append(
                 SessionEnd(window.session_id, "session_ended", max(now, window.last_event_at))
@@ -107,7 +104,4 @@ def ending_sessions(
 def has_active_session(facets: UserFacets, now: int, policy: Policy) -> bool:
     """Someone is still talking: a session whose timeout has not passed at ``now``."""
     timeout_ms = policy.triggers.session_inactivity_seconds * 1000
-    return any(
-        w.status == "active" and now <= w.last_event_at + timeout_ms
-        for w in facets.sessions.values()
-    )
+    return any(now <= w.last_event_at + timeout_ms for w in facets.active_sessions())
