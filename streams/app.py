@@ -27,6 +27,9 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
          occurrences      event-type occurrences and outcomes of live episodic memories, by
                           type and event time: procedural learning reads its 30-day window
                           (``streams.engine.occurrences``)
+         facts            current facts, their blocking keys and who carries each key: what
+                          contradiction checks pair on (``streams.engine.fact_index``)
+         active sessions  the ids of the sessions still active, which every input reads
 
     timers: consumer lag and cold-user eviction (5 s); periodic consolidation ticks, only to
     users whose time-driven work is due (``streams.engine.rules.due``).
