@@ -117,10 +117,11 @@ class UserFacets:
         )
 
     def active_sessions(self) -> list[SessionWindow]:
-        """The sessions still active, in no particular order."""
+        """The sessions still active, by session id (an order that does not depend on the
+        process: the engine's output must be the same wherever it is replayed)."""
         if self._active is None:
             self._active = {s for s, w in self.sessions.items() if w.status == "active"}
-        return [self.sessions[s] for s in self._active]
+        return [self.sessions[s] for s in sorted(self._active)]
 
     def put_session(self, window: SessionWindow) -> None:
         self.sessions[window.session_id] = window

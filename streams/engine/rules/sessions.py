@@ -90,7 +90,7 @@ def ending_sessions(
         now - (policy.triggers.session_inactivity_seconds + policy.sessions.grace_seconds) * 1000
     )
     ends: list[SessionEnd] = []
-    for window in sorted(facets.active_sessions(), key=lambda w: w.session_id):
+    for window in facets.active_sessions():  # by session id
         if isinstance(payload, SessionEnded) and payload.session_id == window.session_id:
             ends.append(
                 SessionEnd(window.session_id, "session_ended", max(now, window.last_event_at))
