@@ -46,6 +46,10 @@ class UserStates:
         self.due_of = due_of
         self._hot: OrderedDict[str, InMemoryUserState] = OrderedDict()  # least recent first
         self._cold_due: dict[str, int | None] = {}
+        # hot users' due times, valid until the user is handed out again (:meth:`user`):
+        # a due time depends on the state alone, and a tick must not walk every hot user's
+        # memories when only a few of them had input since the last tick
+        self._hot_due: dict[str, int | None] = {}
         self._partition_of: dict[str, int] = {}
         self._partition_users: dict[int, set[str]] = {}
         self.folded = 0  # ledger events folded by rebuilds
@@ -54,6 +58,8 @@ class UserStates:
         self.evictions = 0
 
     def user(self, user_id: str, partition: int) -> InMemoryUserState:
+        """The user's state, to read or change: its cached due time is dropped."""
+        self._hot_due.pop(user_id, None)
         state = self._hot.get(user_id)
         if state is not None:
             self._hot.move_to_end(user_id)
@@ -77,6 +83,7 @@ class UserStates:
         self._partition_of[user_id] = partition
         self._partition_users.setdefault(partition, set()).add(user_id)
         self._cold_due.pop(user_id, None)
+        self._hot_due.pop(user_id, None)
         self._hot[user_id] = state
         self.evict(lambda _partition, _user: False)
 
@@ -92,7 +99,8 @@ class UserStates:
                 break
             if dirty(self._partition_of[user_id], user_id):
                 continue
-            self._cold_due[user_id] = self.due_of(self._hot.pop(user_id))
+            self._cold_due[user_id] = self._due(user_id, self._hot.pop(user_id), self.due_of)
+            self._hot_due.pop(user_id, None)
             evicted += 1
         self.evictions += evicted
         return evicted
@@ -103,15 +111,26 @@ class UserStates:
         due = set()
         for user_id in self._partition_users.get(partition, ()):
             state = self._hot.get(user_id)
-            at = due_of(state) if state is not None else self._cold_due.get(user_id)
+            at = (
+                self._due(user_id, state, due_of)
+                if state is not None
+                else self._cold_due.get(user_id)
+            )
             if at is not None and at <= now_ms:
                 due.add(user_id)
         return due
+
+    def _due(self, user_id: str, state: InMemoryUserState, due_of: DueOf) -> int | None:
+        """A hot user's due time, computed once per change of its state."""
+        if user_id not in self._hot_due:
+            self._hot_due[user_id] = due_of(state)
+        return self._hot_due[user_id]
 
     def drop_partition(self, partition: int) -> None:
         """Forget a revoked partition's users: their next owner rebuilds them."""
         for user_id in self._partition_users.pop(partition, set()):
             self._hot.pop(user_id, None)
+            self._hot_due.pop(user_id, None)
             self._cold_due.pop(user_id, None)
             self._partition_of.pop(user_id, None)
 
@@ -143,6 +162,7 @@ class UserStates:
             self._partition_of[user_id] = partition
             if user_id in other._hot:
                 self._hot[user_id] = other._hot[user_id]
+                self._hot_due.pop(user_id, None)
             else:
                 self._cold_due[user_id] = other._cold_due[user_id]
         self._partition_users[partition] = other.users_in(partition)

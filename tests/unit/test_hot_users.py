@@ -105,3 +105,36 @@ def test_given_cold_users_when_ticking_then_due_ones_are_found_without_loading(
     # Then
     assert due == unbounded.due_users(PARTITION, far, due_of) != set()
     assert bounded.loads == loads and bounded.hot_users() == 0
+
+
+def test_given_hot_users_when_ticking_twice_then_only_users_with_input_between_are_read_again() -> (
+    None
+):
+    """Given every user hot after a workload, when two ticks ask who is due with one user's
+    input between them, then the second tick reads that user's state only, and both ticks
+    agree with due times computed afresh."""
+    # Given
+    states = UserStates()
+    run(states)
+    users = states.users_in(PARTITION)
+    read: list[str] = []
+
+    def counted(state: InMemoryUserState) -> int | None:
+        read.append(state.user_id)
+        return due_of(state)
+
+    far = 2**62
+    fresh = {u for u in users if (at := due_of(states.user(u, PARTITION))) and at <= far}
+
+    # When
+    first = states.due_users(PARTITION, far, counted)
+    first_reads = sorted(read)
+    read.clear()
+    touched = sorted(users)[0]
+    states.user(touched, PARTITION)  # handed out for an input: its due time may change
+    second = states.due_users(PARTITION, far, counted)
+
+    # Then
+    assert first == second == fresh != set()
+    assert first_reads == sorted(users)
+    assert read == [touched]
