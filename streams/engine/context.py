@@ -180,13 +180,9 @@ class CycleContext:
         self.counts[name] = self.counts.get(name, 0) + by
 
 
-def _live_order(record: MemoryRecord) -> tuple[int, str]:
-    return (record.memory.created_at or 0, record.memory.memory_id)
-
-
 def _live_lists(records: Iterable[MemoryRecord]) -> dict[Layer | None, list[MemoryRecord]]:
     """The live records sorted oldest first, under ``None``, and each layer's under its name."""
-    everything = sorted((r for r in records if r.is_live), key=_live_order)
+    everything = sorted((r for r in records if r.is_live), key=_age_order)
     lists: dict[Layer | None, list[MemoryRecord]] = {None: everything}
     for record in everything:
         lists.setdefault(record.memory.layer, []).append(record)
@@ -203,9 +199,13 @@ def _move(
     if previous is not None and previous.is_live:
         for key in (None, previous.memory.layer):
             records = lists.get(key, [])
-            at = bisect.bisect_left(records, _live_order(previous), key=_live_order)
+            at = bisect.bisect_left(records, previous.memory.age_order, key=_age_order)
             if at < len(records) and records[at].memory.memory_id == previous.memory.memory_id:
                 del records[at]
     if current.is_live:
         for key in (None, current.memory.layer):
-            bisect.insort(lists.setdefault(key, []), current, key=_live_order)
+            bisect.insort(lists.setdefault(key, []), current, key=_age_order)
+
+
+def _age_order(record: MemoryRecord) -> tuple[int, str]:
+    return record.memory.age_order

@@ -33,7 +33,7 @@ from streams.engine.text.facts import find_terms
 if TYPE_CHECKING:
     from streams.engine.state import MemoryRecord
 
-FactOrder = tuple[int, str]  # (created at, memory id): the order facts are compared in
+FactOrder = tuple[int, str]  # a fact's Memory.age_order: the order facts are compared in
 
 
 def is_current_fact(record: MemoryRecord | None) -> bool:
@@ -118,7 +118,7 @@ class FactIndex:
 
     def _add(self, record: MemoryRecord) -> None:
         memory = record.memory
-        bisect.insort(self._writable_order(), _order_of(record))
+        bisect.insort(self._writable_order(), record.memory.age_order)
         if not self.with_keys:
             return
         keys = blocking_keys(memory.content)
@@ -128,8 +128,8 @@ class FactIndex:
 
     def _remove(self, record: MemoryRecord) -> None:
         order = self._writable_order()
-        at = bisect.bisect_left(order, _order_of(record))
-        if at < len(order) and order[at] == _order_of(record):
+        at = bisect.bisect_left(order, record.memory.age_order)
+        if at < len(order) and order[at] == record.memory.age_order:
             del order[at]
         if not self.with_keys:
             return
@@ -152,14 +152,10 @@ class FactIndex:
         return own
 
 
-def _order_of(record: MemoryRecord) -> FactOrder:
-    return (record.memory.created_at or 0, record.memory.memory_id)
-
-
 def _same_fact(previous: MemoryRecord | None, current: MemoryRecord | None) -> bool:
     """Still the same fact in the same place (new tags, an access, a marker)."""
     assert previous is not None and current is not None
     return (
-        _order_of(previous) == _order_of(current)
+        previous.memory.age_order == current.memory.age_order
         and previous.memory.content == current.memory.content
     )

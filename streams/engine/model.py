@@ -66,6 +66,12 @@ class Memory:
     def evolve(self, **changes: object) -> Memory:
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    @property
+    def age_order(self) -> tuple[int, str]:
+        """(created at, id): oldest first, ties broken by id, the one order every rule and
+        index sorts a user's memories in (an unknown creation time counts as oldest)."""
+        return (self.created_at or 0, self.memory_id)
+
 
 # --- input payloads (memory.events) -------------------------------------------------------
 

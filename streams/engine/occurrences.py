@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from streams.engine.state import MemoryRecord
 
-Occurrence = tuple[int, str]  # (event time, memory id): the order within an event type
+Occurrence = tuple[int, str]  # the memory's Memory.age_order: the order within an event type
 
 
 def occurrence_of(record: MemoryRecord | None) -> tuple[str, Occurrence] | None:
@@ -37,7 +37,7 @@ def occurrence_of(record: MemoryRecord | None) -> tuple[str, Occurrence] | None:
     memory = record.memory
     if memory.layer != "episodic" or memory.success is None:
         return None
-    return memory.kind, (memory.created_at or 0, memory.memory_id)
+    return memory.kind, memory.age_order
 
 
 class Occurrences:

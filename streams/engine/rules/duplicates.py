@@ -97,7 +97,7 @@ def _choose_survivor(
     now = cycle.request.now
 
     def newest(r: MemoryRecord) -> tuple[int, str]:
-        return (r.memory.created_at or 0, r.memory.memory_id)
+        return r.memory.age_order
 
     def salient(r: MemoryRecord) -> tuple[float, int, str]:
         s = current_salience(r.memory, now, decay.half_life_seconds, decay.access_reinforcement)

@@ -71,7 +71,7 @@ def extract_insights(ctx: CycleContext) -> None:
             and not r.forgotten
             and (r.memory.created_at or 0) >= since
         ),
-        key=lambda m: (m.created_at or 0, m.memory_id),
+        key=lambda m: m.age_order,
     )
     if len(narratives) < rule.min_cluster_size:
         return

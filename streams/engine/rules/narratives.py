@@ -86,7 +86,7 @@ def _write_narrative(
 ) -> None:
     rule = ctx.policy.sessions
     chosen = _by_priority(members, rule.priority_kinds)[: rule.max_per_narrative]
-    chosen.sort(key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
+    chosen.sort(key=lambda r: r.memory.age_order)
     sources = [
         NarrativeSource(
             memory_id=r.memory.memory_id,

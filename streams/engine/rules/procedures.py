@@ -30,7 +30,7 @@ def learn_procedures(cycle: CycleContext) -> None:
         average = fmean(r.memory.success or 0.0 for r in records)
         if count < rule.min_occurrences or average <= rule.min_success:
             continue
-        latest = max(records, key=lambda r: (r.memory.created_at or 0, r.memory.memory_id))
+        latest = max(records, key=lambda r: r.memory.age_order)
         pattern_id = cycle.new_id("procedure", event_type)
         existing = cycle.records.get(pattern_id)
         if existing is not None and existing.memory.metadata.get("occurrence_count") == str(count):
