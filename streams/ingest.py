@@ -69,9 +69,7 @@ class Input(NamedTuple):
 def _with_embedding(event: MemoryEvent, vector: bytes) -> MemoryEvent:
     assert isinstance(event.payload, MemoryWritten)
     memory = event.payload.memory.evolve(embedding=vector)
-    return MemoryEvent(
-        event.event_id, event.user_id, event.occurred_at, MemoryWritten(memory), event.source
-    )
+    return event.with_written(memory)
 
 
 def partition_for(key: bytes, partitions: int) -> int:

@@ -141,6 +141,11 @@ class MemoryEvent:
     payload: InputPayload
     source: str = "unknown"
 
+    def with_written(self, memory: Memory) -> MemoryEvent:
+        """This event writing ``memory`` instead (the engine completes what a service sent:
+        a session id, an embedding)."""
+        return replace(self, payload=MemoryWritten(memory))
+
     @property
     def event_type(self) -> str:
         return INPUT_TYPE_NAMES[type(self.payload)]

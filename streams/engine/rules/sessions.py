@@ -51,9 +51,7 @@ def assign_session(
         else session_id_for(event.user_id, memory.conversation_id, event.event_id)
     )
     placed = memory.evolve(session_id=session_id)
-    return MemoryEvent(
-        event.event_id, event.user_id, event.occurred_at, MemoryWritten(placed), event.source
-    )
+    return event.with_written(placed)
 
 
 def open_session(
