@@ -170,7 +170,7 @@ def _touched_sessions(decision: ledger.ConsolidationEvent) -> tuple[str, ...]:
 def apply_entry(state: InMemoryUserState, table: str, entry_id: str, value: bytes | None) -> None:
     """Put one entry into ``state``; ``value`` None is a tombstone (the entry is gone)."""
     if table == MEMORY:
-        state.forget_counts()
+        state.forget_derived()
         if value is None:
             state.memories.pop(entry_id, None)
         else:

@@ -249,7 +249,7 @@ class InMemoryUserState:
             self._facts = FactIndex.of(self.memories.values(), with_keys)
         return self._facts
 
-    def forget_counts(self) -> None:
+    def forget_derived(self) -> None:
         """Memories were replaced wholesale (a restore): recount and re-index when next
         asked."""
         self._working_live = None
