@@ -23,9 +23,9 @@ from pgvector.psycopg import register_vector
 from bench.harness import BenchError
 from bench.measure import Rate
 from bench.progress import Counter
+from projections.copy_dumpers import register_copy_dumpers
 from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
-from projections.writer import copy_row
 from streams import codec
 
 
@@ -59,6 +59,7 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
     bar = Counter(events, "ledger events' rows copied")
     with psycopg.connect(database_url) as conn:
         register_vector(conn)
+        register_copy_dumpers(conn)
         clones = {
             source: f"bench_copy_{suffix}_{source}"
             for source in (*LAYER_TABLES.values(), "consolidation_log", "memory_links")
@@ -96,14 +97,14 @@ def _columns(source: str) -> Sequence[str]:
 
 
 def _prepared(batch: RowBatch, seen: set[tuple[str, ...]]) -> dict[str, list[Sequence[Any]]]:
-    """Each target table's rows of ``batch``, converted for binary COPY (before the clock).
-    A raw COPY cannot update, so a row whose key an earlier batch already copied (a memory's
-    later version, a link made again) is left out: the baseline writes at most what the
-    projector writes."""
+    """Each target table's rows of ``batch`` (sorted out before the clock). A raw COPY
+    cannot update, so a row whose key an earlier batch already copied (a memory's later
+    version, a link made again) is left out: the baseline writes at most what the projector
+    writes."""
     rows: dict[str, list[Sequence[Any]]] = {table: [] for table in LAYER_TABLES.values()}
     for (layer, user_id, memory_id), row in batch.upserts.items():
         if _first(seen, (LAYER_TABLES[layer], user_id, memory_id)):
-            rows[LAYER_TABLES[layer]].append(copy_row(row))
+            rows[LAYER_TABLES[layer]].append(row)
     rows["consolidation_log"] = list(batch.log)
     rows["memory_links"] = [r for r in batch.links if _first(seen, ("link", *map(str, r[:4])))]
     rows["consolidation_reports"] = [r for r in batch.reports if _first(seen, ("report", r[0]))]

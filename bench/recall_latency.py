@@ -21,8 +21,8 @@ from bench import progress
 from bench.baselines import column_types, copy_rows
 from bench.measure import percentiles
 from projections import queries
+from projections.copy_dumpers import register_copy_dumpers
 from projections.rows import MEMORY_COLUMNS, memory_row
-from projections.writer import copy_row
 from streams.engine.model import Memory
 
 SIZES = (1_000, 10_000, 50_000)
@@ -38,6 +38,7 @@ def measure_recall(
     results = []
     with psycopg.connect(database_url) as conn:
         register_vector(conn)
+        register_copy_dumpers(conn)
         types = column_types(conn, "semantic_facts", MEMORY_COLUMNS)
         for size in sizes:
             user = f"recall-bench-{size}-{uuid.uuid4().hex[:6]}"
@@ -73,19 +74,17 @@ def _fill(
     vectors = rng.standard_normal((size, dim)).astype("<f4")
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     rows = (
-        copy_row(
-            memory_row(
-                Memory(
-                    f"{user}-m{i}",
-                    user,
-                    f"fact {i} of {user}",
-                    layer="semantic",
-                    embedding=vectors[i].tobytes(),
-                    created_at=CREATED_AT + i,
-                    valid_at=CREATED_AT + i,
-                ),
-                1,
-            )
+        memory_row(
+            Memory(
+                f"{user}-m{i}",
+                user,
+                f"fact {i} of {user}",
+                layer="semantic",
+                embedding=vectors[i].tobytes(),
+                created_at=CREATED_AT + i,
+                valid_at=CREATED_AT + i,
+            ),
+            1,
         )
         for i in range(size)
     )

@@ -1,8 +1,9 @@
 """Applies one :class:`projections.rows.RowBatch` and the projector's position atomically.
 
-One transaction per batch: binary COPY of the folded rows into a temporary staging table,
-``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version`` into each layer table, guarded
-updates and deletes, the audit log, and finally ``projection_offsets``. Either all of it is
+One transaction per batch: binary COPY of the folded rows straight into each layer table
+(or, when a layer's rows are not all new there, into a temporary staging table and
+``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version``), guarded updates and deletes,
+the audit log, and finally ``projection_offsets``. Either all of it is
 visible or none, so the stored offset never runs ahead of the rows.
 
 The transaction starts by locking the batch's ``projection_offsets`` rows. After a rebalance
@@ -18,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.types.json import Jsonb
 
+from projections.copy_dumpers import register_copy_dumpers
 from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
+from streams.engine.model import Layer
 
 _STAGE_TYPES = [
     "text",  # layer
@@ -68,6 +69,7 @@ _UPDATE_SET = ", ".join(
 def prepare_connection(conn: psycopg.Connection) -> None:
     """Per-connection setup: the vector type and the session's staging tables."""
     register_vector(conn)
+    register_copy_dumpers(conn)
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS stage_memories "
         "(layer text, LIKE working_memories INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
@@ -123,22 +125,7 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
         if behind:
             raise StaleBatch(behind)
         _apply_deletes(cur, batch)
-        if batch.upserts:
-            _copy_rows(
-                cur,
-                "stage_memories",
-                ("layer", *MEMORY_COLUMNS),
-                _STAGE_TYPES,
-                ([key[0], *copy_row(row)] for key, row in batch.upserts.items()),
-            )
-            for layer in {key[0] for key in batch.upserts}:
-                table = LAYER_TABLES[layer]
-                cur.execute(
-                    f"INSERT INTO {table} ({_COLS}) SELECT {_COLS} FROM stage_memories "  # noqa: S608
-                    f"WHERE layer = %s ON CONFLICT (user_id, memory_id) DO UPDATE SET "
-                    f"{_UPDATE_SET} WHERE {table}.version < EXCLUDED.version",
-                    (layer,),
-                )
+        _upsert_memories(cur, batch)
         _apply_updates(cur, batch)
         _upsert_sessions(cur, batch)
         _upsert_profiles(cur, batch)
@@ -151,6 +138,38 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
             "SET next_offset = EXCLUDED.next_offset "
             "WHERE projection_offsets.next_offset < EXCLUDED.next_offset",
             [(projector, t, p, o) for (t, p), o in batch.next_offsets.items()],
+        )
+
+
+def _upsert_memories(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    """Each layer's rows straight into its table by binary COPY, inside a savepoint: the
+    common case is that every row of the batch is new there (a memory stored, promoted or
+    derived). If one is not, the savepoint is rolled back and that layer's rows go through
+    the staging table and ``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version``, so an
+    older version never overwrites a newer one either way."""
+    by_layer: dict[Layer, list[list[Any]]] = {}
+    for (layer, _, _), row in batch.upserts.items():
+        by_layer.setdefault(layer, []).append(row)
+    for layer, rows in by_layer.items():
+        table = LAYER_TABLES[layer]
+        try:
+            with cur.connection.transaction():
+                _copy_rows(cur, table, MEMORY_COLUMNS, _STAGE_TYPES[1:], rows)
+            continue
+        except psycopg.errors.UniqueViolation:
+            pass
+        _copy_rows(
+            cur,
+            "stage_memories",
+            ("layer", *MEMORY_COLUMNS),
+            _STAGE_TYPES,
+            ([layer, *row] for row in rows),
+        )
+        cur.execute(
+            f"INSERT INTO {table} ({_COLS}) SELECT {_COLS} FROM stage_memories "  # noqa: S608
+            f"WHERE layer = %s ON CONFLICT (user_id, memory_id) DO UPDATE SET "
+            f"{_UPDATE_SET} WHERE {table}.version < EXCLUDED.version",
+            (layer,),
         )
 
 
@@ -177,20 +196,6 @@ def _lock_offsets(
         (projector, topics, partitions),
     ).fetchall()
     return {(topic, partition): offset for topic, partition, offset in rows}
-
-
-_EMBEDDING_AT = MEMORY_COLUMNS.index("embedding")
-_METADATA_AT = MEMORY_COLUMNS.index("metadata")
-
-
-def copy_row(row: list[Any]) -> list[Any]:
-    """A ``memory_row`` ready for binary COPY: the packed embedding as a pgvector array, the
-    metadata as jsonb. (The benchmark's COPY baseline uses it too, to copy the same bytes.)"""
-    adapted = list(row)
-    packed = adapted[_EMBEDDING_AT]
-    adapted[_EMBEDDING_AT] = None if packed is None else np.frombuffer(packed, dtype="<f4")
-    adapted[_METADATA_AT] = Jsonb(adapted[_METADATA_AT])
-    return adapted
 
 
 def _copy_rows(

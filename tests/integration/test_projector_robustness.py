@@ -251,6 +251,41 @@ def test_a_batch_racing_a_newer_one_waits_for_it_then_writes_nothing(pipeline: P
             conn.close()
 
 
+def version_of(n: int, version: int, content: str) -> ledger.ConsolidationEvent:
+    memory = Memory(f"m-{n}", USER, content, created_at=BASE_TIME)
+    return ledger.ConsolidationEvent(
+        f"00000000-0000-4000-a000-{n:06d}{version:06d}",
+        USER,
+        BASE_TIME + 1000 * version + n,
+        f"cause-{n}-{version}",
+        ledger.MemoryStored(memory, version),
+    )
+
+
+def test_a_layer_whose_rows_are_not_all_new_is_upserted_under_the_version_guard(
+    pipeline: Pipeline,
+) -> None:
+    """Given m-1 at version 1 (a batch of new rows, copied straight into the table),
+    when a batch holds m-1 at version 3 with a new m-2, and a later one m-1 at version 2
+    (a replayed, older decision) with a new m-3,
+    then each batch's new rows are there, and m-1 keeps the content of its newest version."""
+    conn = connect(pipeline)
+    try:
+        write_batch(conn, batch_of((0, version_of(1, 1, "first"))), "p")
+        write_batch(
+            conn, batch_of((1, version_of(1, 3, "third")), (2, version_of(2, 1, "two"))), "p"
+        )
+        write_batch(
+            conn, batch_of((3, version_of(1, 2, "second")), (4, version_of(3, 1, "3"))), "p"
+        )
+    finally:
+        conn.close()
+
+    rows = pipeline.query("SELECT memory_id, version, content FROM working_memories")
+    assert sorted(rows) == [("m-1", 3, "third"), ("m-2", 1, "two"), ("m-3", 1, "3")]
+    assert pipeline.scalar("SELECT count(*) FROM consolidation_log") == 5
+
+
 # --- nearest memories under a filter the index cannot see -------------------------------------
 
 

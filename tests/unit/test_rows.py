@@ -64,7 +64,7 @@ def test_a_stored_memory_becomes_one_upsert_row() -> None:
     row = batch.upserts[KEY]
     assert column(row, "version") == 1
     assert column(row, "content") == "hello"
-    assert column(row, "tags") == ["a", "b"]
+    assert column(row, "tags") == ("a", "b")
     assert column(row, "status") == "active"
     assert batch.deletes == {}
     assert batch.updates == {}
