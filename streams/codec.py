@@ -149,35 +149,70 @@ def default_registry() -> SchemaRegistry:
 # --- dataclass <-> Avro datum ----------------------------------------------------------------
 
 _MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
+Datum = dict[str, Any]
+_Convert = typing.Callable[[Any], Any]
+T = typing.TypeVar("T")
 
 
-def memory_to_datum(memory: Memory) -> dict[str, Any]:
+def _constructor(
+    cls: type[T], convert: typing.Mapping[str, _Convert] | None = None
+) -> typing.Callable[[Datum], T]:
+    """A datum → ``cls`` builder that sets each slot directly, converting the named fields.
+
+    ``cls(**datum)`` matches every key against the parameter names by string comparison
+    (fastavro's keys are not the interned names): 9 µs for a memory's 30 fields, a fifth of
+    decoding a ledger record. Setting the slots takes under 3 µs. Only for frozen, slotted
+    dataclasses without ``__post_init__``, so nothing ``__init__`` would do is skipped; the
+    datum holds every field because the reader schema is the dataclass, field for field."""
+    if not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} must be a slotted dataclass without __post_init__")
+    converters = convert or {}
+    setters = tuple(
+        (getattr(cls, f.name).__set__, f.name, converters.get(f.name))
+        for f in fields(typing.cast(Any, cls))
+    )
+    new = object.__new__
+
+    def build(datum: Datum) -> T:
+        obj = new(cls)
+        for set_slot, name, conversion in setters:
+            value = datum[name]
+            set_slot(obj, value if conversion is None else conversion(value))
+        return obj
+
+    return build
+
+
+def memory_to_datum(memory: Memory) -> Datum:
     return {name: getattr(memory, name) for name in _MEMORY_FIELDS}
 
 
-def memory_from_datum(datum: dict[str, Any]) -> Memory:
-    datum["tags"] = tuple(datum["tags"])
-    datum["trigger_conditions"] = tuple(datum["trigger_conditions"])
-    return Memory(**datum)
+memory_from_datum = _constructor(Memory, {"tags": tuple, "trigger_conditions": tuple})
 
 
 @dataclass(frozen=True)
 class _Shape:
-    """How to convert one payload dataclass: which fields hold a Memory, which a tuple."""
+    """How to convert one payload dataclass: which fields hold a Memory, which a tuple, and
+    the builder that applies both."""
 
     cls: type
     avro_name: str
     field_names: tuple[str, ...]
     memory_fields: frozenset[str]
-    tuple_fields: frozenset[str]
+    from_datum: typing.Callable[[Datum], Any]
 
 
 def _shape(cls: type, avro_name: str) -> _Shape:
     hints = typing.get_type_hints(cls)
     names = tuple(f.name for f in fields(cls))
+    convert: dict[str, _Convert] = {}
+    for name in names:
+        if hints[name] is Memory:
+            convert[name] = memory_from_datum
+        elif typing.get_origin(hints[name]) is tuple:
+            convert[name] = tuple
     memory_fields = frozenset(n for n in names if hints[n] is Memory)
-    tuple_fields = frozenset(n for n in names if typing.get_origin(hints[n]) is tuple)
-    return _Shape(cls, avro_name, names, memory_fields, tuple_fields)
+    return _Shape(cls, avro_name, names, memory_fields, _constructor(cls, convert))
 
 
 _INPUT_SHAPES = {cls: _shape(cls, f"{NAMESPACE}.{name}") for cls, name in INPUT_TYPE_NAMES.items()}
@@ -187,23 +222,22 @@ _LEDGER_SHAPES = {
 _BY_AVRO_NAME = {s.avro_name: s for s in (*_INPUT_SHAPES.values(), *_LEDGER_SHAPES.values())}
 
 
-def _payload_to_datum(payload: Any, shapes: dict[type, _Shape]) -> tuple[str, dict[str, Any]]:
+def _payload_to_datum(payload: Any, shapes: dict[type, _Shape]) -> tuple[str, Datum]:
     shape = shapes[type(payload)]
-    datum: dict[str, Any] = {}
+    datum: Datum = {}
     for name in shape.field_names:
         value = getattr(payload, name)
         datum[name] = memory_to_datum(value) if name in shape.memory_fields else value
     return shape.avro_name, datum
 
 
-def _payload_from_datum(named: tuple[str, dict[str, Any]]) -> Any:
+def _payload_from_datum(named: tuple[str, Datum]) -> Any:
     avro_name, datum = named
-    shape = _BY_AVRO_NAME[avro_name]
-    for name in shape.memory_fields:
-        datum[name] = memory_from_datum(datum[name])
-    for name in shape.tuple_fields:
-        datum[name] = tuple(datum[name])
-    return shape.cls(**datum)
+    return _BY_AVRO_NAME[avro_name].from_datum(datum)
+
+
+_event_from_datum = _constructor(MemoryEvent, {"payload": _payload_from_datum})
+_ledger_from_datum = _constructor(ledger.ConsolidationEvent, {"payload": _payload_from_datum})
 
 
 # --- embeddings ------------------------------------------------------------------------------
@@ -280,9 +314,7 @@ def encode_event(event: MemoryEvent, registry: SchemaRegistry | None = None) -> 
 
 
 def decode_event(data: bytes, registry: SchemaRegistry | None = None) -> MemoryEvent:
-    datum = _unframe(data, "MemoryEvent", registry or default_registry())
-    datum["payload"] = _payload_from_datum(datum["payload"])
-    return MemoryEvent(**datum)
+    return _event_from_datum(_unframe(data, "MemoryEvent", registry or default_registry()))
 
 
 def encode_ledger(
@@ -304,9 +336,7 @@ def encode_ledger(
 
 
 def decode_ledger(data: bytes, registry: SchemaRegistry | None = None) -> ledger.ConsolidationEvent:
-    datum = _unframe(data, "ConsolidationEvent", registry or default_registry())
-    datum["payload"] = _payload_from_datum(datum["payload"])
-    return ledger.ConsolidationEvent(**datum)
+    return _ledger_from_datum(_unframe(data, "ConsolidationEvent", registry or default_registry()))
 
 
 def peek_fingerprint(data: bytes) -> bytes | None:

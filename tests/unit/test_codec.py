@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -194,6 +195,31 @@ def test_every_ledger_payload_round_trips_through_encode_and_decode(payload: obj
 
     assert decoded == event
     assert type(decoded.payload) is type(payload)
+
+
+def test_decoded_values_are_built_by_setting_slots_only_where_init_does_nothing_else() -> None:
+    """Decoding builds frozen dataclasses by setting their slots; a class whose ``__init__``
+    does more (``__post_init__``) or that has no slots is refused at import, not mis-built."""
+
+    @dataclass(frozen=True, slots=True)
+    class Checked:
+        value: int
+
+        def __post_init__(self) -> None:  # pragma: no cover - never constructed here
+            raise AssertionError
+
+    @dataclass(frozen=True)
+    class Unslotted:
+        value: int
+
+    for cls in (Checked, Unslotted):
+        with pytest.raises(TypeError, match="slotted dataclass without __post_init__"):
+            codec._constructor(cls)
+    datum = codec.memory_to_datum(Memory("m", USER, "x"))
+    datum["tags"] = ["a"]  # fastavro reads arrays as lists
+    memory = codec.memory_from_datum(datum)
+    assert memory == Memory("m", USER, "x", tags=("a",))
+    assert isinstance(memory.tags, tuple)
 
 
 def test_a_ledger_event_with_ingest_defaults_round_trips() -> None:
