@@ -342,6 +342,10 @@ class Projector:
             )
 
     def _report_lag(self) -> None:
+        """Records behind each partition's high watermark, from what the consumer already
+        knows: librdkafka updates the cached high watermark with every fetch response. Asking
+        the broker instead took ~35 ms per partition, a 0.4 s stall of the projecting loop
+        every report on 12 partitions."""
         now = time.monotonic()
         if now - self._last_lag_report < LAG_REPORT_SECONDS:
             return
@@ -352,8 +356,10 @@ class Projector:
             return
         for tp in positions:
             try:
-                _, high = self.consumer.get_watermark_offsets(tp, timeout=1.0)
+                _, high = self.consumer.get_watermark_offsets(tp, cached=True)
             except Exception:  # noqa: BLE001
+                continue
+            if high < 0:  # nothing fetched from this partition yet
                 continue
             done = tp.offset if tp.offset >= 0 else 0
             metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(max(0, high - done))

@@ -37,6 +37,37 @@ def test_events_of_ten_users_reach_the_right_tables_with_the_right_versions(pipe
     assert log_rows == len(oracle.decisions)
 
 
+def test_the_projector_reports_its_lag_per_ledger_partition(pipeline):
+    """Given a few users' events projected, when the projector has caught up, then it
+    exports ``memstream_consumer_lag`` for each ledger partition holding their records, at
+    0 (read from the consumer's fetch state, without a broker round trip per partition)."""
+    from memstream.waiting import wait_until
+
+    events = mixed_workload(100, users=4)
+    oracle = replay(events, Limits())
+    pipeline.start_all()
+    for event in events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(oracle.decisions))
+    partitions = {row[0] for row in pipeline.query("SELECT kafka_partition FROM consolidation_log")}
+
+    def ledger_lags() -> dict[str, float]:
+        return {
+            dict(labels)["partition"]: value
+            for (name, labels), value in pipeline.metrics("projector").items()
+            if name == "memstream_consumer_lag"
+            and dict(labels)["topic"] == pipeline.settings.ledger_topic
+        }
+
+    wait_until(
+        lambda: {str(p) for p in partitions} <= set(ledger_lags()),
+        timeout=30,
+        what="the projector to report the lag of every partition it projected",
+    )
+    assert all(ledger_lags()[str(p)] == 0 for p in partitions)
+
+
 def test_a_republished_event_is_applied_once(pipeline):
     """Given an event already processed, when a producer retry publishes it again,
     then the worker counts a duplicate and the ledger gets nothing new."""
