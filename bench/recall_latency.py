@@ -36,14 +36,19 @@ def measure_recall(
     """Per size: {memories, p50_ms, p99_ms, queries}."""
     rng = np.random.default_rng(7)
     results = []
-    with psycopg.connect(database_url) as conn:
-        register_vector(conn)
-        register_copy_dumpers(conn)
-        types = column_types(conn, "semantic_facts", MEMORY_COLUMNS)
+    # The copying connection keeps the COPY dumpers: recall registers pgvector's own on the
+    # connection it queries, and those would replace them.
+    with (
+        psycopg.connect(database_url, autocommit=True) as copying,
+        psycopg.connect(database_url) as conn,
+    ):
+        register_vector(copying)
+        register_copy_dumpers(copying)
+        types = column_types(copying, "semantic_facts", MEMORY_COLUMNS)
         for size in sizes:
             user = f"recall-bench-{size}-{uuid.uuid4().hex[:6]}"
             progress.note(f"{size:,} memories for {user}: copying")
-            _fill(conn, user, size, dim, rng, types)
+            _fill(copying, user, size, dim, rng, types)
             conn.execute("ANALYZE semantic_facts")
             timings = []
             for _ in range(QUERIES):

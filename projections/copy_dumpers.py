@@ -106,8 +106,9 @@ class _JsonbBinaryDumper(_DirectDumper):
 
 
 def register_copy_dumpers(conn: psycopg.Connection) -> None:
-    """Use the direct dumpers for binary COPY on ``conn`` (after ``register_vector``, whose
-    vector dumper they fall back to)."""
+    """Use the direct dumpers for binary COPY on ``conn``. Call it after ``register_vector``
+    (whose vector dumper they fall back to), and do not call ``register_vector`` on ``conn``
+    again: it registers pgvector's dumper by oid anew, replacing the direct one."""
     adapters = conn.adapters
     info = TypeInfo.fetch(conn, "vector")
     if info is None:
