@@ -11,19 +11,25 @@ from tests.workloads import expected_rows, mixed_workload
 pytestmark = pytest.mark.integration
 
 
+def run_to_the_end(pipeline, events):
+    """Start the worker and projector, publish ``events``, wait until the read models hold
+    every decision the oracle makes for them; the oracle's replay."""
+    oracle = replay(events, Limits())
+    pipeline.start_all()
+    for event in events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(oracle.decisions))
+    return oracle
+
+
 def test_events_of_ten_users_reach_the_right_tables_with_the_right_versions(pipeline):
     """Given 1,000 mixed events for 10 users published through the publisher,
     when the worker and projector run,
     then every live memory is in its layer's table with the oracle's version, and
     the counters in /metrics match what happened."""
     events = mixed_workload(1000, users=10)
-    oracle = replay(events, Limits())
-    pipeline.start_all()
-
-    for event in events:
-        pipeline.publisher.publish(event)
-    pipeline.publisher.flush()
-    pipeline.wait_for_log_count(len(oracle.decisions))
+    oracle = run_to_the_end(pipeline, events)
 
     assert pipeline.memory_rows() == expected_rows(oracle)
     logged = {row[0] for row in pipeline.query("SELECT event_id FROM consolidation_log")}
@@ -43,13 +49,7 @@ def test_the_projector_reports_its_lag_per_ledger_partition(pipeline):
     0 (read from the consumer's fetch state, without a broker round trip per partition)."""
     from memstream.waiting import wait_until
 
-    events = mixed_workload(100, users=4)
-    oracle = replay(events, Limits())
-    pipeline.start_all()
-    for event in events:
-        pipeline.publisher.publish(event)
-    pipeline.publisher.flush()
-    pipeline.wait_for_log_count(len(oracle.decisions))
+    run_to_the_end(pipeline, mixed_workload(100, users=4))
     partitions = {row[0] for row in pipeline.query("SELECT kafka_partition FROM consolidation_log")}
 
     def ledger_lags() -> dict[str, float]:
@@ -72,12 +72,7 @@ def test_a_republished_event_is_applied_once(pipeline):
     """Given an event already processed, when a producer retry publishes it again,
     then the worker counts a duplicate and the ledger gets nothing new."""
     events = mixed_workload(20, users=2)
-    oracle = replay(events, Limits())
-    pipeline.start_all()
-    for event in events:
-        pipeline.publisher.publish(event)
-    pipeline.publisher.flush()
-    pipeline.wait_for_log_count(len(oracle.decisions))
+    oracle = run_to_the_end(pipeline, events)
 
     pipeline.publisher.publish(events[0])
     pipeline.publisher.flush()
