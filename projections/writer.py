@@ -212,12 +212,19 @@ def _copy_rows(
 
 
 def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:
-    by_table: dict[str, list[tuple[str, str, int]]] = {}
+    """One guarded DELETE per table for the whole batch: a promotion deletes its memory from
+    the layer it leaves, and one statement per row was 5 µs per ledger event."""
+    by_table: dict[str, tuple[list[str], list[str], list[int]]] = {}
     for (layer, user_id, memory_id), version in batch.deletes.items():
-        by_table.setdefault(LAYER_TABLES[layer], []).append((user_id, memory_id, version))
+        users, memory_ids, versions = by_table.setdefault(LAYER_TABLES[layer], ([], [], []))
+        users.append(user_id)
+        memory_ids.append(memory_id)
+        versions.append(version)
     for table, params in by_table.items():
-        cur.executemany(
-            f"DELETE FROM {table} WHERE user_id = %s AND memory_id = %s AND version < %s",
+        cur.execute(
+            f"DELETE FROM {table} AS t "  # noqa: S608 - table names come from LAYER_TABLES
+            "USING unnest(%s::text[], %s::text[], %s::bigint[]) AS d(user_id, memory_id, version) "
+            "WHERE t.user_id = d.user_id AND t.memory_id = d.memory_id AND t.version < d.version",
             params,
         )
 

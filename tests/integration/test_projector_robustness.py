@@ -286,6 +286,40 @@ def test_a_layer_whose_rows_are_not_all_new_is_upserted_under_the_version_guard(
     assert pipeline.scalar("SELECT count(*) FROM consolidation_log") == 5
 
 
+def forgotten_at(n: int, version: int) -> ledger.ConsolidationEvent:
+    return ledger.ConsolidationEvent(
+        f"00000000-0000-4000-b000-{n:06d}{version:06d}",
+        USER,
+        BASE_TIME + 1000 * version + n,
+        f"forget-{n}-{version}",
+        ledger.MemoryForgotten(f"m-{n}", "working", version, "gdpr"),
+    )
+
+
+def test_deletes_remove_only_rows_older_than_the_decision(pipeline: Pipeline) -> None:
+    """Given m-1 at version 3 and m-2, m-3 at version 1,
+    when one batch forgets m-1 at version 2 (a decision older than the row), m-2 at version 2
+    and m-3 at version 2,
+    then m-1 stays and the others are gone: every delete of a batch is guarded by version."""
+    conn = connect(pipeline)
+    try:
+        write_batch(
+            conn,
+            batch_of(
+                (0, version_of(1, 3, "newest")),
+                (1, version_of(2, 1, "two")),
+                (2, version_of(3, 1, "three")),
+            ),
+            "p",
+        )
+        write_batch(conn, batch_of((3, forgotten_at(1, 2)), (4, forgotten_at(2, 2))), "p")
+        write_batch(conn, batch_of((5, forgotten_at(3, 2))), "p")
+    finally:
+        conn.close()
+
+    assert pipeline.query("SELECT memory_id, version FROM working_memories") == [("m-1", 3)]
+
+
 # --- nearest memories under a filter the index cannot see -------------------------------------
 
 
