@@ -318,12 +318,13 @@ class RowBatch:
         self, event: ledger.ConsolidationEvent, topic: str, partition: int, offset: int
     ) -> None:
         memory_id, layer, version = _subject(event.payload)
-        self._apply(event)
+        at = to_datetime(event.occurred_at)
+        self._apply(event, at)
         self.log.append(
             (
                 event.event_id,
                 event.user_id,
-                to_datetime(event.occurred_at),
+                at,
                 event.causation_id,
                 event.cycle_id,
                 event.trigger,
@@ -344,9 +345,8 @@ class RowBatch:
         self.next_offsets[key] = max(self.next_offsets.get(key, 0), offset + 1)
         self.first_offsets[key] = min(self.first_offsets.get(key, offset), offset)
 
-    def _apply(self, event: ledger.ConsolidationEvent) -> None:
+    def _apply(self, event: ledger.ConsolidationEvent, at: datetime | None) -> None:
         user_id, payload = event.user_id, event.payload
-        at = to_datetime(event.occurred_at)
         if isinstance(payload, ledger.MemoryStored):
             memory = payload.memory
             if payload.previous_layer is not None:
