@@ -43,7 +43,7 @@ class Settings:
     app_id: str = "memstream-worker"
     projector_group: str = "memstream-projector"
     worker_data_dir: Path = field(default_factory=lambda: default_state_dir() / "worker")
-    commit_interval_seconds: float = 0.2
+    commit_interval_seconds: float = 0.1
     worker_metrics_port: int = 9101
     projector_metrics_port: int = 9102
     projector_batch_size: int = 2000
