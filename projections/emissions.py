@@ -13,10 +13,12 @@ Two cases are not a batch boundary:
   its continuation — in practice the input's own re-emission from index 0, with the same
   event ids) was abandoned by its writer. Its records are skipped: their offsets advance,
   nothing is applied, and the complete emission that follows is applied instead.
-- An emission larger than a whole batch cannot be held back forever; it is applied across
-  batches (and said so). A batch that starts inside an emission (index > 0) is the rest
-  of such an emission, because the projector stores its position only between emissions
-  otherwise.
+- An emission larger than a whole batch cannot be held back forever. When a partition's
+  records in a batch are all one open emission, it is held back and read again a few times
+  (:class:`HoldBacks`): usually the batch was merely filled by other partitions. An
+  emission that still does not fit is applied across batches (and said so). A batch that
+  starts inside an emission (index > 0) is the rest of such an emission, because the
+  projector stores its position only between emissions otherwise.
 
 Records written before emissions were numbered read as complete on their own (0 of 1);
 for them a cycle is held together by its ``cycle_id`` up to ``ConsolidationCompleted``, as
@@ -53,7 +55,35 @@ class Split:
     abandoned: int = 0  # records of partial emissions skipped
 
 
-def split_at_open_emissions(records: list[Consumed]) -> Split:
+class HoldBacks:
+    """How often each partition's records in a batch were all one open emission, held back at
+    the same offset.
+
+    A batch can end inside the first emission it holds of a partition (other partitions'
+    records filled it): that emission is held back and read again whole, like any other. Only
+    an emission that still does not fit after ``limit`` tries at the same offset is taken to
+    be larger than a batch and applied across batches. Holding back without a limit could
+    stall a partition whose long emission never fits beside other partitions' records."""
+
+    def __init__(self, limit: int = 3) -> None:
+        self.limit = limit
+        self._held: dict[tuple[str, int], tuple[int, int]] = {}  # -> (offset, times)
+
+    def may_hold(self, key: tuple[str, int], offset: int) -> bool:
+        """Whether the open emission at ``offset`` may be held back (once more)."""
+        held_at, times = self._held.get(key, (offset, 0))
+        times = times + 1 if held_at == offset else 1
+        if times > self.limit:
+            self._held.pop(key, None)
+            return False
+        self._held[key] = (offset, times)
+        return True
+
+
+def split_at_open_emissions(records: list[Consumed], holds: HoldBacks | None = None) -> Split:
+    """``records`` of one batch, cut per partition where no emission is open. A partition
+    whose records are all one open emission is held back while ``holds`` allows (without
+    ``holds``: never), then applied as larger than a batch."""
     by_partition: dict[tuple[str, int], list[Consumed]] = {}
     for record in records:
         by_partition.setdefault((record.topic, record.partition), []).append(record)
@@ -62,6 +92,9 @@ def split_at_open_emissions(records: list[Consumed]) -> Split:
         walk = _walk(items)
         cut = walk.closed_at
         if cut == 0 and items:
+            if holds is not None and holds.may_hold(key, items[0].offset):
+                split.resume_at[key] = items[0].offset
+                continue
             split.oversized.append(key)
             cut = len(items)
         ready = [skipped(r) if i in walk.abandoned else r for i, r in enumerate(items[:cut])]

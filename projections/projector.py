@@ -40,7 +40,7 @@ from confluent_kafka import (
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from projections import metrics
-from projections.emissions import Consumed, split_at_open_emissions
+from projections.emissions import Consumed, HoldBacks, split_at_open_emissions
 from projections.failures import (
     DeadLetterUnavailable,
     ProjectorOutdated,
@@ -100,6 +100,7 @@ class Projector:
         )
         self._deadletter: Producer | None = None
         self._revoked: set[tuple[str, int]] = set()
+        self._holds = HoldBacks()
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -184,7 +185,7 @@ class Projector:
     def _hold_back_open_emissions(self, records: list[Consumed]) -> list[Consumed]:
         """The records to apply now; an input's output that the batch cuts in half is
         consumed again, and a partial one its writer abandoned is skipped."""
-        split = split_at_open_emissions(records)
+        split = split_at_open_emissions(records, self._holds)
         for topic, partition in split.oversized:
             log.warning(
                 "one input's output in %s[%d] is larger than a batch "

@@ -129,6 +129,43 @@ def test_a_ledger_record_whose_row_cannot_be_stored_is_dead_lettered_and_the_res
     assert pipeline.processes["projector"].alive()
 
 
+def cycle_event(n: int, index: int, size: int) -> ledger.ConsolidationEvent:
+    memory = Memory(f"c-{n}", USER, "part of one cycle", created_at=BASE_TIME)
+    return ledger.ConsolidationEvent(
+        f"00000000-0000-4000-c000-{n:012d}",
+        USER,
+        BASE_TIME + n,
+        "cause-of-the-cycle",
+        ledger.MemoryStored(memory, 1),
+        "manual",
+        "cycle-1",
+        index,
+        size,
+    )
+
+
+def test_an_emission_longer_than_a_batch_is_held_back_a_few_times_then_projected(
+    pipeline: Pipeline,
+) -> None:
+    """Given one input's output of 5 ledger events and a projector batch of 2,
+    when the projector reads it,
+    then it holds the open emission back a bounded number of times (it may only have been
+    cut by other partitions' records) and then applies it across batches: all 5 rows."""
+    values = [codec.encode_ledger(cycle_event(n, n, 5)) for n in range(5)]
+    produce_to_ledger(pipeline, values)
+    pipeline.start("projector", projector_batch_size=2)
+
+    wait_until(
+        lambda: pipeline.scalar("SELECT count(*) FROM consolidation_log") == 5,
+        timeout=60,
+        what="the whole emission to be projected",
+        describe=pipeline.logs,
+    )
+    assert memory_ids(pipeline) == {f"c-{n}" for n in range(5)}
+    assert pipeline.metric_sum("projector", "memstream_projector_emissions_held_back_total") >= 3
+    assert "larger than a batch" in pipeline.logs()
+
+
 # --- a schema the projector does not know ------------------------------------------------------
 
 

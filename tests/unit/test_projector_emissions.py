@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from projections.emissions import Consumed, halve, skipped, split_at_open_emissions
+from projections.emissions import (
+    Consumed,
+    HoldBacks,
+    halve,
+    skipped,
+    split_at_open_emissions,
+)
 from streams.engine import ledger
 from streams.engine.emissions import numbered
 from streams.engine.model import Memory
@@ -76,6 +82,39 @@ def test_a_cycle_larger_than_the_batch_is_applied_rather_than_held_forever():
 
     assert split.ready == records
     assert split.oversized == [(TOPIC, 0)]
+
+
+def test_a_batch_ending_inside_a_partitions_first_cycle_holds_it_back_to_read_it_whole():
+    """Given a batch whose partition 0 holds only the start of a cycle (other partitions
+    filled the batch), when it is split with hold-backs, then that start is held back, not
+    applied as a cycle larger than the batch."""
+    records = [
+        consumed(1, 7, event(1)),
+        consumed(0, 1, event(2, "c1")),
+        consumed(0, 2, event(3, "c1")),
+    ]
+
+    split = split_at_open_emissions(records, HoldBacks())
+
+    assert [(r.partition, r.offset) for r in split.ready] == [(1, 7)]
+    assert split.resume_at == {(TOPIC, 0): 1}
+    assert split.oversized == []
+
+
+def test_a_cycle_that_still_does_not_fit_after_the_hold_back_limit_is_applied_across_batches():
+    """Given a partition whose records are all one open cycle, batch after batch, from the
+    same offset, then it is held back ``limit`` times and then applied; a cycle held back at
+    another offset starts a new count."""
+    holds = HoldBacks(limit=2)
+    open_cycle = [consumed(0, 1, event(1, "big")), consumed(0, 2, event(2, "big"))]
+
+    outcomes = [split_at_open_emissions(open_cycle, holds) for _ in range(3)]
+
+    assert [s.resume_at for s in outcomes] == [{(TOPIC, 0): 1}, {(TOPIC, 0): 1}, {}]
+    assert outcomes[2].ready == open_cycle
+    assert outcomes[2].oversized == [(TOPIC, 0)]
+    later = [consumed(0, 9, event(3, "later"))]
+    assert split_at_open_emissions(later, holds).resume_at == {(TOPIC, 0): 9}
 
 
 def test_undecodable_records_do_not_open_or_close_cycles():
