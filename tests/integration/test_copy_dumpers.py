@@ -56,8 +56,12 @@ def test_direct_dumpers_store_what_the_stock_dumpers_store(database):
         register_vector(direct)
         register_copy_dumpers(direct)
         assert copied(direct, direct_rows) == copied(stock, stock_rows)
-        # values the fast paths do not know still go through the stock dumpers
+        # numpy vectors, lists and Jsonb wrappers go the direct way too
         assert copied(direct, stock_rows) == copied(stock, stock_rows)
+        # what the direct dumpers do not know goes to the stock ones: a vector as a list of
+        # floats, a two-dimensional array
+        others = [(EMBEDDING.tolist(), [["a", "b"], ["c", "d"]], Jsonb({"k": 1}))]
+        assert copied(direct, others) == copied(stock, others)
 
 
 def test_queries_adapting_by_python_type_keep_the_stock_dumpers(database):
