@@ -340,20 +340,28 @@ def _latency(
 
     progress.note(f"worker pid {processes[0].pid}, projector pid {processes[1].pid}; warming up")
     dim = settings.embedding_dim
-    warmup = new_memories(users, users, dim, seed=101)
-    measure_latency(
-        settings,
-        warmup,
-        min(rate, 500.0),
-        check,
-        "warm-up memories visible",
-        interval=POLL_INTERVAL_S,
-        stall_timeout=180.0,
-    )
-    memories = new_memories(max(1, int(rate * seconds)), users, dim, seed=202)
-    run = measure_latency(
-        settings, memories, rate, check, "memories visible", interval=POLL_INTERVAL_S
-    )
+    warmup = new_memories(users, users, dim, seed=101, staggered=True)
+    memories = new_memories(max(1, int(rate * seconds)), users, dim, seed=202, staggered=True)
+    with MemoryPublisher(settings, source="bench") as publisher:
+        measure_latency(
+            settings,
+            publisher,
+            warmup,
+            min(rate, 500.0),
+            check,
+            "warm-up memories visible",
+            interval=POLL_INTERVAL_S,
+            stall_timeout=180.0,
+        )
+        run = measure_latency(
+            settings,
+            publisher,
+            memories,
+            rate,
+            check,
+            "memories visible",
+            interval=POLL_INTERVAL_S,
+        )
     for process in processes:
         harness.stop(process)
     stats = percentiles(run.latencies_ms)
