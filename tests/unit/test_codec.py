@@ -4,6 +4,7 @@ reason that the dead-letter topic carries."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import uuid
 from collections.abc import Callable
@@ -446,3 +447,43 @@ def test_any_memory_round_trips_inside_a_ledger_event(memory: Memory, version: i
     event = a_ledger_event(ledger.MemoryStored(memory, version))
 
     assert codec.decode_ledger(codec.encode_ledger(event)) == event
+
+
+def baseline_writer(envelope: str) -> codec.WriterSchema:
+    registry = codec.default_registry()
+    older = [
+        w
+        for w in registry.by_fingerprint.values()
+        if w.envelope == envelope and w is not registry.current[envelope]
+    ]
+    assert older, f"schemas/baseline/ holds no older {envelope} schema"
+    return older[0]
+
+
+def test_an_event_written_with_the_baseline_schema_is_read_into_the_current_one() -> None:
+    """An older producer's bytes resolve into the current schema: the field it did not have
+    (``salience``) takes its default, everything it sent is kept."""
+    writer = baseline_writer("MemoryEvent")
+    memory = a_memory(content="written by a 1.0.0 producer", salience=0.9)
+    datum = codec.memory_to_datum(memory)
+    del datum["salience"]  # not in the 1.0.0 schema
+    old_bytes = (
+        codec.MAGIC
+        + writer.fingerprint
+        + writer.schema.binary_encode(
+            {
+                "event_id": event_id(),
+                "user_id": "u-1",
+                "occurred_at": 1_700_000_000_000,
+                "source": "old-service",
+                "payload": (f"{codec.NAMESPACE}.MemoryWritten", {"memory": datum}),
+            }
+        )
+    )
+
+    decoded = codec.decode_event(old_bytes)
+
+    assert old_bytes[2:10] != codec.default_registry().current["MemoryEvent"].fingerprint
+    assert isinstance(decoded.payload, MemoryWritten)
+    assert decoded.payload.memory == dataclasses.replace(memory, salience=None)
+    assert decoded.source == "old-service"
