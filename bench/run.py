@@ -43,10 +43,11 @@ from streams import codec
 DEFAULT_LATENCY_RATE = 1000.0
 DEFAULT_LATENCY_SECONDS = 10.0
 POLL_INTERVAL_S = 0.02
-# A fresh worker's first second of traffic is slow (its decisions come up to ~1 s late, with
-# the main thread mostly idle; later runs on the same processes do not show it), so each
-# latency run first sends this long a warm-up. 2 s at 200 ev/s took the first run's p99 from
-# 618-1,827 ms (a warm-up of one write per user) to 425 ms (at 380867e).
+# Each latency run measures the pipeline's steady state, after this long a warm-up: a new
+# worker's first inputs pay one-off costs (its first batch took 653 ms: imports, the first
+# transactions, opening the local store). Until the worker bounded its consumer's fetch wait
+# (streams/fetch_wait.py), its first second of input also came out late, and 2 s of warm-up
+# took the first run's p99 at 200 ev/s from 618-1,827 ms to 425 ms.
 WARMUP_SECONDS = 2.0
 WARMUP_MAX_RATE = 500.0
 

@@ -84,6 +84,10 @@ class Settings:
     # the local store, read back when an input of theirs comes): bounds the worker's memory.
     hot_users: int = 10_000
     worker_batch_ms: int = 10
+    # How long the worker's consumer lets the broker hold a fetch that finds nothing new
+    # (Faust's own 1,500 ms made a just-started worker's first second late; see
+    # streams/fetch_wait.py).
+    worker_fetch_wait_ms: int = 100
     # Per-layer vector index: "none" (per-user exact search by primary key, the default) or
     # "hnsw" (a global ANN index: cross-user scopes, very large users; caps ingest).
     vector_index: str = "NONE"  # compared case-insensitively, stored upper-case
@@ -171,6 +175,7 @@ _FIELD_KINDS: dict[str, type] = {
     "worker_batch_size": int,
     "hot_users": int,
     "worker_batch_ms": int,
+    "worker_fetch_wait_ms": int,
     "vector_index": str,
     "embedder": str,
 }
@@ -203,6 +208,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "worker_batch_size": (1, 100_000),
     "hot_users": (1, 100_000_000),
     "worker_batch_ms": (1, 60_000),
+    "worker_fetch_wait_ms": (1, 30_000),
 }
 
 

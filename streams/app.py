@@ -67,6 +67,7 @@ from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.rules.due import next_due_at
 from streams.engine.state import InMemoryUserState
 from streams.engine.validation import Limits
+from streams.fetch_wait import bound_fetch_wait
 from streams.heap_trim import trim_heap
 from streams.ingest import Emission, IngestProcessor, Input
 from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
@@ -99,10 +100,11 @@ def faust_app(settings: Settings, app_id: str) -> faust.App:
     baseline so the two are measured on the same footing. ``broker_credentials`` carries the
     Kafka security settings (SASL/TLS) to every aiokafka client Faust makes; a configured
     ``instance_id`` makes the worker a static group member, so a restart takes its
-    partitions back at once instead of after the session timeout."""
+    partitions back at once instead of after the session timeout; the consumer's fetch wait
+    is bounded (``streams/fetch_wait.py``)."""
     from memstream.kafka_security import faust_credentials
 
-    return faust.App(
+    app = faust.App(
         app_id,
         broker=f"kafka://{settings.kafka_bootstrap}",
         broker_credentials=faust_credentials(settings),
@@ -117,6 +119,8 @@ def faust_app(settings: Settings, app_id: str) -> faust.App:
         broker_session_timeout=settings.session_timeout_seconds,
         web_enabled=False,
     )
+    bound_fetch_wait(app, settings.worker_fetch_wait_ms)
+    return app
 
 
 def raw_topic(app: faust.App, name: str, settings: Settings) -> faust.TopicT:
