@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from bench.cleanup import clean_bench
+from bench.flags import add_cleanup_flags
 from bench.run import DEFAULT_LATENCY_RATE, DEFAULT_LATENCY_SECONDS, run_bench
 from memstream.settings import Settings, SettingsError
 
@@ -29,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_LATENCY_SECONDS,
         help="latency phase seconds of publishing",
     )
+    add_cleanup_flags(parser)
     return parser
 
 
@@ -40,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
     try:
+        if args.clean:
+            return clean_bench(settings)
         return run_bench(
             settings,
             events=args.events,
@@ -47,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             partitions=args.partitions,
             latency_rate=args.rate,
             latency_seconds=args.duration,
+            keep=args.keep,
         )
     except KeyboardInterrupt:
         return 130

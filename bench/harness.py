@@ -2,8 +2,9 @@
 
 Every phase gets fresh topics (a unique prefix, the run's partition count), its own consumer
 group / Faust app id, free metrics ports and, when it projects, a fresh database with the
-read-model migrations applied. Processes are started as children and stopped by pid; nothing
-is ever dropped, so a run's topics and databases stay for inspection.
+read-model migrations applied. Processes are started as children and stopped by pid. All of a
+run's topics, consumer groups and databases are named ``bench<run id>…``, so the run can
+remove them when it ends (bench/cleanup.py; ``--keep`` keeps them for inspection).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from confluent_kafka import KafkaException
 
 from bench import progress
 from bench.baselines import batches_from_ledger, copy_baseline
+from bench.cleanup import remove_run
 from bench.harness import BenchError, Harness, check_alive
 from bench.latency import LatencyRun, measure_latency
 from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
@@ -59,8 +60,10 @@ def run_bench(
     partitions: int | None = None,
     latency_rate: float = DEFAULT_LATENCY_RATE,
     latency_seconds: float = DEFAULT_LATENCY_SECONDS,
+    keep: bool = False,
 ) -> int:
-    """Run every phase, print the table, write ``bench/results/latest.json``.
+    """Run every phase, print the table, write ``bench/results/latest.json``; then remove the
+    run's topics, consumer groups and databases unless ``keep`` (bench/cleanup.py).
 
     Returns 0 when every phase completed (whether or not the targets were met; the table
     says), 1 when a phase failed, 2 for bad parameters.
@@ -95,6 +98,8 @@ def run_bench(
         return 1
     finally:
         harness.stop_all()
+        if not keep:
+            remove_run(settings, stack.database_url, harness.run_id)
     results["run"]["seconds"] = round(time.perf_counter() - started, 1)
     print(render(results))
     path = save(results)

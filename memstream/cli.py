@@ -211,9 +211,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from bench.cleanup import clean_bench
     from bench.run import run_bench
 
-    return run_bench(_settings(args), events=args.events, users=args.users)
+    if args.clean:
+        return clean_bench(_settings(args))
+    return run_bench(_settings(args), events=args.events, users=args.users, keep=args.keep)
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
@@ -247,6 +250,8 @@ def cmd_tail(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bench import flags as bench_flags
+
     parser = argparse.ArgumentParser(
         prog="memstream",
         description="Consolidate AI-agent memory in the stream: Kafka + Faust + PostgreSQL.",
@@ -317,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="throughput/latency ratios vs a bare Faust agent and raw COPY")
     p.add_argument("--events", type=int, default=20000)
     p.add_argument("--users", type=int, default=50)
+    bench_flags.add_cleanup_flags(p)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("tail", help="print the ledger as JSON lines (for jq), filtered")

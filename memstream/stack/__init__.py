@@ -19,6 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from confluent_kafka.admin import AdminClient
+
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from memstream.stack import kafka, postgres, secure
@@ -155,6 +157,11 @@ class LocalStack:
         kafka.ensure_topics(
             state.kafka_bootstrap, prefix, partitions, client=self._admin_config(state)
         )
+
+    def kafka_admin(self) -> AdminClient:
+        """An admin client of the running stack's broker (its admin principal when secure)."""
+        state = self._running_state()
+        return kafka.admin_client(state.kafka_bootstrap, self._admin_config(state))
 
     def admin_settings(self) -> Settings:
         """Settings that connect as the secure stack's admin (super user) principal: for
