@@ -63,7 +63,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
         assert line.event is not None
         try:
             publisher.publish(line.event)
-        except (TypeError, ValueError, OverflowError) as exc:  # fastavro: value vs schema
+        except (TypeError, ValueError, OverflowError) as exc:  # a value the schema refuses
             failed += 1
             print(f"{path}:{line.number}: does not fit the contract: {exc}", file=sys.stderr)
             continue

@@ -487,3 +487,19 @@ def test_an_event_written_with_the_baseline_schema_is_read_into_the_current_one(
     assert isinstance(decoded.payload, MemoryWritten)
     assert decoded.payload.memory == dataclasses.replace(memory, salience=None)
     assert decoded.source == "old-service"
+
+
+def test_a_value_that_does_not_fit_the_contract_is_refused_naming_the_field() -> None:
+    """The codec's error names the field, in a line (the encoder alone would name the whole
+    payload, embedding and all): `memstream publish` prints it for the line it rejects."""
+    memory = dataclasses.replace(
+        a_memory(embedding=codec.pack_embedding([0.5] * 384)),
+        importance="high",  # type: ignore[arg-type]
+    )
+
+    with pytest.raises(ValueError) as refused:
+        codec.encode_event(an_event(MemoryWritten(memory)))
+
+    assert "memstream.v1.Memory.importance" in str(refused.value)
+    assert "expected double" in str(refused.value)
+    assert len(str(refused.value)) < 200
