@@ -19,6 +19,7 @@ from pathlib import Path
 import psycopg
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
+from psycopg import sql
 
 from bench import progress
 from memstream.settings import Settings
@@ -109,7 +110,8 @@ def _wait_all(futures: Iterable[object], tolerated: tuple[int, ...] = ()) -> int
         try:
             result(timeout=_TIMEOUT_S)
         except KafkaException as exc:
-            code = exc.args[0].code()
+            error = exc.args[0] if exc.args else None
+            code = error.code() if isinstance(error, KafkaError) else None
             if code in tolerated:
                 skipped += 1
             elif code not in _ALREADY_GONE:
@@ -124,7 +126,9 @@ def _drop_databases(server_conninfo: str, run_id: str | None) -> int:
         names = bench_names((r[0] for r in conn.execute("SELECT datname FROM pg_database")), run_id)
         for name in names:
             # FORCE ends connections a killed process may have left open.
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
     if names:
         progress.note(f"dropped {len(names)} bench database(s)")
     return len(names)
@@ -137,8 +141,8 @@ def clean_bench(settings: Settings) -> int:
     try:
         stack = LocalStack(settings).up(progress=progress.note)
         removed = remove_bench_objects(LocalStack(settings).kafka_admin(), stack.database_url)
-    except (StackError, KafkaException, psycopg.Error) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (StackError, KafkaException, psycopg.Error, TimeoutError) as exc:
+        print(f"error: {exc or type(exc).__name__}; run `memstream status`", file=sys.stderr)
         return 1
     work = remove_work_files(Path(settings.state_dir) / "bench")
     print(f"removed what earlier bench runs left: {removed}, {work} working dir(s) (logs kept)")
@@ -149,7 +153,7 @@ def remove_run(settings: Settings, server_conninfo: str, run_id: str) -> None:
     """Remove one run's objects; a failure only warns (the results are already in)."""
     try:
         removed = remove_bench_objects(LocalStack(settings).kafka_admin(), server_conninfo, run_id)
-    except (StackError, KafkaException, psycopg.Error) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the run's results come first
         print(
             f"warning: could not remove run {run_id}'s topics and databases ({exc}); "
             f"`memstream bench --clean` removes them later",

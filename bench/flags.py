@@ -8,12 +8,13 @@ import argparse
 
 def add_cleanup_flags(parser: argparse.ArgumentParser) -> None:
     """``--keep`` and ``--clean``, shared with ``memstream bench``."""
-    parser.add_argument(
+    cleanup = parser.add_mutually_exclusive_group()
+    cleanup.add_argument(
         "--keep",
         action="store_true",
         help="keep the run's topics and databases for inspection (default: removed at the end)",
     )
-    parser.add_argument(
+    cleanup.add_argument(
         "--clean",
         action="store_true",
         help="only remove the topics and databases earlier runs left, then exit",

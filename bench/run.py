@@ -63,7 +63,8 @@ def run_bench(
     keep: bool = False,
 ) -> int:
     """Run every phase, print the table, write ``bench/results/latest.json``; then remove the
-    run's topics, consumer groups and databases unless ``keep`` (bench/cleanup.py).
+    run's topics, consumer groups and databases unless ``keep`` or a phase failed (then they
+    are kept for inspection; bench/cleanup.py).
 
     Returns 0 when every phase completed (whether or not the targets were met; the table
     says), 1 when a phase failed, 2 for bad parameters.
@@ -81,8 +82,10 @@ def run_bench(
         return 1
     harness = Harness(settings, stack, partitions)
     progress.note(f"run {harness.run_id}: logs in {harness.workdir / 'logs'}")
+    completed = False
     try:
         results = _run_phases(harness, events, users, latency_rate, latency_seconds)
+        completed = True
     except (BenchError, StackError, PublishError, KafkaException, psycopg.Error) as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         for process in harness.processes:
@@ -92,13 +95,14 @@ def run_bench(
             print(process.log_tail(25), file=sys.stderr)
         print(
             "\nThe stack stays up: `memstream status` shows it; rerun the bench once it is "
-            "healthy, or `memstream down` and `memstream up` to restart it.",
+            "healthy, or `memstream down` and `memstream up` to restart it. The run's topics "
+            "and databases are kept for inspection; `memstream bench --clean` removes them.",
             file=sys.stderr,
         )
         return 1
     finally:
         harness.stop_all()
-        if not keep:
+        if completed and not keep:
             remove_run(settings, stack.database_url, harness.run_id)
     results["run"]["seconds"] = round(time.perf_counter() - started, 1)
     print(render(results))
@@ -354,7 +358,9 @@ def _latency(
     dim = settings.embedding_dim
     warmup_rate = min(rate, WARMUP_MAX_RATE)
     warmup_count = max(users, int(warmup_rate * WARMUP_SECONDS))
-    warmup = new_memories(warmup_count, users, dim, seed=101, staggered=True)
+    # Conversations of its own: continued by the run, the warm-up's messages would bring the
+    # users' 20th messages (and cycles) back into step.
+    warmup = new_memories(warmup_count, users, dim, seed=101, staggered=True, label="warmup")
     memories = new_memories(max(1, int(rate * seconds)), users, dim, seed=202, staggered=True)
     with MemoryPublisher(settings, source="bench") as publisher:
         measure_latency(

@@ -36,14 +36,16 @@ def user_name(index: int) -> str:
 
 
 def new_memories(
-    count: int, users: int, dim: int, seed: int = 11, staggered: bool = False
+    count: int, users: int, dim: int, seed: int = 11, staggered: bool = False, label: str = ""
 ) -> list[Memory]:
     """``count`` distinct memories, round-robin over ``users`` users, who start at different
-    points of their conversations when ``staggered``."""
+    points of their conversations when ``staggered``. A ``label`` names conversations and
+    sessions of their own (a warm-up's), so the next workload's do not continue them."""
     if count <= 0 or users <= 0:
         raise ValueError("the workload needs at least one event and one user")
     rng = random.Random(seed)
     vectors = np.random.default_rng(seed).uniform(-1.0, 1.0, (count, dim)).astype("<f4")
+    label = f"{label}-" if label else ""
     memories = []
     for i in range(count):
         user = user_name(i % users)
@@ -62,8 +64,8 @@ def new_memories(
                 tags=("bench", f"t{i % 7}"),
                 importance=round(rng.random(), 3),
                 confidence=round(rng.random(), 3),
-                conversation_id=f"{user}-conv-{position // CONVERSATION_LENGTH}",
-                session_id=f"{user}-session-{position // SESSION_LENGTH}",
+                conversation_id=f"{user}-{label}conv-{position // CONVERSATION_LENGTH}",
+                session_id=f"{user}-{label}session-{position // SESSION_LENGTH}",
                 embedding=vectors[i].tobytes(),
                 metadata={"n": str(i)},
             )

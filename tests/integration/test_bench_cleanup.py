@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from bench.cleanup import remove_bench_objects
 from bench.harness import Harness
 from memstream.settings import Settings
 from memstream.stack.kafka import admin_client
+
+pytestmark = pytest.mark.integration
 
 
 def a_run(stack: Any) -> tuple[Harness, Settings]:

@@ -5,7 +5,6 @@ without a broker: an aiokafka consumer connects only when started."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import faust
 import pytest
@@ -15,26 +14,29 @@ from streams.app import faust_app
 from streams.fetch_wait import bound_fetch_wait
 
 
-def worker_consumer(app: faust.App) -> Any:
-    """The aiokafka consumer Faust's consumer thread would start for ``app``."""
+def fetch_wait_of(app: faust.App) -> int:
+    """The fetch wait of the aiokafka consumer Faust's consumer thread would start for
+    ``app`` (built, read, and closed unstarted)."""
 
-    async def create() -> Any:
+    async def read() -> int:
         thread = app.consumer._thread  # type: ignore[attr-defined]
-        return thread._create_worker_consumer(app.transport)
+        consumer = thread._create_worker_consumer(app.transport)
+        try:
+            return int(consumer._fetch_max_wait_ms)
+        finally:
+            await consumer.stop()
 
-    return asyncio.run(create())
+    return asyncio.run(read())
 
 
 def test_the_worker_consumer_waits_on_the_broker_for_the_configured_time() -> None:
-    consumer = worker_consumer(faust_app(Settings(worker_fetch_wait_ms=40), "fetch-wait-test"))
+    app = faust_app(Settings(worker_fetch_wait_ms=40), "fetch-wait-test")
 
-    assert consumer._fetch_max_wait_ms == 40
+    assert fetch_wait_of(app) == 40
 
 
 def test_by_default_an_empty_fetch_is_held_100_ms_not_faust_s_1500() -> None:
-    consumer = worker_consumer(faust_app(Settings(), "fetch-wait-default"))
-
-    assert consumer._fetch_max_wait_ms == 100
+    assert fetch_wait_of(faust_app(Settings(), "fetch-wait-default")) == 100
 
 
 def test_the_bound_must_be_set_before_faust_creates_its_consumer() -> None:
