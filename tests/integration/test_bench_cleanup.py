@@ -3,7 +3,6 @@ and only its own (real broker, real PostgreSQL: what `memstream bench` runs on).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from bench.cleanup import remove_bench_objects
 from bench.harness import Harness
 from memstream.settings import Settings
 from memstream.stack.kafka import admin_client
+from memstream.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -42,17 +42,20 @@ COORDINATOR_NOT_READY = (
 
 
 def commit_when_the_coordinator_is_ready(consumer: Consumer, offset: TopicPartition) -> None:
-    """A new group's coordinator may still be loading on a fresh broker: retry that."""
-    for _ in range(60):
+    """A new group's coordinator may still be loading on a fresh broker: retry until it
+    takes the commit."""
+
+    def committed() -> bool:
         try:
             consumer.commit(offsets=[offset], asynchronous=False)
-            return
         except KafkaException as exc:
             error = exc.args[0]
             if not (error.retriable() or error.code() in COORDINATOR_NOT_READY):
                 raise
-            time.sleep(0.5)
-    raise AssertionError("the group coordinator did not become ready in 30 s")
+            return False
+        return True
+
+    wait_until(committed, timeout=30, what="the group coordinator taking a commit")
 
 
 def objects_of(stack: Any, run_id: str) -> tuple[set[str], set[str], set[str]]:
