@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from pgvector.psycopg import register_vector
 
 from bench.harness import BenchError
 from bench.measure import Rate
@@ -58,7 +57,6 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
     events = sum(len(b) for b in batches)
     bar = Counter(events, "ledger events' rows copied")
     with psycopg.connect(database_url) as conn:
-        register_vector(conn)
         register_copy_dumpers(conn)
         clones = {
             source: f"bench_copy_{suffix}_{source}"

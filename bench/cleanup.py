@@ -139,8 +139,9 @@ def clean_bench(settings: Settings) -> int:
     stack (runs with ``--keep``, or runs that were killed), a run in progress's too: run it
     when no bench is running. Returns 0, or 1 on failure."""
     try:
-        stack = LocalStack(settings).up(progress=progress.note)
-        removed = remove_bench_objects(LocalStack(settings).kafka_admin(), stack.database_url)
+        local = LocalStack(settings)
+        stack = local.up(progress=progress.note)
+        removed = remove_bench_objects(local.kafka_admin(), stack.database_url)
     except (StackError, KafkaException, psycopg.Error, TimeoutError) as exc:
         print(f"error: {exc or type(exc).__name__}; run `memstream status`", file=sys.stderr)
         return 1

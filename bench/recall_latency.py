@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import psycopg
-from pgvector.psycopg import register_vector
 
 from bench import progress
 from bench.baselines import column_types, copy_rows
@@ -42,7 +41,6 @@ def measure_recall(
         psycopg.connect(database_url, autocommit=True) as copying,
         psycopg.connect(database_url) as conn,
     ):
-        register_vector(copying)
         register_copy_dumpers(copying)
         types = column_types(copying, "semantic_facts", MEMORY_COLUMNS)
         for size in sizes:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 from psycopg import abc
 from psycopg.adapt import Buffer, Dumper
 from psycopg.pq import Format
@@ -106,9 +107,10 @@ class _JsonbBinaryDumper(_DirectDumper):
 
 
 def register_copy_dumpers(conn: psycopg.Connection) -> None:
-    """Use the direct dumpers for binary COPY on ``conn``. Call it after ``register_vector``
-    (whose vector dumper they fall back to), and do not call ``register_vector`` on ``conn``
-    again: it registers pgvector's dumper by oid anew, replacing the direct one."""
+    """Register pgvector's adapters on ``conn`` (its vector dumper is the fallback), then the
+    direct dumpers for binary COPY. Do not call ``register_vector`` on ``conn`` afterwards:
+    it registers pgvector's dumper by oid anew, replacing the direct one."""
+    register_vector(conn)
     adapters = conn.adapters
     info = TypeInfo.fetch(conn, "vector")
     if info is None:

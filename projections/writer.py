@@ -20,7 +20,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
-from pgvector.psycopg import register_vector
 
 from projections.copy_dumpers import register_copy_dumpers
 from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
@@ -68,7 +67,6 @@ _UPDATE_SET = ", ".join(
 
 def prepare_connection(conn: psycopg.Connection) -> None:
     """Per-connection setup: the vector type and the session's staging tables."""
-    register_vector(conn)
     register_copy_dumpers(conn)
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS stage_memories "

@@ -53,7 +53,6 @@ def test_direct_dumpers_store_what_the_stock_dumpers_store(database):
     stock_rows = [(EMBEDDING, list(tags[i]), Jsonb(metadata[i])) for i in range(3)]
     with psycopg.connect(database) as stock, psycopg.connect(database) as direct:
         register_vector(stock)
-        register_vector(direct)
         register_copy_dumpers(direct)
         assert copied(direct, direct_rows) == copied(stock, stock_rows)
         # numpy vectors, lists and Jsonb wrappers go the direct way too
@@ -68,7 +67,6 @@ def test_queries_adapting_by_python_type_keep_the_stock_dumpers(database):
     """Given a connection with the direct dumpers, when bytes and lists are passed as query
     parameters, then they still go as bytea and arrays (the dumpers are for COPY only)."""
     with psycopg.connect(database) as conn:
-        register_vector(conn)
         register_copy_dumpers(conn)
         row = conn.execute("SELECT pg_typeof(%s)::text, %s::text", (b"\x00\x01", ["a"])).fetchone()
     assert row == ("bytea", "{a}")
