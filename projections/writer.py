@@ -16,15 +16,22 @@ row is created (at offset 0) and locked the same way, so two first batches canno
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import psycopg
+from psycopg.adapt import AdaptersMap, Transformer
+from psycopg.pq import Format
 
 from projections.copy_dumpers import register_copy_dumpers
 from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
 from streams.engine.model import Layer
+
+try:  # psycopg's binary COPY row formatter (C); internal, so its absence only costs speed
+    from psycopg._copy_base import BinaryFormatter
+except ImportError:  # pragma: no cover - depends on the installed psycopg
+    BinaryFormatter = None  # type: ignore[assignment,misc]
 
 _STAGE_TYPES = [
     "text",  # layer
@@ -66,7 +73,10 @@ _UPDATE_SET = ", ".join(
 
 
 def prepare_connection(conn: psycopg.Connection) -> None:
-    """Per-connection setup: the vector type and the session's staging tables."""
+    """Per-connection setup: the vector type, the session's staging tables, UTF-8 on the
+    wire (what :func:`format_copies` encodes text as), and the append-only tables' column
+    types (which :func:`format_copies` needs before the first write)."""
+    conn.execute("SET client_encoding TO 'UTF8'")
     register_copy_dumpers(conn)
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS stage_memories "
@@ -77,6 +87,9 @@ def prepare_connection(conn: psycopg.Connection) -> None:
             f"CREATE TEMP TABLE IF NOT EXISTS {_APPEND_ONLY[table]} "
             f"(LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
         )
+    with conn.cursor() as cur:
+        for table, columns in _APPEND_COLUMNS.items():
+            _types_of(cur, table, columns)
     conn.commit()
 
 
@@ -115,21 +128,29 @@ def stale_partitions(
     }
 
 
-def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> None:
+def write_batch(
+    conn: psycopg.Connection,
+    batch: RowBatch,
+    projector: str,
+    copies: Mapping[str, bytes] | None = None,
+) -> None:
     """Apply ``batch`` and move the stored offsets, in one transaction; raise
-    :class:`StaleBatch` (having written nothing) if the stored position is past its start."""
+    :class:`StaleBatch` (having written nothing) if the stored position is past its start.
+
+    ``copies``: the batch's direct COPYs already formatted (:func:`format_copies`); a table
+    missing from it is formatted here."""
+    copies = copies or {}
     with conn.transaction(), conn.cursor() as cur:
         behind = stale_partitions(batch.first_offsets, _lock_offsets(cur, batch, projector))
         if behind:
             raise StaleBatch(behind)
         _apply_deletes(cur, batch)
-        _upsert_memories(cur, batch)
+        _upsert_memories(cur, batch, copies)
         _apply_updates(cur, batch)
         _upsert_sessions(cur, batch)
         _upsert_profiles(cur, batch)
-        _append(cur, "memory_links", LINK_COLUMNS, batch.links)
-        _append(cur, "consolidation_reports", REPORT_COLUMNS, batch.reports)
-        _append(cur, "consolidation_log", LOG_COLUMNS, batch.log)
+        for table, columns, rows in _appends(batch):
+            _append(cur, table, columns, rows, copies.get(table))
         cur.executemany(
             "INSERT INTO projection_offsets (projector, topic, partition, next_offset) "
             "VALUES (%s, %s, %s, %s) ON CONFLICT (projector, topic, partition) DO UPDATE "
@@ -139,20 +160,66 @@ def write_batch(conn: psycopg.Connection, batch: RowBatch, projector: str) -> No
         )
 
 
-def _upsert_memories(cur: psycopg.Cursor, batch: RowBatch) -> None:
+def format_copies(adapters: AdaptersMap, batch: RowBatch) -> dict[str, bytes]:
+    """The data of the batch's direct COPYs (each layer's rows, the append-only rows), in
+    PostgreSQL's binary COPY format, keyed by table.
+
+    Why ahead of :func:`write_batch`: the projector formats batch k + 1 while another thread
+    writes batch k. Formatting is most of the writer's Python work, and done in the writing
+    thread it holds the GIL against the decoding in the main one; with the data ready, the
+    writing thread only passes bytes to libpq and waits for the server (see
+    ``projections.projector``). ``adapters`` are a prepared connection's
+    (:func:`prepare_connection`): only its dumpers are used, never the connection itself,
+    which another thread may be using. Text is encoded as UTF-8, the encoding
+    :func:`prepare_connection` sets on the wire.
+
+    Returns ``{}`` when this psycopg lacks the formatter (an internal class): every table is
+    then formatted by :func:`write_batch` itself, as before."""
+    if BinaryFormatter is None:
+        return {}
+    copies = {
+        LAYER_TABLES[layer]: _binary_copy(adapters, _STAGE_TYPES[1:], rows)
+        for layer, rows in _rows_by_layer(batch).items()
+    }
+    for table, _, rows in _appends(batch):
+        types = _column_types.get(table)
+        if rows and types is not None:
+            copies[table] = _binary_copy(adapters, types, rows)
+    return copies
+
+
+def _binary_copy(
+    adapters: AdaptersMap, types: list[str], rows: Iterable[Sequence[object]]
+) -> bytes:
+    assert BinaryFormatter is not None
+    transformer = Transformer(adapters)
+    transformer.set_dumper_types([adapters.types.get_oid(t) for t in types], Format.BINARY)
+    formatter = BinaryFormatter(transformer)
+    data = bytearray()
+    for row in rows:
+        data += formatter.write_row(row)
+    data += formatter.end()
+    return bytes(data)
+
+
+def _rows_by_layer(batch: RowBatch) -> dict[Layer, list[list[Any]]]:
+    by_layer: dict[Layer, list[list[Any]]] = {}
+    for (layer, _, _), row in batch.upserts.items():
+        by_layer.setdefault(layer, []).append(row)
+    return by_layer
+
+
+def _upsert_memories(cur: psycopg.Cursor, batch: RowBatch, copies: Mapping[str, bytes]) -> None:
     """Each layer's rows straight into its table by binary COPY, inside a savepoint: the
     common case is that every row of the batch is new there (a memory stored, promoted or
     derived). If one is not, the savepoint is rolled back and that layer's rows go through
     the staging table and ``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version``, so an
     older version never overwrites a newer one either way."""
-    by_layer: dict[Layer, list[list[Any]]] = {}
-    for (layer, _, _), row in batch.upserts.items():
-        by_layer.setdefault(layer, []).append(row)
-    for layer, rows in by_layer.items():
+    for layer, rows in _rows_by_layer(batch).items():
         table = LAYER_TABLES[layer]
         try:
             with cur.connection.transaction():
-                _copy_rows(cur, table, MEMORY_COLUMNS, _STAGE_TYPES[1:], rows)
+                _copy_rows(cur, table, MEMORY_COLUMNS, _STAGE_TYPES[1:], rows, copies.get(table))
             continue
         except psycopg.errors.UniqueViolation:
             pass
@@ -202,8 +269,13 @@ def _copy_rows(
     columns: Iterable[str],
     types: list[str],
     rows: Iterable[Sequence[object]],
+    data: bytes | None = None,
 ) -> None:
+    """COPY ``rows``, or ``data``: the same rows already formatted (:func:`format_copies`)."""
     with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)") as copy:
+        if data is not None:
+            copy.write(data)
+            return
         copy.set_types(types)
         for row in rows:
             copy.write_row(row)
@@ -332,10 +404,30 @@ _APPEND_ONLY = {
     "memory_links": "stage_links",
     "consolidation_reports": "stage_reports",
 }
+_APPEND_COLUMNS = {
+    "memory_links": LINK_COLUMNS,
+    "consolidation_reports": REPORT_COLUMNS,
+    "consolidation_log": LOG_COLUMNS,
+}
 _column_types: dict[str, list[str]] = {}
 
 
-def _append(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: list) -> None:
+def _appends(batch: RowBatch) -> list[tuple[str, tuple[str, ...], list]]:
+    """(table, columns, rows) of the batch's append-only rows, in the order they are written."""
+    return [
+        ("memory_links", LINK_COLUMNS, batch.links),
+        ("consolidation_reports", REPORT_COLUMNS, batch.reports),
+        ("consolidation_log", LOG_COLUMNS, batch.log),
+    ]
+
+
+def _append(
+    cur: psycopg.Cursor,
+    table: str,
+    columns: tuple[str, ...],
+    rows: list,
+    data: bytes | None = None,
+) -> None:
     """Append-only rows keyed by their ledger event. The common case is that none of them
     is there yet: binary COPY straight into the table, inside a savepoint. A replay (after a
     crash or a rewind) finds some already there: the COPY fails on the key, the savepoint
@@ -346,7 +438,7 @@ def _append(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: lis
     types = _types_of(cur, table, columns)
     try:
         with cur.connection.transaction():
-            _copy_rows(cur, table, columns, types, rows)
+            _copy_rows(cur, table, columns, types, rows, data)
         return
     except psycopg.errors.UniqueViolation:
         pass
