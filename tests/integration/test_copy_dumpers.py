@@ -43,14 +43,19 @@ def database(stack) -> str:
 
 def test_direct_dumpers_store_what_the_stock_dumpers_store(database):
     """Given the values a memory row holds (packed embedding bytes, tuples and lists of
-    strings with NULLs and non-ASCII text, empty and nested metadata), when each is COPYed
-    through the direct dumpers and, converted the stock way, through pgvector's and
-    psycopg's, then PostgreSQL holds the same values."""
-    tags = [("a", "b c", "ünïcødé", 'quote"s'), (), ("x", None)]
-    metadata = [{"k": "v", "n": "ü"}, {}, {"nested": {"list": [1, 2]}}]
+    strings with NULLs and non-ASCII text, empty, nested and non-string-keyed metadata), when
+    each is COPYed through the direct dumpers and, converted the stock way, through
+    pgvector's and psycopg's, then PostgreSQL holds the same values."""
+    tags = [("a", "b c", "ünïcødé", 'quote"s'), (), ("x", None), ("y",)]
+    metadata = [
+        {"k": "v", "n": "ü"},
+        {},
+        {"nested": {"list": [1, 2]}},
+        {1: "a key that is not a string", "big": 2**70},  # what orjson refuses
+    ]
     packed = EMBEDDING.tobytes()
-    direct_rows = [(packed, tags[i], metadata[i]) for i in range(3)]
-    stock_rows = [(EMBEDDING, list(tags[i]), Jsonb(metadata[i])) for i in range(3)]
+    direct_rows = [(packed, tags[i], metadata[i]) for i in range(len(tags))]
+    stock_rows = [(EMBEDDING, list(tags[i]), Jsonb(metadata[i])) for i in range(len(tags))]
     with psycopg.connect(database) as stock, psycopg.connect(database) as direct:
         register_vector(stock)
         register_copy_dumpers(direct)

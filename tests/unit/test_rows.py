@@ -3,7 +3,7 @@ of a memory wins, forgets become deletes, offsets advance past the batch, every 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -327,6 +327,17 @@ def test_a_decay_then_an_archive_without_a_salience_keep_the_decayed_salience() 
     assert batch.updates[KEY] == FieldUpdate(
         version=3, fields={"salience": 0.3, "status": "archived"}
     )
+
+
+def test_every_conversion_is_the_instant_asked_for_however_many_were_asked_before() -> None:
+    """Given more distinct instants than the recent conversions kept, each asked twice,
+    when they are converted, then every answer is that instant in UTC (the kept conversions
+    never answer for another instant, before or after they are dropped)."""
+    instants = [1_790_000_000_000 + 997 * n for n in range(10_000)]
+    for millis in instants + instants[::-1]:
+        expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=millis)
+        assert to_datetime(millis) == expected
+    assert to_datetime(None) is None
 
 
 # --- values no row can hold -------------------------------------------------------------------
