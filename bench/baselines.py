@@ -65,6 +65,7 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
         }
         for source, clone in clones.items():
             conn.execute(f"CREATE TABLE {clone} (LIKE {source} INCLUDING ALL)")
+            _copy_storage_parameters(conn, source, clone)
         types = {
             source: column_types(conn, clone, _columns(source)) for source, clone in clones.items()
         }
@@ -84,6 +85,15 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
     bar.finish()
     table = clones["consolidation_log"]
     return CopyResult(table, Rate(events, elapsed, "first batch→last commit"), len(batches))
+
+
+def _copy_storage_parameters(conn: psycopg.Connection, source: str, clone: str) -> None:
+    """Give ``clone`` the table's storage parameters (``toast_tuple_target``, from migration
+    006), which ``LIKE … INCLUDING ALL`` leaves out: the baseline writes rows the same way."""
+    row = conn.execute("SELECT reloptions FROM pg_class WHERE oid = %s::regclass", (source,))
+    options = (row.fetchone() or (None,))[0]
+    if options:
+        conn.execute(f"ALTER TABLE {clone} SET ({', '.join(options)})")
 
 
 def _columns(source: str) -> Sequence[str]:
