@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from memstream.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
+
 projector_rows = Counter("memstream_projector_rows", "Rows written to the read models.", ["table"])
 projector_events = Counter(
     "memstream_projector_events", "Ledger events applied to the read models.", ["event_type"]
@@ -40,9 +42,4 @@ projector_partial_emission_events = Counter(
     "memstream_projector_partial_emission_events",
     "Ledger events of an input's output that was only partly committed and then emitted "
     "again whole: skipped, never applied as if complete.",
-)
-consumer_lag = Gauge(
-    "memstream_consumer_lag",
-    "Records behind the partition's high watermark.",
-    ["topic", "partition"],
 )

@@ -21,11 +21,13 @@ decodes, folds and formats batch k + 1, so the database's share of a batch (abou
 its time, measured) no longer stalls the decoding. At most one batch is in flight, and batch
 k + 1 is handed over only once batch k is finished, so transactions stay in offset order.
 The main thread touches the database only when no batch is in flight (rewinds, assignment,
-dead letters, poison isolation). A failed write is handled when it is collected, exactly as
-a synchronous one would be: a poison record is isolated by writing the batch again in halves,
-and a stale batch or an outage rewinds to the stored offsets, dropping the batch that was
-read past it. The writer thread holds the GIL only to hand bytes to libpq, because the COPY
-data is formatted by the main thread (``projections.writer.format_copies``).
+dead letters, poison isolation). A failed write is handled when it is collected, as a
+synchronous one would be: a poison record is isolated (the batch written again, then in
+halves), unless the batch's partitions were revoked meanwhile; a stale batch or an outage
+rewinds to the stored offsets, dropping the batch that was read past it. The writer thread
+needs the GIL little: the COPY data comes formatted by the main thread
+(``projections.writer.format_copies``), so it hands bytes to libpq and runs the few
+statements that are not COPYs.
 """
 
 from __future__ import annotations
@@ -102,6 +104,17 @@ class Consumption:
 
     def partitions(self) -> set[tuple[str, int]]:
         return {(r.topic, r.partition) for r in self.records}
+
+
+class RevokedInFlight(Exception):
+    """The batch in flight failed on a record the database refuses, and some of its
+    partitions were revoked meanwhile: it is dropped, not isolated."""
+
+    def __init__(self, partitions: set[tuple[str, int]]) -> None:
+        super().__init__(
+            "a batch refused by the database held records of revoked partitions "
+            f"{sorted(p for _, p in partitions)}: dropped"
+        )
 
 
 @dataclass
@@ -190,8 +203,9 @@ class Projector:
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         """Remember revoked partitions: a batch holding their records is never written. The
-        batch in flight is let finish first, so the partitions' next owner starts from its
-        stored position (had it not finished, its write would find itself stale)."""
+        batch in flight is let finish first, so the partitions' next owner most likely
+        starts after it (either way, whichever of the two writes second finds itself
+        stale and writes nothing)."""
         self._wait_for_write()
         self._revoked.update((tp.topic, tp.partition) for tp in partitions)
         log.info("revoked %s", sorted(tp.partition for tp in partitions))
@@ -229,7 +243,7 @@ class Projector:
             if finished.events is not None and on_batch is not None:
                 on_batch(finished.events)
         finally:
-            self._wait_for_write()
+            self._wait_for_write(stopping=True)
             self._writer.shutdown()
             self.consumer.close()
             self._drop_connection()
@@ -269,7 +283,8 @@ class Projector:
 
     def _prepare(self, ready: list[Consumed]) -> tuple[RowBatch | None, dict[str, bytes]]:
         """The batch's rows and its COPY data; no batch when a record's rows cannot be built
-        or formatted (``_apply`` then sets exactly that record aside)."""
+        or formatted: the batch is then applied synchronously by ``_apply``, which sets such
+        a record aside (or retries and rewinds, when the error was not the record's)."""
         folded = fold(ready)
         if folded.rejected:
             return None, {}
@@ -294,16 +309,33 @@ class Projector:
         except Exception as exc:
             if not is_poison(exc):
                 raise
-            # A record the database refuses: find it, writing the batch again in halves.
+            revoked = _partitions_of(in_flight.ready) & self._revoked
+            if revoked:
+                # Isolating the record would write to partitions another instance now owns:
+                # it finds the record itself, from the stored offsets.
+                raise RevokedInFlight(revoked) from exc
+            # A record the database refuses: find it as a synchronous write does (the batch
+            # again, then in halves).
             return self._write_isolating(in_flight.ready, in_flight.consumed)
         return in_flight.events
 
-    def _wait_for_write(self) -> None:
-        """Let the batch in flight finish (its outcome is handled later, by the loop), so
-        the connection is free for the calling thread."""
-        if self._in_flight is not None:
-            with contextlib.suppress(Exception):
-                self._in_flight.future.result()
+    def _wait_for_write(self, stopping: bool = False) -> None:
+        """Let the batch in flight finish, so the connection is free for the calling
+        thread. Its outcome is handled later by the loop, unless the projector is
+        ``stopping`` on an error: then a failed write is only logged (its transaction
+        rolled back, so its records are read again after a restart)."""
+        if self._in_flight is None:
+            return
+        try:
+            self._in_flight.future.result()
+        except Exception as exc:  # noqa: BLE001 - handled by _finish_write, or logged below
+            if stopping:
+                log.warning(
+                    "the batch being written when the projector stopped was not applied "
+                    "(%s: %s); it is read again from the stored offsets",
+                    type(exc).__name__,
+                    one_line(exc),
+                )
 
     def _hold_back_open_emissions(self, records: list[Consumed]) -> list[Consumed]:
         """The records to apply now; an input's output that the batch cuts in half is
@@ -371,6 +403,8 @@ class Projector:
         except StaleBatch as exc:
             metrics.projector_stale_batches.inc()
             log.warning("stale batch dropped (%s); seeking to the stored offsets", exc)
+        except RevokedInFlight as exc:
+            log.info("%s; seeking the partitions still assigned to the stored offsets", exc)
         except Exception as exc:
             if not is_transient(exc):
                 raise

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from memstream.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
+
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
 
 events_ingested = Counter(
@@ -33,11 +35,6 @@ event_lag = Histogram(
     "memstream_event_lag_seconds",
     "Event time of the input to the moment its decision was emitted.",
     buckets=LAG_BUCKETS,
-)
-consumer_lag = Gauge(
-    "memstream_consumer_lag",
-    "Records behind the partition's high watermark.",
-    ["topic", "partition"],
 )
 partitions_assigned = Gauge(
     "memstream_worker_partitions_assigned",
