@@ -30,6 +30,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
 
 @pytest.fixture
+def database(stack: object) -> str:
+    """A new database on the stack's PostgreSQL with the read models migrated."""
+    from tests.support import migrated_database
+
+    return migrated_database(stack.database_url)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
 def pipeline(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from tests.support import Pipeline
 

@@ -38,6 +38,16 @@ def quiet_profile(name: str) -> str:
     return f'profile = "{name}"\n[triggers]\nperiodic_seconds = 86400\n'
 
 
+def migrated_database(server_url: str, embedding_dim: int = 384) -> str:
+    """A new database on the server of ``server_url`` with the read models migrated; its
+    connection string."""
+    name = f"d_{uuid.uuid4().hex[:10]}"
+    ensure_database(server_url, name)
+    url = make_conninfo(server_url, dbname=name)
+    migrate(url, embedding_dim)
+    return url
+
+
 @dataclass
 class Pipeline:
     settings: Settings

@@ -9,11 +9,9 @@ import numpy as np
 import psycopg
 import pytest
 from pgvector.psycopg import register_vector
-from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from projections.copy_dumpers import register_copy_dumpers
-from projections.schema import ensure_database, migrate
 
 pytestmark = pytest.mark.integration
 
@@ -30,15 +28,6 @@ def copied(conn: psycopg.Connection, rows: list[tuple[object, ...]]) -> list[tup
         for row in rows:
             copy.write_row(row)
     return conn.execute(f"SELECT v::text, a::text, j::text FROM {table} ORDER BY n").fetchall()
-
-
-@pytest.fixture
-def database(stack) -> str:
-    name = f"d_{uuid.uuid4().hex[:10]}"
-    ensure_database(stack.database_url, name)
-    url = make_conninfo(stack.database_url, dbname=name)
-    migrate(url, 384)
-    return url
 
 
 def test_direct_dumpers_store_what_the_stock_dumpers_store(database):

@@ -4,20 +4,19 @@ formats the rows itself (real PostgreSQL + pgvector)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
 
 from projections.rows import RowBatch
-from projections.schema import LAYER_TABLES, ensure_database, migrate
+from projections.schema import LAYER_TABLES
 from projections.writer import format_copies, prepare_connection, write_batch
 from streams.engine import ledger
 from streams.engine.model import Memory
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
+from tests.support import migrated_database
 from tests.workloads import BASE_TIME, cycle_heavy_workload, embedding, mixed_workload
 
 pytestmark = pytest.mark.integration
@@ -31,14 +30,6 @@ TABLES = (
     "user_profiles",
 )
 BATCH = 150
-
-
-def fresh_database(stack_url: str) -> str:
-    name = f"pf_{uuid.uuid4().hex[:10]}"
-    ensure_database(stack_url, name)
-    url = make_conninfo(stack_url, dbname=name)
-    migrate(url, 384)
-    return url
 
 
 def unicode_memory_event() -> ledger.ConsolidationEvent:
@@ -91,7 +82,7 @@ def test_copies_formatted_ahead_store_what_the_writer_formats_itself(stack):
         *replay(cycle_heavy_workload(300, users=3, seed=11), Limits()).decisions,
         *replay(mixed_workload(300, users=3, seed=12), Limits()).decisions,
     ]
-    ahead, itself = fresh_database(stack.database_url), fresh_database(stack.database_url)
+    ahead, itself = migrated_database(stack.database_url), migrated_database(stack.database_url)
     formatted_tables: set[str] = set()
     with psycopg.connect(ahead) as conn:
         prepare_connection(conn)

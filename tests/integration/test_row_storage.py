@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import random
 import string
-import uuid
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
 
 from bench.baselines import copy_baseline
 from projections.rows import RowBatch
-from projections.schema import LAYER_TABLES, ensure_database, migrate
+from projections.schema import LAYER_TABLES
 from projections.writer import prepare_connection, write_batch
 from streams.engine import ledger
 from streams.engine.model import Memory
@@ -22,15 +20,6 @@ from tests.workloads import BASE_TIME, embedding
 pytestmark = pytest.mark.integration
 
 EMBEDDING_BYTES = 4 * 384 + 8  # pgvector's inline size of a 384-dimension vector
-
-
-@pytest.fixture
-def database(stack) -> str:
-    name = f"rs_{uuid.uuid4().hex[:10]}"
-    ensure_database(stack.database_url, name)
-    url = make_conninfo(stack.database_url, dbname=name)
-    migrate(url, 384)
-    return url
 
 
 def a_batch_of_large_facts() -> RowBatch:
