@@ -15,8 +15,10 @@ Registered by oid only (``register_dumper(None, …)``): queries that adapt by P
 
 from __future__ import annotations
 
+import array
 import json
 import struct
+import sys
 from typing import Any
 
 import numpy as np
@@ -33,9 +35,12 @@ _TEXT_OID = 25
 _TEXT_ARRAY_OID = 1009
 _JSONB_OID = 3802
 _VECTOR_HEADER = struct.Struct(">HH")  # dimensions, unused
+if array.array("f").itemsize != 4:  # pragma: no cover - every platform Python supports
+    raise ImportError("projections.copy_dumpers needs a 4-byte C float")
 _ARRAY_HEADER = struct.Struct(">iiIii")  # ndim, has nulls, element oid, length, lower bound
 _EMPTY_TEXT_ARRAY = struct.pack(">iiI", 0, 0, _TEXT_OID)
 _LENGTH = struct.Struct(">i")
+_NULL_LENGTH = _LENGTH.pack(-1)
 _EMPTY_JSONB = b"\x01{}"
 
 
@@ -60,12 +65,22 @@ def vector_wire(values: np.ndarray) -> bytes:
     return _VECTOR_HEADER.pack(len(values), 0) + values.astype(">f4").tobytes()
 
 
+def packed_vector_wire(packed: bytes) -> bytes:
+    """pgvector's binary form of a packed little-endian float32 embedding. Through ``array``
+    rather than numpy: 0.5 µs instead of 1.05 µs for 384 dimensions, once per memory row."""
+    values = array.array("f")
+    values.frombytes(packed)  # ValueError unless whole float32s, as numpy's frombuffer
+    if sys.byteorder == "little":
+        values.byteswap()  # to big-endian, the wire's order
+    return _VECTOR_HEADER.pack(len(values), 0) + values.tobytes()
+
+
 class _VectorBinaryDumper(_DirectDumper):
     """A packed little-endian float32 embedding (``Memory.embedding`` as it travels)."""
 
     def dump(self, obj: Any) -> Buffer | None:
         if isinstance(obj, bytes):
-            return vector_wire(np.frombuffer(obj, dtype="<f4"))
+            return packed_vector_wire(obj)
         if isinstance(obj, np.ndarray):
             return vector_wire(obj)
         return self.dump_other(obj)
@@ -77,22 +92,25 @@ class _TextArrayBinaryDumper(_DirectDumper):
     oid = _TEXT_ARRAY_OID
 
     def dump(self, obj: Any) -> Buffer | None:
-        if not isinstance(obj, list | tuple) or any(
-            item is not None and not isinstance(item, str) for item in obj
-        ):
+        if not isinstance(obj, list | tuple):
             return self.dump_other(obj)
         if not obj:
             return _EMPTY_TEXT_ARRAY
-        has_nulls = any(item is None for item in obj)
-        parts = [_ARRAY_HEADER.pack(1, int(has_nulls), _TEXT_OID, len(obj), 1)]
+        # One pass: a memory row has two of these, and the checks before building (every
+        # item's type, then any NULL) cost as much as building.
+        parts: list[bytes] = []
+        has_nulls = 0
         for item in obj:
             if item is None:
-                parts.append(_LENGTH.pack(-1))
-            else:
+                has_nulls = 1
+                parts.append(_NULL_LENGTH)
+            elif isinstance(item, str):
                 data = item.encode()
                 parts.append(_LENGTH.pack(len(data)))
                 parts.append(data)
-        return b"".join(parts)
+            else:
+                return self.dump_other(obj)
+        return _ARRAY_HEADER.pack(1, has_nulls, _TEXT_OID, len(obj), 1) + b"".join(parts)
 
 
 class _JsonbBinaryDumper(_DirectDumper):
