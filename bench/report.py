@@ -89,6 +89,7 @@ def render(results: dict[str, Any]) -> str:
         f"  {'projector (memstream project)':<44}{rates['projector']:>11,.0f} ev/s",
         *_write_only(results),
         f"  {'raw binary COPY of the rows it writes':<44}{rates['copy']:>11,.0f} ev/s",
+        *_rounds(results),
         f"  {'  ratio projector / COPY':<44}{ratios['projector_vs_copy']:>16.2f}"
         f"   target ≥ {TARGET_PROJECTOR_RATIO}: "
         f"{_verdict(ratios['projector_vs_copy'] >= TARGET_PROJECTOR_RATIO)}",
@@ -132,6 +133,20 @@ def _recall_lines(results: dict[str, Any]) -> list[str]:
             f"{row['p50_ms']:>9.1f} /{row['p99_ms']:>6.1f} ms"
         )
     return lines if results.get("recall") else []
+
+
+def _rounds(results: dict[str, Any]) -> list[str]:
+    """Each round's projector and COPY rates, when the two were measured in several rounds
+    (the rates above are their medians)."""
+    details = results.get("details", {})
+    projector = [r["per_second"] for r in details.get("projector", {}).get("rounds", [])]
+    copy = [r["per_second"] for r in details.get("copy", {}).get("rounds", [])]
+    if len(projector) < 2:
+        return []
+    pairs = ", ".join(
+        f"{p / 1000:.1f}k / {c / 1000:.1f}k" for p, c in zip(projector, copy, strict=True)
+    )
+    return [f"    rounds, projector / COPY (medians above): {pairs}"]
 
 
 def _write_only(results: dict[str, Any]) -> list[str]:
