@@ -226,7 +226,12 @@ class Projector:
         self, stop: threading.Event | None = None, on_batch: Callable[[int], None] | None = None
     ) -> None:
         """Project until ``stop`` is set. Raises :class:`ProjectorOutdated` when the ledger
-        holds a record of a schema this projector does not know (nothing is skipped)."""
+        holds a record of a schema this projector does not know (nothing is skipped).
+
+        ``on_batch`` gets the ledger events applied each time a write is collected: a
+        batch's count arrives one ``consume()`` after the batch was read (it is written
+        meanwhile), sometimes summed with a batch applied synchronously, and the last
+        batch's when ``stop`` ends the loop. Rewound batches report 0."""
         stop = stop or threading.Event()
         self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         try:
