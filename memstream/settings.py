@@ -47,7 +47,7 @@ class Settings:
     worker_metrics_port: int = 9101
     projector_metrics_port: int = 9102
     projector_batch_size: int = 2000
-    projector_batch_ms: int = 50
+    projector_batch_ms: int = 20
     retry_attempts: int = 3
     retry_backoff_seconds: float = 5.0
     max_content_bytes: int = 65536

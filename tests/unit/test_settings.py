@@ -29,6 +29,7 @@ def test_with_nothing_configured_the_documented_defaults_apply(tmp_path: Path) -
     assert settings.max_content_bytes == 65536
     assert settings.retry_attempts == 3
     assert settings.retry_backoff_seconds == 5.0
+    assert (settings.projector_batch_size, settings.projector_batch_ms) == (2000, 20)
     assert settings.app_id == "memstream-worker"
     assert settings.state_dir == tmp_path
     assert settings.worker_data_dir == tmp_path / "worker"
