@@ -23,7 +23,7 @@ from bench.harness import BenchError
 from bench.measure import Rate
 from bench.progress import Counter
 from projections.copy_dumpers import register_copy_dumpers
-from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
+from projections.rows import APPEND_ONLY_COLUMNS, MEMORY_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
 from streams import codec
 
@@ -60,8 +60,7 @@ def copy_baseline(database_url: str, batches: list[RowBatch]) -> CopyResult:
         register_copy_dumpers(conn)
         clones = {
             source: f"bench_copy_{suffix}_{source}"
-            for source in (*LAYER_TABLES.values(), "consolidation_log", "memory_links")
-            + ("consolidation_reports",)
+            for source in (*LAYER_TABLES.values(), *APPEND_ONLY_COLUMNS)
         }
         for source, clone in clones.items():
             conn.execute(f"CREATE TABLE {clone} (LIKE {source} INCLUDING ALL)")
@@ -97,11 +96,7 @@ def _copy_storage_parameters(conn: psycopg.Connection, source: str, clone: str) 
 
 
 def _columns(source: str) -> Sequence[str]:
-    return {
-        "consolidation_log": LOG_COLUMNS,
-        "memory_links": LINK_COLUMNS,
-        "consolidation_reports": REPORT_COLUMNS,
-    }.get(source, MEMORY_COLUMNS)
+    return APPEND_ONLY_COLUMNS.get(source, MEMORY_COLUMNS)
 
 
 def _prepared(batch: RowBatch, seen: set[tuple[str, ...]]) -> dict[str, list[Sequence[Any]]]:

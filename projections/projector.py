@@ -103,7 +103,7 @@ class Consumption:
     undecodable: dict[Position, codec.DecodeError] = field(default_factory=dict)
 
     def partitions(self) -> set[tuple[str, int]]:
-        return {(r.topic, r.partition) for r in self.records}
+        return _partitions_of(self.records)
 
 
 class RevokedInFlight(Exception):

@@ -102,6 +102,13 @@ LOG_COLUMNS: tuple[str, ...] = (
     "kafka_offset",
 )
 _ACTION = LOG_COLUMNS.index("action")
+# The append-only tables (a row per ledger event, link or report, never updated) and their
+# columns, in the order the writer appends them.
+APPEND_ONLY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "memory_links": LINK_COLUMNS,
+    "consolidation_reports": REPORT_COLUMNS,
+    "consolidation_log": LOG_COLUMNS,
+}
 
 
 _RECENT_DATETIMES_LIMIT = 4096
@@ -544,6 +551,14 @@ class RowBatch:
             counts[action] = counts.get(action, 0) + 1
         return counts
 
+    def append_only_rows(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Each append-only table's rows (``APPEND_ONLY_COLUMNS`` order)."""
+        return {
+            "memory_links": self.links,
+            "consolidation_reports": self.reports,
+            "consolidation_log": self.log,
+        }
+
     def tables_touched(self) -> dict[str, int]:
         """Rows per table this batch writes, for ``memstream_projector_rows_total``."""
         counts: dict[str, int] = {}
@@ -551,11 +566,7 @@ class RowBatch:
             for layer, _, _ in ops:
                 table = LAYER_TABLES[layer]
                 counts[table] = counts.get(table, 0) + 1
-        for table, rows in (
-            ("memory_links", self.links),
-            ("consolidation_reports", self.reports),
-            ("consolidation_log", self.log),
-        ):
+        for table, rows in self.append_only_rows().items():
             if rows:
                 counts[table] = len(rows)
         if self.sessions:

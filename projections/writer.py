@@ -24,7 +24,7 @@ from psycopg.adapt import AdaptersMap, Transformer
 from psycopg.pq import Format
 
 from projections.copy_dumpers import register_copy_dumpers
-from projections.rows import LINK_COLUMNS, LOG_COLUMNS, MEMORY_COLUMNS, REPORT_COLUMNS, RowBatch
+from projections.rows import APPEND_ONLY_COLUMNS, MEMORY_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
 from streams.engine.model import Layer
 
@@ -88,7 +88,7 @@ def prepare_connection(conn: psycopg.Connection) -> None:
             f"(LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
         )
     with conn.cursor() as cur:
-        for table, columns in _APPEND_COLUMNS.items():
+        for table, columns in APPEND_ONLY_COLUMNS.items():
             _types_of(cur, table, columns)
     conn.commit()
 
@@ -404,20 +404,14 @@ _APPEND_ONLY = {
     "memory_links": "stage_links",
     "consolidation_reports": "stage_reports",
 }
-_APPEND_COLUMNS = {
-    "memory_links": LINK_COLUMNS,
-    "consolidation_reports": REPORT_COLUMNS,
-    "consolidation_log": LOG_COLUMNS,
-}
 _column_types: dict[str, list[str]] = {}
 
 
 def _appends(batch: RowBatch) -> list[tuple[str, tuple[str, ...], list]]:
     """(table, columns, rows) of the batch's append-only rows, in the order they are written."""
     return [
-        ("memory_links", LINK_COLUMNS, batch.links),
-        ("consolidation_reports", REPORT_COLUMNS, batch.reports),
-        ("consolidation_log", LOG_COLUMNS, batch.log),
+        (table, APPEND_ONLY_COLUMNS[table], rows)
+        for table, rows in batch.append_only_rows().items()
     ]
 
 
