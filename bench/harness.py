@@ -16,8 +16,6 @@ import uuid
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from psycopg.conninfo import make_conninfo
-
 from memstream.processes import ManagedProcess, start_command
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackInfo
@@ -64,8 +62,7 @@ class Harness:
         return settings
 
     def fresh_database(self, settings: Settings, dbname: str) -> Settings:
-        ensure_database(self.stack.database_url, dbname)
-        url = make_conninfo(self.stack.database_url, dbname=dbname)
+        url = ensure_database(self.stack.database_url, dbname)
         migrate(url, settings.embedding_dim)
         return settings.with_overrides(database_url=url)
 

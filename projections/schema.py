@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 MIGRATION_LOCK_ID = 0x6D656D73  # "mems": the advisory lock key serialising migrations
@@ -83,10 +84,12 @@ def _vector_indexes(conn: psycopg.Connection, kind: str) -> None:
             conn.execute(f"DROP INDEX IF EXISTS {index}")
 
 
-def ensure_database(server_conninfo: str, dbname: str) -> None:
+def ensure_database(server_conninfo: str, dbname: str) -> str:
     """Create ``dbname`` on the server if it does not exist (CREATE DATABASE cannot run in a
-    transaction, hence autocommit)."""
+    transaction, hence autocommit); return its connection string (the server's, with
+    ``dbname``)."""
     with psycopg.connect(server_conninfo, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{dbname}"')
+    return make_conninfo(server_conninfo, dbname=dbname)

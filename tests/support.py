@@ -18,7 +18,6 @@ from typing import Any
 import psycopg
 from confluent_kafka import Consumer
 from prometheus_client.parser import text_string_to_metric_families
-from psycopg.conninfo import make_conninfo
 
 from memstream.kafka_security import confluent_config
 from memstream.processes import ManagedProcess, start_command
@@ -41,9 +40,7 @@ def quiet_profile(name: str) -> str:
 def migrated_database(server_url: str, embedding_dim: int = 384) -> str:
     """A new database on the server of ``server_url`` with the read models migrated; its
     connection string."""
-    name = f"d_{uuid.uuid4().hex[:10]}"
-    ensure_database(server_url, name)
-    url = make_conninfo(server_url, dbname=name)
+    url = ensure_database(server_url, f"d_{uuid.uuid4().hex[:10]}")
     migrate(url, embedding_dim)
     return url
 
@@ -67,13 +64,12 @@ class Pipeline:
         document) defaults to the default profile with periodic ticks pushed out of the
         test's lifetime, so only the events a test publishes cause decisions."""
         run = uuid.uuid4().hex[:10]
-        dbname = f"t_{run}"
-        ensure_database(stack.database_url, dbname)
+        database_url = ensure_database(stack.database_url, f"t_{run}")
         policy_file = workdir / "policy.toml"
         policy_file.write_text(policy_toml or QUIET_DEFAULT_POLICY)
         settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(stack.state_dir)}).with_overrides(
             kafka_bootstrap=stack.kafka_bootstrap,
-            database_url=make_conninfo(stack.database_url, dbname=dbname),
+            database_url=database_url,
             topic_prefix=f"t{run}.",
             partitions=partitions,
             app_id=f"worker-{run}",

@@ -4,7 +4,6 @@ replaying the ledger into empty tables rebuilds identical read models."""
 from __future__ import annotations
 
 import pytest
-from psycopg.conninfo import make_conninfo
 
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
@@ -60,8 +59,7 @@ def test_projector_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pi
     pipeline.processes["projector-2"].stop()
 
     replica_db = f"{pipeline.settings.database_url.split('dbname=')[-1].split()[0]}_replay"
-    ensure_database(stack.database_url, replica_db)
-    replica_url = make_conninfo(stack.database_url, dbname=replica_db)
+    replica_url = ensure_database(stack.database_url, replica_db)
     migrate(replica_url, pipeline.settings.embedding_dim)
     pipeline.settings = pipeline.settings.with_overrides(
         database_url=replica_url,

@@ -374,8 +374,7 @@ def models(secure_stack: SecureStack) -> Iterator[Models]:
     runs), with one login role in each of memstream_reader and memstream_projector."""
     server = secure_stack.info.database_url
     dbname = f"rls_{uuid.uuid4().hex[:10]}"
-    ensure_database(server, dbname)
-    owner = make_conninfo(server, dbname=dbname)
+    owner = ensure_database(server, dbname)
     migrate(owner, DIM)
     with (
         member_role(server, "memstream_reader") as reader,

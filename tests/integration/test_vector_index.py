@@ -7,7 +7,6 @@ import uuid
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
 
 from projections.schema import ensure_database, migrate
 
@@ -26,8 +25,7 @@ def test_the_default_has_no_global_ann_index_and_hnsw_is_opt_in(stack):
     """Given a fresh database, when migrated with the default, then no layer table has an
     HNSW index; when migrated with vector_index=hnsw, each layer table gets one; and back."""
     name = f"v_{uuid.uuid4().hex[:10]}"
-    ensure_database(stack.database_url, name)
-    url = make_conninfo(stack.database_url, dbname=name)
+    url = ensure_database(stack.database_url, name)
 
     migrate(url, 384)
     assert hnsw_indexes(url) == set()
