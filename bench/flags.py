@@ -6,14 +6,19 @@ from __future__ import annotations
 import argparse
 
 
-def add_cleanup_flags(parser: argparse.ArgumentParser) -> None:
-    """``--keep`` and ``--clean``, shared with ``memstream bench``."""
-    cleanup = parser.add_mutually_exclusive_group()
-    cleanup.add_argument(
+def add_keep_flag(parser: argparse._ActionsContainer) -> None:  # a parser or a group
+    """``--keep``: every benchmark removes its run's topics and databases unless given."""
+    parser.add_argument(
         "--keep",
         action="store_true",
         help="keep the run's topics and databases for inspection (default: removed at the end)",
     )
+
+
+def add_cleanup_flags(parser: argparse.ArgumentParser) -> None:
+    """``--keep`` and ``--clean``, shared with ``memstream bench``."""
+    cleanup = parser.add_mutually_exclusive_group()
+    add_keep_flag(cleanup)
     cleanup.add_argument(
         "--clean",
         action="store_true",

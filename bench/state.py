@@ -34,6 +34,7 @@ from confluent_kafka import Producer
 
 from bench import progress
 from bench.cleanup import remove_run
+from bench.flags import add_keep_flag
 from bench.harness import Harness, check_alive
 from bench.measure import TopicReader, scrape_metrics
 from bench.report import RESULTS_DIR, source_version
@@ -250,9 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10000,100000", help="ledger lengths to restore")
     parser.add_argument("--users", default="1000,10000,100000", help="user counts for memory")
     parser.add_argument("--hot-users", type=int, default=1000, help="MEMSTREAM_HOT_USERS")
-    parser.add_argument(
-        "--keep", action="store_true", help="keep the run's topics and databases for inspection"
-    )
+    add_keep_flag(parser)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     sweep = [int(u) for u in args.users.split(",") if u]
