@@ -88,6 +88,12 @@ class Settings:
     # (Faust's own 1,500 ms made a just-started worker's first second late; see
     # streams/fetch_wait.py).
     worker_fetch_wait_ms: int = 100
+    # The largest record batch the worker's producer builds per partition (Kafka's
+    # batch.size). A send that finds its partition's batch full waits until the producer has
+    # handed that batch to the broker, and the worker sends a batch of inputs' ledger records
+    # and state entries (~2 KB each) at once: at Faust's 16 KiB, sending took more of the
+    # worker's time than the engine did.
+    producer_batch_bytes: int = 524_288
     # Per-layer vector index: "none" (per-user exact search by primary key, the default) or
     # "hnsw" (a global ANN index: cross-user scopes, very large users; caps ingest).
     vector_index: str = "NONE"  # compared case-insensitively, stored upper-case
@@ -176,6 +182,7 @@ _FIELD_KINDS: dict[str, type] = {
     "hot_users": int,
     "worker_batch_ms": int,
     "worker_fetch_wait_ms": int,
+    "producer_batch_bytes": int,
     "vector_index": str,
     "embedder": str,
 }
@@ -209,6 +216,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "hot_users": (1, 100_000_000),
     "worker_batch_ms": (1, 60_000),
     "worker_fetch_wait_ms": (1, 30_000),
+    "producer_batch_bytes": (1_024, 1_000_000),  # at most Faust's producer request size
 }
 
 

@@ -101,7 +101,9 @@ def faust_app(settings: Settings, app_id: str) -> faust.App:
     Kafka security settings (SASL/TLS) to every aiokafka client Faust makes; a configured
     ``instance_id`` makes the worker a static group member, so a restart takes its
     partitions back at once instead of after the session timeout; the consumer's fetch wait
-    is bounded (``streams/fetch_wait.py``)."""
+    is bounded (``streams/fetch_wait.py``); the producer's record batches hold
+    ``producer_batch_bytes`` (a batch of inputs sends its ~2 KB records at once, and at
+    Faust's 16 KiB each full batch made the next send wait for the broker)."""
     from memstream.kafka_security import faust_credentials
 
     app = faust.App(
@@ -118,6 +120,7 @@ def faust_app(settings: Settings, app_id: str) -> faust.App:
         consumer_group_instance_id=settings.instance_id or None,
         broker_session_timeout=settings.session_timeout_seconds,
         web_enabled=False,
+        producer_max_batch_size=settings.producer_batch_bytes,
     )
     bound_fetch_wait(app, settings.worker_fetch_wait_ms)
     return app

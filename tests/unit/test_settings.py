@@ -30,6 +30,7 @@ def test_with_nothing_configured_the_documented_defaults_apply(tmp_path: Path) -
     assert settings.retry_attempts == 3
     assert settings.retry_backoff_seconds == 5.0
     assert (settings.projector_batch_size, settings.projector_batch_ms) == (2000, 20)
+    assert settings.producer_batch_bytes == 524_288
     assert settings.app_id == "memstream-worker"
     assert settings.state_dir == tmp_path
     assert settings.worker_data_dir == tmp_path / "worker"
@@ -111,6 +112,13 @@ def test_a_malformed_number_is_an_error_naming_the_variable(
 def test_a_negative_number_is_an_error_naming_the_variable(tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="MEMSTREAM_RETRY_ATTEMPTS"):
         Settings.from_env(env_for(tmp_path, RETRY_ATTEMPTS="-1"))
+
+
+def test_a_producer_batch_larger_than_a_request_is_refused_naming_the_bound(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(SettingsError, match=r"MEMSTREAM_PRODUCER_BATCH_BYTES.*1024\.\.1e\+06"):
+        Settings.from_env(env_for(tmp_path, PRODUCER_BATCH_BYTES="2000000"))
 
 
 def test_a_malformed_number_in_the_stack_file_is_an_error_naming_the_variable(
