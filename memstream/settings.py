@@ -83,7 +83,7 @@ class Settings:
     # Users whose state the worker holds as Python objects (least recently used evicted to
     # the local store, read back when an input of theirs comes): bounds the worker's memory.
     hot_users: int = 10_000
-    worker_batch_ms: int = 10
+    worker_batch_ms: int = 30
     # How long the worker's consumer lets the broker hold a fetch that finds nothing new
     # (Faust's own 1,500 ms made a just-started worker's first second late; see
     # streams/fetch_wait.py).

@@ -31,6 +31,7 @@ def test_with_nothing_configured_the_documented_defaults_apply(tmp_path: Path) -
     assert settings.retry_backoff_seconds == 5.0
     assert (settings.projector_batch_size, settings.projector_batch_ms) == (2000, 20)
     assert settings.producer_batch_bytes == 524_288
+    assert (settings.worker_batch_size, settings.worker_batch_ms) == (500, 30)
     assert settings.app_id == "memstream-worker"
     assert settings.state_dir == tmp_path
     assert settings.worker_data_dir == tmp_path / "worker"
