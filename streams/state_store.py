@@ -160,7 +160,11 @@ class StateCheckpoints:
     The worker reports each input's state entries with the delivery of the last one
     (:meth:`sent`); :meth:`after_commit` (run by the consumer after a commit, under the
     emission guard) writes what accumulated, at most every ``interval_seconds``, with the
-    changelog offset and key of the last delivered record as the checkpoint."""
+    changelog offset and key of the last delivered record as the checkpoint.
+
+    What accumulates is kept as the last entry per key: a user's ``meta`` entry and a
+    session's window are sent again with every batch that touches them (~30 batches a
+    second at 1,000 inputs/s), and only the last value of a key is ever read back."""
 
     def __init__(
         self, store: LocalStateStore, interval_seconds: float, clock: Callable[[], float]
@@ -168,7 +172,7 @@ class StateCheckpoints:
         self.store = store
         self.interval_seconds = interval_seconds
         self.clock = clock
-        self.pending: dict[int, list[Entry]] = {}
+        self.pending: dict[int, dict[bytes, Entry]] = {}  # partition → key → last entry
         self.pending_users: dict[int, set[str]] = {}  # whose entries are not in the store yet
         self.last_delivery: dict[int, tuple[Any, bytes | None]] = {}
         self.last_written = clock()
@@ -177,7 +181,9 @@ class StateCheckpoints:
     def sent(self, partition: int, entries: list[Entry], delivery: Any) -> None:
         if not entries:
             return
-        self.pending.setdefault(partition, []).extend(entries)
+        pending = self.pending.setdefault(partition, {})
+        for entry in entries:
+            pending[entry.key] = entry
         self.pending_users.setdefault(partition, set()).update(
             entry.key.split(SEPARATOR.encode(), 1)[0].decode() for entry in entries
         )
@@ -197,7 +203,9 @@ class StateCheckpoints:
                 continue  # not flushed yet: next time
             offset = delivery.result().offset
             self.written += self.store.write(
-                partition, self.pending.pop(partition), Checkpoint(offset + 1, last_key)
+                partition,
+                self.pending.pop(partition).values(),
+                Checkpoint(offset + 1, last_key),
             )
             del self.last_delivery[partition]
             self.pending_users.pop(partition, None)
