@@ -4,7 +4,7 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
 
     memory.events[p] ──ingest──▶ memory.consolidation[p]   (accepted: versioned ledger events)
       (batches of      ├─────▶ memory.state[p]            (the state entries it changed)
-       ≤ 500 / 10 ms)  └─────▶ memory.deadletter          (rejected: original bytes + reason)
+       ≤ 500 / 30 ms)  └─────▶ memory.deadletter          (rejected: original bytes + reason)
 
     state: per-user tables for the partitions this worker owns (``streams.user_states``),
     changelogged to the compacted memory.state[p] in the input's transaction

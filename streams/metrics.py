@@ -56,8 +56,8 @@ state_restore_entries = Counter(
 )
 state_checkpoint_pending = Gauge(
     "memstream_worker_state_checkpoint_pending",
-    "State entries sent to the changelog but not yet in the local checkpoint (a restart "
-    "reads them from the changelog's tail).",
+    "State keys whose latest entry is sent to the changelog but not yet in the local "
+    "checkpoint (a restart reads them from the changelog's tail).",
 )
 worker_batch_size = Histogram(
     "memstream_worker_batch_inputs",

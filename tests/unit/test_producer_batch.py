@@ -1,7 +1,7 @@
 """The worker's producer builds record batches of the configured size, not Faust's 16 KiB:
 at 16 KiB a send that found its partition's batch full waited for the producer to hand that
-batch to the broker, and sending took more of the worker's time than its engine. Built
-without a broker: an aiokafka producer connects only when started."""
+batch to the broker (an instrumented worker spent 7.3 s of 20k inputs awaiting sends, 2.4 s
+at 512 KiB). Built without a broker: an aiokafka producer connects only when started."""
 
 from __future__ import annotations
 
