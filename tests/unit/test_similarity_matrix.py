@@ -1,0 +1,59 @@
+"""A cycle's similarity matrix is made in one piece when every memory has its embedding; its
+rows must still be bit for bit the unit vectors each memory has on its own, or the same
+history could decide differently (a similarity on a threshold) depending on who else is
+compared."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streams.engine.model import Memory
+from streams.engine.similarity import matrix_of, vector_of
+
+DIM = 384
+
+
+def embedded(n: int, seed: int = 7) -> list[Memory]:
+    vectors = np.random.default_rng(seed).uniform(-1.0, 1.0, (n, DIM)).astype("<f4")
+    return [Memory(f"m{i}", "u", f"note {i}", embedding=vectors[i].tobytes()) for i in range(n)]
+
+
+def one_by_one(memories: list[Memory]) -> np.ndarray:
+    return np.array([vector_of(m, DIM) for m in memories])
+
+
+def test_rows_are_bit_for_bit_each_memory_s_own_unit_vector() -> None:
+    memories = embedded(257)
+
+    matrix = matrix_of(memories, DIM)
+
+    assert matrix.dtype == np.float64
+    assert matrix.shape == (257, DIM)
+    assert np.array_equal(matrix, one_by_one(memories))
+    assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0)
+
+
+def test_a_zero_embedding_stays_zero_rather_than_dividing_by_zero() -> None:
+    memories = [*embedded(3), Memory("zero", "u", "nothing", embedding=bytes(4 * DIM))]
+
+    matrix = matrix_of(memories, DIM)
+
+    assert not matrix[3].any()
+    assert np.array_equal(matrix, one_by_one(memories))
+
+
+def test_memories_without_an_embedding_get_the_computed_vector_in_their_row() -> None:
+    memories = [*embedded(4), Memory("plain", "u", "She keeps her notes in Obsidian.")]
+
+    matrix = matrix_of(memories, DIM)
+
+    assert np.array_equal(matrix, one_by_one(memories))
+    assert np.array_equal(matrix[4], vector_of(memories[4], DIM))
+
+
+def test_the_matrix_is_the_caller_s_to_change() -> None:
+    memories = embedded(2)
+    first = matrix_of(memories, DIM)
+    first[:] = 0.0
+
+    assert np.array_equal(matrix_of(memories, DIM), one_by_one(memories))
