@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstream.native_threads import single_threaded_blas
 from memstream.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -358,6 +359,7 @@ def _operation_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    single_threaded_blas()  # before any command imports numpy (memstream/native_threads.py)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
