@@ -37,13 +37,15 @@ def matrix_of(memories: Sequence[Memory], dim: int) -> np.ndarray:
     element whichever way it is done)."""
     if not memories:
         return np.zeros((0, dim))
+    size = dim * FLOAT32_BYTES
     embeddings = [m.embedding for m in memories if m.embedding is not None]
-    packed = b"".join(embeddings)
-    if len(embeddings) < len(memories) or len(packed) != len(memories) * dim * FLOAT32_BYTES:
-        # some vectors are computed from the content: row by row (np.array, not np.stack:
-        # the same matrix without stack's per-row reshaping)
+    if len(embeddings) < len(memories) or any(len(e) != size for e in embeddings):
+        # some vectors are computed from the content (or an embedding is malformed, which
+        # this path reports as before): row by row (np.array, not np.stack: the same
+        # matrix without stack's per-row reshaping)
         return np.array([vector_of(m, dim) for m in memories])
     norms = np.array([_norm_of_embedding(e) for e in embeddings])
+    packed = b"".join(embeddings)
     matrix = np.frombuffer(packed, dtype="<f4").reshape(len(memories), dim).astype(np.float64)
     matrix /= np.where(norms == 0.0, 1.0, norms)[:, None]
     return matrix

@@ -9,7 +9,11 @@ import subprocess
 import sys
 import textwrap
 
-from memstream.native_threads import BLAS_THREADS_VARIABLE, single_threaded_blas
+from memstream.native_threads import (
+    BLAS_THREADS_VARIABLE,
+    OPENMP_THREADS_VARIABLE,
+    single_threaded_blas,
+)
 
 
 def test_blas_defaults_to_one_thread() -> None:
@@ -28,6 +32,15 @@ def test_an_operator_s_own_thread_count_is_kept() -> None:
     assert environ == {BLAS_THREADS_VARIABLE: "4"}
 
 
+def test_an_operator_s_openmp_thread_count_is_not_overridden() -> None:
+    """OpenBLAS reads OMP_NUM_THREADS too, and OPENBLAS_NUM_THREADS would win over it."""
+    environ = {OPENMP_THREADS_VARIABLE: "2"}
+
+    single_threaded_blas(environ)
+
+    assert environ == {OPENMP_THREADS_VARIABLE: "2"}
+
+
 def test_the_cli_sets_it_before_a_command_loads_numpy() -> None:
     """OpenBLAS reads the variable when numpy loads it: too late once numpy is imported."""
     probe = textwrap.dedent(
@@ -43,7 +56,8 @@ def test_the_cli_sets_it_before_a_command_loads_numpy() -> None:
         sys.exit(cli.main(["worker"]))
         """
     )
-    environ = {k: v for k, v in os.environ.items() if k != BLAS_THREADS_VARIABLE}
+    chosen = (BLAS_THREADS_VARIABLE, OPENMP_THREADS_VARIABLE)
+    environ = {k: v for k, v in os.environ.items() if k not in chosen}
 
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, env=environ, check=True

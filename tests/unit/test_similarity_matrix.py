@@ -6,7 +6,9 @@ compared."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from streams.engine import similarity
 from streams.engine.model import Memory
 from streams.engine.similarity import matrix_of, vector_of
 
@@ -18,18 +20,27 @@ def embedded(n: int, seed: int = 7) -> list[Memory]:
     return [Memory(f"m{i}", "u", f"note {i}", embedding=vectors[i].tobytes()) for i in range(n)]
 
 
+def _no_row_by_row(memory: Memory, dim: int) -> np.ndarray:
+    raise AssertionError("the matrix was built row by row")
+
+
 def one_by_one(memories: list[Memory]) -> np.ndarray:
     return np.array([vector_of(m, DIM) for m in memories])
 
 
-def test_rows_are_bit_for_bit_each_memory_s_own_unit_vector() -> None:
+def test_rows_are_bit_for_bit_each_memory_s_own_unit_vector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     memories = embedded(257)
+    expected = one_by_one(memories)
 
-    matrix = matrix_of(memories, DIM)
+    with monkeypatch.context() as patched:  # the matrix is made in one piece, not per row
+        patched.setattr(similarity, "vector_of", _no_row_by_row)
+        matrix = matrix_of(memories, DIM)
 
     assert matrix.dtype == np.float64
     assert matrix.shape == (257, DIM)
-    assert np.array_equal(matrix, one_by_one(memories))
+    assert np.array_equal(matrix, expected)
     assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0)
 
 
@@ -57,3 +68,13 @@ def test_the_matrix_is_the_caller_s_to_change() -> None:
     first[:] = 0.0
 
     assert np.array_equal(matrix_of(memories, DIM), one_by_one(memories))
+
+
+def test_an_embedding_of_the_wrong_size_is_refused_as_row_by_row_refuses_it() -> None:
+    """Two wrong sizes that add up to the right total must not be read as two rows."""
+    short = np.ones(DIM - 1, dtype="<f4").tobytes()
+    long = np.ones(DIM + 1, dtype="<f4").tobytes()
+    memories = [Memory("a", "u", "a", embedding=short), Memory("b", "u", "b", embedding=long)]
+
+    with pytest.raises(ValueError):
+        matrix_of(memories, DIM)
