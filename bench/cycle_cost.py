@@ -7,14 +7,21 @@ conversation (the 20th triggers an on-write cycle under `default`) and measures,
 engine (no Kafka, no Postgres): the wall time of the triggering input, the ledger events the
 20 inputs produced, and the state-changelog entries they changed. Not a test: figures go in
 the README with the commit they ran on.
+
+``--embedded`` gives every memory an embedding, as the worker records one for each in
+production (``MEMSTREAM_EMBEDDER``); without it the engine computes the hashing embedder's
+vectors from the content, as it did for these figures before.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import time
 import uuid
+
+import numpy as np
 
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted
@@ -28,13 +35,24 @@ NEW_PER_CYCLE = 20
 REPEATS = 3
 T0 = 1_790_000_000_000
 DAY = 86_400_000
+DIM = 384  # the engine's default embedding dimension
 
 
 def _event(rng: random.Random, user: str, at: int, payload: object) -> MemoryEvent:
     return MemoryEvent(str(uuid.UUID(int=rng.getrandbits(128), version=4)), user, at, payload)  # type: ignore[arg-type]
 
 
-def _history(size: int, rng: random.Random, config: EngineConfig) -> tuple[InMemoryUserState, int]:
+def _embedding(rng: random.Random, embedded: bool) -> bytes | None:
+    """A unit-scale random embedding (packed float32), or none: the engine computes one."""
+    if not embedded:
+        return None
+    seed = rng.getrandbits(32)
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, DIM).astype("<f4").tobytes()
+
+
+def _history(
+    size: int, rng: random.Random, config: EngineConfig, embedded: bool
+) -> tuple[InMemoryUserState, int]:
     """A user with ``size`` semantic facts, consolidated once (so they are not new)."""
     user = f"bench-{size}"
     state = InMemoryUserState(user)
@@ -46,6 +64,7 @@ def _history(size: int, rng: random.Random, config: EngineConfig) -> tuple[InMem
             f"Fact {i}: item {rng.randrange(10**6)} at site {i % 97}",
             layer="semantic",
             importance=0.5,
+            embedding=_embedding(rng, embedded),
         )
         step(state, _event(rng, user, at, MemoryWritten(memory)), config, user)
         at += 1_000
@@ -53,9 +72,9 @@ def _history(size: int, rng: random.Random, config: EngineConfig) -> tuple[InMem
     return state, at + DAY
 
 
-def measure(size: int, config: EngineConfig) -> dict[str, float]:
+def measure(size: int, config: EngineConfig, embedded: bool = False) -> dict[str, float]:
     rng = random.Random(size)
-    state, at = _history(size, rng, config)
+    state, at = _history(size, rng, config, embedded)
     cycle_seconds: list[float] = []
     ledger_events = entries = 0
     for repeat in range(REPEATS):
@@ -67,6 +86,7 @@ def measure(size: int, config: EngineConfig) -> dict[str, float]:
                 layer="working",
                 importance=0.9,
                 conversation_id=f"c{repeat}",
+                embedding=_embedding(rng, embedded),
             )
             event = _event(rng, state.user_id, at, MemoryWritten(memory))
             started = time.perf_counter()
@@ -88,13 +108,20 @@ def measure(size: int, config: EngineConfig) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.cycle_cost", description=__doc__)
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="give every memory an embedding, as the worker does in production",
+    )
+    args = parser.parse_args(argv)
     config = EngineConfig(policy=builtin_profile("default"))
     print(
         "memories per user | cycle (ms, median) | ledger events / input | changelog entries / input"
     )
     for size in SIZES:
-        row = measure(size, config)
+        row = measure(size, config, args.embedded)
         print(
             f"{row['memories']:>17,} | {row['cycle_ms']:>18.1f} | "
             f"{row['ledger_events_per_input']:>21.2f} | {row['changelog_entries_per_input']:>25.2f}"
