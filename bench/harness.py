@@ -20,7 +20,7 @@ from memstream.processes import ManagedProcess, start_command
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackInfo
 from memstream.stack.ports import pick_port
-from projections.schema import ensure_database, migrate
+from projections.schema import migrated_database
 
 
 class BenchError(RuntimeError):
@@ -62,8 +62,7 @@ class Harness:
         return settings
 
     def fresh_database(self, settings: Settings, dbname: str) -> Settings:
-        url = ensure_database(self.stack.database_url, dbname)
-        migrate(url, settings.embedding_dim)
+        url = migrated_database(self.stack.database_url, dbname, settings.embedding_dim)
         return settings.with_overrides(database_url=url)
 
     # -- processes ----------------------------------------------------------------------------

@@ -93,3 +93,11 @@ def ensure_database(server_conninfo: str, dbname: str) -> str:
         if not exists:
             conn.execute(f'CREATE DATABASE "{dbname}"')
     return make_conninfo(server_conninfo, dbname=dbname)
+
+
+def migrated_database(server_conninfo: str, dbname: str, embedding_dim: int) -> str:
+    """``dbname`` on the server, created if missing, with the read models migrated; its
+    connection string. What a benchmark or a test needs of a fresh database."""
+    url = ensure_database(server_conninfo, dbname)
+    migrate(url, embedding_dim)
+    return url

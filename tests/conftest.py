@@ -32,9 +32,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture
 def database(stack: object) -> str:
     """A new database on the stack's PostgreSQL with the read models migrated."""
-    from tests.support import migrated_database
+    from tests.support import new_migrated_database
 
-    return migrated_database(stack.database_url)  # type: ignore[attr-defined]
+    return new_migrated_database(stack.database_url)  # type: ignore[attr-defined]
 
 
 @pytest.fixture

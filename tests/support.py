@@ -26,7 +26,7 @@ from memstream.settings import Settings
 from memstream.stack import LocalStack
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
-from projections.schema import LAYER_TABLES, ensure_database, migrate
+from projections.schema import LAYER_TABLES, ensure_database, migrate, migrated_database
 
 PARTITIONS = 4
 QUIET_DEFAULT_POLICY = 'profile = "default"\n[triggers]\nperiodic_seconds = 86400\n'
@@ -37,12 +37,10 @@ def quiet_profile(name: str) -> str:
     return f'profile = "{name}"\n[triggers]\nperiodic_seconds = 86400\n'
 
 
-def migrated_database(server_url: str, embedding_dim: int = 384) -> str:
-    """A new database on the server of ``server_url`` with the read models migrated; its
-    connection string."""
-    url = ensure_database(server_url, f"d_{uuid.uuid4().hex[:10]}")
-    migrate(url, embedding_dim)
-    return url
+def new_migrated_database(server_url: str, embedding_dim: int = 384) -> str:
+    """A new database, under a name of its own, on the server of ``server_url`` with the
+    read models migrated; its connection string."""
+    return migrated_database(server_url, f"d_{uuid.uuid4().hex[:10]}", embedding_dim)
 
 
 @dataclass

@@ -7,7 +7,7 @@ import pytest
 
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
-from projections.schema import ensure_database, migrate
+from projections.schema import migrated_database
 from streams import codec
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
@@ -59,8 +59,7 @@ def test_projector_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pi
     pipeline.processes["projector-2"].stop()
 
     replica_db = f"{pipeline.settings.database_url.split('dbname=')[-1].split()[0]}_replay"
-    replica_url = ensure_database(stack.database_url, replica_db)
-    migrate(replica_url, pipeline.settings.embedding_dim)
+    replica_url = migrated_database(stack.database_url, replica_db, pipeline.settings.embedding_dim)
     pipeline.settings = pipeline.settings.with_overrides(
         database_url=replica_url,
         projector_group=pipeline.settings.projector_group + "-replay",

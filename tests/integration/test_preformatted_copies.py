@@ -16,7 +16,7 @@ from streams.engine import ledger
 from streams.engine.model import Memory
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
-from tests.support import migrated_database
+from tests.support import new_migrated_database
 from tests.workloads import BASE_TIME, cycle_heavy_workload, embedding, mixed_workload
 
 pytestmark = pytest.mark.integration
@@ -82,7 +82,10 @@ def test_copies_formatted_ahead_store_what_the_writer_formats_itself(stack):
         *replay(cycle_heavy_workload(300, users=3, seed=11), Limits()).decisions,
         *replay(mixed_workload(300, users=3, seed=12), Limits()).decisions,
     ]
-    ahead, itself = migrated_database(stack.database_url), migrated_database(stack.database_url)
+    ahead, itself = (
+        new_migrated_database(stack.database_url),
+        new_migrated_database(stack.database_url),
+    )
     formatted_tables: set[str] = set()
     with psycopg.connect(ahead) as conn:
         prepare_connection(conn)
