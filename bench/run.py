@@ -23,6 +23,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -380,7 +381,7 @@ def _write_only_rate(metrics: dict[str, float], rows: int) -> float | None:
     return rows / seconds if seconds else None
 
 
-def _median_or_none(values: Any) -> float | None:
+def _median_or_none(values: Iterable[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.median(known) if known else None
 
