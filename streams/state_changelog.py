@@ -7,7 +7,8 @@ A user's state is split into small entries, one Kafka record each, keyed
 table  id                       value
 ====== ======================== =================================================
 ``m``  memory id                the memory record (memory, version, forgotten)
-``s``  session id               the session window
+``s``  session id               the session window, without its members
+``n``  session id, memory id    a session's member: its position and event time
 ``e``  input event id           its event time: seen (deduplication of inputs)
 ``p``  memory id pair           a contradiction pair already reported
 ``u``  (empty)                  the rest: conversation counters, identity anchor,
@@ -18,7 +19,13 @@ After each input the worker sends the entries that input touched (:func:`changed
 in the same Kafka transaction as the input's ledger records and offset
 (``streams.transactional_output``). So the changelog's cost per input grows with the work of
 the input, and a restore reads each live entry once (compaction keeps the last value per
-key) instead of folding the user's whole history from the ledger.
+key) instead of folding the user's whole history from the ledger. A session's members are
+entries of their own for the same reason: a memory written into a months-long session adds
+one small entry rather than rewriting the session's whole member list.
+
+A user's entries may come in any order (key order from the local store, changelog order from
+Kafka), so a restore collects them in a :class:`UserStateBuilder` and builds the state once
+all are in.
 
 Values are JSON (UTF-8): readable with any consumer, versioned by the field names, and never
 executable (unlike pickle). Embeddings and anchors are base64 of the packed float32 bytes.
@@ -28,8 +35,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -45,10 +52,10 @@ from streams.engine.state import (
 )
 
 SEPARATOR = "\x1f"
-MEMORY, SESSION, SEEN, PAIR, META = "m", "s", "e", "p", "u"
+MEMORY, SESSION, MEMBER, SEEN, PAIR, META = "m", "s", "n", "e", "p", "u"
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
-_SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow))
+_SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow) if f.name != "member_ids")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,20 +77,35 @@ def split_key(key: bytes) -> tuple[str, str, str]:
 
 
 def changed_entries(
-    state: InMemoryUserState, input_event_id: str, decisions: Iterable[ledger.ConsolidationEvent]
+    state: InMemoryUserState,
+    input_event_id: str,
+    decisions: Iterable[ledger.ConsolidationEvent],
+    members_before: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[Entry]:
-    """The entries an input changed, read from ``state`` after its decisions were folded."""
+    """The entries an input changed, read from ``state`` after its decisions were folded.
+
+    ``members_before``: the member ids of the user's active sessions before the input (see
+    :func:`active_members`), so that a session the input consolidates (which drops its
+    members) leaves no member entries behind in the changelog."""
     user = state.user_id
     memories: dict[str, None] = {}
     sessions: dict[str, None] = {}
+    members: dict[tuple[str, str], tuple[int, int]] = {}
+    consolidated: dict[str, None] = {}
     pairs: dict[tuple[str, str], None] = {}
     seen: dict[str, None] = {input_event_id: None}
     for decision in decisions:
         seen[decision.causation_id] = None
         payload = decision.payload
         memories.update(dict.fromkeys(touched_memory_ids(payload)))
-        sessions.update(dict.fromkeys(_touched_sessions(decision)))
-        if isinstance(payload, ledger.ContradictionDetected):
+        if isinstance(payload, ledger.MemoryStored):
+            _store_member(state, decision, payload, sessions, members)
+        elif isinstance(payload, ledger.SessionClosed):
+            sessions[payload.session_id] = None
+        elif isinstance(payload, ledger.SessionConsolidated):
+            sessions[payload.session_id] = None
+            consolidated[payload.session_id] = None
+        elif isinstance(payload, ledger.ContradictionDetected):
             pairs[pair_key(payload.memory_id, payload.other_memory_id)] = None
     entries = [
         Entry(entry_key(user, MEMORY, i), encode_memory_record(state.memories[i]))
@@ -96,6 +118,17 @@ def changed_entries(
         if s in state.facets.sessions
     ]
     entries += [
+        Entry(member_key(user, s, m), encode_member(s, m, *value))
+        for (s, m), value in members.items()
+        if s not in consolidated
+    ]
+    for session_id in consolidated:  # its members are dropped: so are their entries
+        gone = {
+            *(members_before or {}).get(session_id, ()),
+            *(m for s, m in members if s == session_id),
+        }
+        entries += [Entry(member_key(user, session_id, m), None) for m in sorted(gone)]
+    entries += [
         Entry(entry_key(user, SEEN, e), str(state.seen_event_ids[e]).encode())
         for e in seen
         if state.has_seen(e)
@@ -103,6 +136,34 @@ def changed_entries(
     entries += [Entry(entry_key(user, PAIR, SEPARATOR.join(p)), b"1") for p in pairs]
     entries.append(Entry(entry_key(user, META), encode_meta(state)))
     return entries
+
+
+def active_members(state: InMemoryUserState) -> dict[str, tuple[str, ...]]:
+    """The member ids of each active session (the only ones a cycle consolidates): taken
+    before an input for :func:`changed_entries`. Costs the number of active sessions."""
+    return {w.session_id: w.member_ids for w in state.facets.active_sessions() if w.member_ids}
+
+
+def _store_member(
+    state: InMemoryUserState,
+    decision: ledger.ConsolidationEvent,
+    stored: ledger.MemoryStored,
+    sessions: dict[str, None],
+    members: dict[tuple[str, str], tuple[int, int]],
+) -> None:
+    """A written memory the fold made a session's newest member: its member entry, and the
+    session's own entry when the memory opened the session. Mirrors ``UserFacets.apply``."""
+    memory = stored.memory
+    session_id = memory.session_id
+    if not session_id:
+        return
+    window = state.facets.sessions.get(session_id)
+    if window is None or not window.member_ids or window.member_ids[-1] != memory.memory_id:
+        return  # not a member (the session had ended), or consolidated within this input
+    at = memory.created_at if memory.created_at is not None else decision.occurred_at
+    members[(session_id, memory.memory_id)] = (len(window.member_ids) - 1, at)
+    if len(window.member_ids) == 1:
+        sessions[session_id] = None  # a new session: its header
 
 
 def expired_entries(user_id: str, event_ids: Iterable[str]) -> list[Entry]:
@@ -120,6 +181,11 @@ def all_entries(state: InMemoryUserState) -> list[Entry]:
     entries += [
         Entry(entry_key(user, SESSION, s), encode_session(w))
         for s, w in state.facets.sessions.items()
+    ]
+    entries += [  # the session's entry has its current times: any within them will do
+        Entry(member_key(user, s, m), encode_member(s, m, position, w.last_event_at))
+        for s, w in state.facets.sessions.items()
+        for position, m in enumerate(w.member_ids)
     ]
     entries += [
         Entry(entry_key(user, SEEN, e), str(at).encode()) for e, at in state.seen_event_ids.items()
@@ -155,46 +221,92 @@ def touched_memory_ids(payload: ledger.LedgerPayload) -> tuple[str, ...]:
     return () if memory_id is None else (memory_id,)
 
 
-def _touched_sessions(decision: ledger.ConsolidationEvent) -> tuple[str, ...]:
-    payload = decision.payload
-    if isinstance(payload, ledger.MemoryStored) and payload.memory.session_id is not None:
-        return (payload.memory.session_id,)
-    if isinstance(payload, ledger.SessionClosed | ledger.SessionConsolidated):
-        return (payload.session_id,)
-    return ()
-
-
 # --- applying entries (restore) ---------------------------------------------------------------
 
 
-def apply_entry(state: InMemoryUserState, table: str, entry_id: str, value: bytes | None) -> None:
-    """Put one entry into ``state``; ``value`` None is a tombstone (the entry is gone)."""
-    if table == MEMORY:
-        state.forget_derived()
-        if value is None:
-            state.memories.pop(entry_id, None)
-        else:
-            state.memories[entry_id] = decode_memory_record(value)
-    elif table == SESSION:
-        if value is None:
-            state.facets.drop_session(entry_id)
-        else:
-            state.facets.put_session(decode_session(value))
-    elif table == SEEN:
-        if value is None:
-            state.seen_event_ids.pop(entry_id, None)
-        else:
-            state.seen_event_ids[entry_id] = int(value)
-    elif table == PAIR:
-        a, b = entry_id.split(SEPARATOR, 1)
-        if value is None:
-            state.flagged_pairs.discard((a, b))
-        else:
-            state.flagged_pairs.add((a, b))
-    elif table == META and value is not None:
-        decode_meta_into(state, value)
-    elif table != META:
-        raise ValueError(f"unknown state table {table!r}: this worker is older than the changelog")
+class UserStateBuilder:
+    """One user's state from its entries, which may come in any order and include
+    tombstones: :meth:`apply` each (later values of a key replace earlier ones), then
+    :meth:`build` once. Members are kept aside until then, as their session's own entry may
+    come after them."""
+
+    def __init__(self, user_id: str) -> None:
+        self.state = InMemoryUserState(user_id)
+        self._members: dict[str, tuple[str, str, int, int]] = {}  # entry id → decoded value
+
+    def apply(self, table: str, entry_id: str, value: bytes | None) -> None:
+        """Put one entry in; ``value`` None is a tombstone (the entry is gone)."""
+        state = self.state
+        if table == MEMORY:
+            state.forget_derived()
+            if value is None:
+                state.memories.pop(entry_id, None)
+            else:
+                state.memories[entry_id] = decode_memory_record(value)
+        elif table == SESSION:
+            if value is None:
+                state.facets.drop_session(entry_id)
+            else:
+                state.facets.put_session(decode_session(value))
+        elif table == MEMBER:
+            if value is None:
+                self._members.pop(entry_id, None)
+            else:
+                self._members[entry_id] = decode_member(value)
+        elif table == SEEN:
+            if value is None:
+                state.seen_event_ids.pop(entry_id, None)
+            else:
+                state.seen_event_ids[entry_id] = int(value)
+        elif table == PAIR:
+            a, b = entry_id.split(SEPARATOR, 1)
+            if value is None:
+                state.flagged_pairs.discard((a, b))
+            else:
+                state.flagged_pairs.add((a, b))
+        elif table == META and value is not None:
+            decode_meta_into(state, value)
+        elif table != META:
+            raise ValueError(
+                f"unknown state table {table!r}: this worker is older than the changelog; "
+                "run the newest memstream"
+            )
+
+    def build(self) -> InMemoryUserState:
+        """The state: members joined to their sessions in arrival order, seen input ids
+        oldest first (entries come in key order, not time order)."""
+        state = self.state
+        by_session: dict[str, list[tuple[int, str, int]]] = {}
+        for session_id, memory_id, position, at in self._members.values():
+            by_session.setdefault(session_id, []).append((position, memory_id, at))
+        for session_id, members in by_session.items():
+            window = state.facets.sessions.get(session_id)
+            if window is None or window.status == "consolidated":
+                continue  # a consolidated session has dropped its members
+            members.sort()
+            known = set(window.member_ids)  # a session entry written before members had entries
+            added = tuple(m for _, m, _ in members if m not in known)
+            times = [at for _, _, at in members]
+            state.facets.put_session(
+                replace(
+                    window,
+                    member_ids=window.member_ids + added,
+                    started_at=min(window.started_at, *times),
+                    last_event_at=max(window.last_event_at, *times),
+                )
+            )
+        self._members.clear()
+        state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
+        return state
+
+
+def restored_user(user_id: str, entries: Iterable[tuple[bytes, bytes | None]]) -> InMemoryUserState:
+    """One user's state from its ``(key, value)`` entries (see :class:`UserStateBuilder`)."""
+    builder = UserStateBuilder(user_id)
+    for key, value in entries:
+        _, table, entry_id = split_key(key)
+        builder.apply(table, entry_id, value)
+    return builder.build()
 
 
 # --- codecs -----------------------------------------------------------------------------------
@@ -214,15 +326,29 @@ def decode_memory_record(value: bytes) -> MemoryRecord:
 
 
 def encode_session(window: SessionWindow) -> bytes:
-    data = {name: getattr(window, name) for name in _SESSION_FIELDS}
-    data["member_ids"] = list(window.member_ids)
-    return _dump(data)
+    """The session without its members, which are entries of their own (:func:`member_key`)."""
+    return _dump({name: getattr(window, name) for name in _SESSION_FIELDS})
 
 
 def decode_session(value: bytes) -> SessionWindow:
     data = orjson.loads(value)
-    data["member_ids"] = tuple(data["member_ids"])
+    # workers before the member entries wrote the members in the session's own entry
+    data["member_ids"] = tuple(data.get("member_ids", ()))
     return SessionWindow(**data)
+
+
+def member_key(user_id: str, session_id: str, memory_id: str) -> bytes:
+    return entry_key(user_id, MEMBER, f"{session_id}{SEPARATOR}{memory_id}")
+
+
+def encode_member(session_id: str, memory_id: str, position: int, at: int) -> bytes:
+    """The ids travel in the value too: an id may itself contain the key's separator."""
+    return _dump({"session_id": session_id, "memory_id": memory_id, "position": position, "at": at})
+
+
+def decode_member(value: bytes) -> tuple[str, str, int, int]:
+    data = orjson.loads(value)
+    return data["session_id"], data["memory_id"], data["position"], data["at"]
 
 
 def encode_meta(state: InMemoryUserState) -> bytes:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, Literal
@@ -25,7 +25,13 @@ from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from streams.engine.state import InMemoryUserState
 from streams.ledger_replay import read_committed, read_partition
-from streams.state_changelog import Entry, all_entries, apply_entry, split_key
+from streams.state_changelog import (
+    Entry,
+    UserStateBuilder,
+    all_entries,
+    restored_user,
+    split_key,
+)
 from streams.state_store import Checkpoint, LocalStateStore
 from streams.user_states import UserStates
 
@@ -117,12 +123,19 @@ def restore_partition(
             return Restored(states, "changelog", read.count, [])
         store.discard(partition)
     else:
-        states = new_states()
         read = _Read()
+        builders: dict[str, UserStateBuilder] = {}
         for entry in _entries(read_committed(settings, topic, partition), read):
-            _apply(states, partition, entry.key, entry.value)
+            user_id, table, entry_id = split_key(entry.key)
+            builder = builders.get(user_id) or builders.setdefault(
+                user_id, UserStateBuilder(user_id)
+            )
+            builder.apply(table, entry_id, entry.value)
         if read.count:
-            return _finished(states, partition, "changelog", read.count)
+            states = new_states()
+            for builder in builders.values():
+                states.install(partition, builder.build())
+            return Restored(states, "changelog", read.count, [])
     states = new_states()
     folded = states.rebuild_partition(
         partition, read_partition(settings, settings.ledger_topic, partition)
@@ -174,32 +187,17 @@ def _read_store(store: LocalStateStore, partition: int, states: UserStates) -> U
     """Every user of the store's partition, read one at a time (entries come in key order,
     so a user's entries are consecutive) and installed into ``states``."""
     for user_id, entries in groupby(store.entries(partition), key=_user_of):
-        states.install(partition, _user_state(user_id, entries))
+        states.install(partition, restored_user(user_id, entries))
     return states
 
 
 def load_user(store: LocalStateStore, partition: int, user_id: str) -> InMemoryUserState:
     """A cold user's state, read back from the local store."""
-    return _user_state(user_id, store.user_entries(partition, user_id))
+    return restored_user(user_id, store.user_entries(partition, user_id))
 
 
 def _user_of(item: tuple[bytes, bytes]) -> str:
     return split_key(item[0])[0]
-
-
-def _user_state(user_id: str, entries: Iterable[tuple[bytes, bytes]]) -> InMemoryUserState:
-    """One user's state from its stored entries."""
-    state = InMemoryUserState(user_id)
-    for key, value in entries:
-        _, table, entry_id = split_key(key)
-        apply_entry(state, table, entry_id, value)
-    return _settled(state)
-
-
-def _settled(state: InMemoryUserState) -> InMemoryUserState:
-    """Seen input ids oldest first again (entries come in key order, not time order)."""
-    state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
-    return state
 
 
 @dataclass
@@ -219,17 +217,6 @@ def _entries(
         read.count += 1
         read.next_offset, read.last_key = offset + 1, key
         yield Entry(key, value)
-
-
-def _apply(states: UserStates, partition: int, key: bytes, value: bytes | None) -> None:
-    user_id, table, entry_id = split_key(key)
-    apply_entry(states.user(user_id, partition), table, entry_id, value)
-
-
-def _finished(states: UserStates, partition: int, source: Source, records: int) -> Restored:
-    for user in states.users_in(partition):
-        _settled(states.user(user, partition))
-    return Restored(states, source, records, [])
 
 
 def _committed(settings: Settings, topic: str, partition: int, checkpoint: Checkpoint) -> bool:

@@ -9,8 +9,8 @@ from dataclasses import replace
 from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import InMemoryUserState, SessionWindow, UserFacets
-from streams.state_changelog import all_entries, apply_entry, split_key
+from streams.engine.state import SessionWindow, UserFacets
+from streams.state_changelog import UserStateBuilder, all_entries, split_key
 from tests.conversations import long_conversations
 
 
@@ -44,11 +44,12 @@ def test_a_restored_user_indexes_the_sessions_its_entries_bring() -> None:
     run = replay(workload.events, EngineConfig(policy=builtin_profile("default")))
     original = run.state("user-0")
 
-    restored = InMemoryUserState("user-0")
-    _active(restored.facets)  # an index taken before the entries arrive is kept by them
+    builder = UserStateBuilder("user-0")
+    _active(builder.state.facets)  # an index taken before the entries arrive is kept by them
     for entry in all_entries(original):
         _, table, entry_id = split_key(entry.key)
-        apply_entry(restored, table, entry_id, entry.value)
+        builder.apply(table, entry_id, entry.value)
+    restored = builder.build()
 
     assert _active(restored.facets) == _active_by_walk(original.facets)
 

@@ -4,21 +4,33 @@ gives, for every profile; and an input's entries grow with its work, not with hi
 
 from __future__ import annotations
 
+import uuid
+
+import orjson
 import pytest
 
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted
-from streams.engine.model import MemoryEvent
+from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile, profile_names
 from streams.engine.state import InMemoryUserState
 from streams.state_changelog import (
+    MEMBER,
+    SESSION,
+    active_members,
     all_entries,
-    apply_entry,
     changed_entries,
+    encode_member,
+    encode_session,
+    entry_key,
+    member_key,
+    restored_user,
     split_key,
 )
 from tests.conversations import long_conversations
 from tests.workloads import cycle_heavy_workload, mixed_workload
+
+T0 = 1_717_000_000_000
 
 
 def workload() -> list[MemoryEvent]:
@@ -38,20 +50,19 @@ def run_workload(profile: str) -> tuple[dict[str, InMemoryUserState], dict[bytes
     changelog: dict[bytes, bytes] = {}
     for event in workload():
         state = live.setdefault(event.user_id, InMemoryUserState(event.user_id))
+        members_before = active_members(state)
         outcome = step(state, event, config, key=event.user_id)
         if isinstance(outcome, Accepted):
-            for entry in changed_entries(state, event.event_id, outcome.decisions):
+            for entry in changed_entries(state, event.event_id, outcome.decisions, members_before):
                 changelog[entry.key] = entry.value
     return live, changelog
 
 
-def restore(entries: dict[bytes, bytes]) -> dict[str, InMemoryUserState]:
-    users: dict[str, InMemoryUserState] = {}
+def restore(entries: dict[bytes, bytes | None]) -> dict[str, InMemoryUserState]:
+    by_user: dict[str, list[tuple[bytes, bytes | None]]] = {}
     for key, value in entries.items():
-        user, table, entry_id = split_key(key)
-        state = users.setdefault(user, InMemoryUserState(user))
-        apply_entry(state, table, entry_id, value)
-    return users
+        by_user.setdefault(split_key(key)[0], []).append((key, value))
+    return {user: restored_user(user, items) for user, items in by_user.items()}
 
 
 @pytest.mark.parametrize("profile", profile_names())
@@ -106,10 +117,93 @@ def test_entries_written_by_the_standard_json_encoder_still_restore_the_same_sta
     live, changelog = run_workload("default")
     old_format = {
         key: json.dumps(json.loads(value), separators=(",", ":"), sort_keys=True).encode()
-        if value[:1] == b"{"
+        if value is not None and value[:1] == b"{"
         else value
         for key, value in changelog.items()
     }
 
-    assert all(v.isascii() for v in old_format.values())  # non-ASCII escaped, as before
+    # non-ASCII escaped, as before
+    assert all(v.isascii() for v in old_format.values() if v is not None)
     assert restore(old_format) == live
+
+
+def _written_in_session(i: int) -> MemoryEvent:
+    at = T0 + i * 60_000  # a minute apart: one session, never inactive for long
+    memory = Memory(
+        f"m-{i:04d}",
+        "user-0",
+        f"Note {i}: the tomatoes in bed {i} need water.",
+        session_id="s-1",
+        created_at=at,
+    )
+    return MemoryEvent(str(uuid.UUID(int=i + 1)), "user-0", at, MemoryWritten(memory))
+
+
+def test_a_memory_written_into_a_long_session_adds_one_small_entry() -> None:
+    """Given a session of hundreds of memories, when one more is written into it, then the
+    input's session entries are one member entry, as small as in the session's second input:
+    not the session's whole member list, which made every input's cost grow with the
+    session."""
+    config = EngineConfig(policy=builtin_profile("default"))
+    state = InMemoryUserState("user-0")
+    session_bytes = []
+    for i in range(400):
+        event = _written_in_session(i)
+        before = active_members(state)
+        outcome = step(state, event, config, key="user-0")
+        assert isinstance(outcome, Accepted)
+        entries = changed_entries(state, event.event_id, outcome.decisions, before)
+        session_bytes.append(
+            [len(e.value or b"") for e in entries if split_key(e.key)[1] in (SESSION, MEMBER)]
+        )
+
+    assert len(state.facets.sessions["s-1"].member_ids) == 400
+    assert len(session_bytes[399]) == 1  # the member; the session's own entry is unchanged
+    assert session_bytes[399][0] <= session_bytes[1][0] + 4  # longer numbers, nothing more
+
+
+def test_a_consolidated_session_leaves_no_member_entries() -> None:
+    """Given months of conversations whose sessions get narratives, when each input's entries
+    are compacted, then no member entry is left for a consolidated session (its members are
+    dropped from the state, so their entries must go too) and the others' members restore."""
+    live, changelog = run_workload("default")
+
+    consolidated = {
+        (user, s)
+        for user, state in live.items()
+        for s, w in state.facets.sessions.items()
+        if w.status == "consolidated"
+    }
+    members_left = {
+        (split_key(key)[0], orjson.loads(value)["session_id"])
+        for key, value in changelog.items()
+        if split_key(key)[1] == MEMBER and value is not None
+    }
+    assert consolidated  # the workload consolidates sessions
+    assert members_left  # and has sessions still open
+    assert not members_left & consolidated
+    assert restore(changelog) == live
+
+
+def test_sessions_written_with_their_members_by_older_workers_still_restore() -> None:
+    """Given a changelog whose session entries list their first members (as workers before
+    member entries wrote them) and whose later members are entries of their own (written
+    after an upgrade), when restored, then each session has all its members in order."""
+    live, changelog = run_workload("default")
+    upgraded: dict[bytes, bytes | None] = {
+        k: v for k, v in changelog.items() if split_key(k)[1] != MEMBER
+    }
+    for user, state in live.items():
+        for session_id, window in state.facets.sessions.items():
+            half = len(window.member_ids) // 2
+            old = orjson.loads(encode_session(window))
+            old["member_ids"] = list(window.member_ids[:half])
+            upgraded[entry_key(user, SESSION, session_id)] = orjson.dumps(old)
+            for position in range(half, len(window.member_ids)):
+                member = window.member_ids[position]
+                upgraded[member_key(user, session_id, member)] = encode_member(
+                    session_id, member, position, window.last_event_at
+                )
+
+    assert any(len(w.member_ids) > 1 for s in live.values() for w in s.facets.sessions.values())
+    assert restore(upgraded) == live
