@@ -8,6 +8,7 @@ embedding dimension). Each failure carries a machine-readable ``reason`` — the
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -130,11 +131,34 @@ def _memory_texts(memory: Memory) -> list[tuple[str, str]]:
     return texts
 
 
+_ID_FIELDS = frozenset(
+    {
+        "user_id",
+        "memory_id",
+        "session_id",
+        "conversation_id",
+        "memory.memory_id",
+        "memory.scope_id",
+        "memory.conversation_id",
+        "memory.session_id",
+    }
+)
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
-    """PostgreSQL text cannot hold NUL: refuse it at the door rather than in the projector."""
+    """PostgreSQL text cannot hold NUL: refuse it at the door rather than in the projector.
+    Ids must be printable: the worker's state keys join them with U+001F, so a user id
+    holding one could name another user's entries."""
     for name, value in texts:
         if "\x00" in value:
             return Rejection("invalid_text", f"{name} contains a NUL character")
+        if name in _ID_FIELDS and (control := _CONTROL_CHARACTER.search(value)) is not None:
+            return Rejection(
+                "invalid_text",
+                f"{name} contains the control character U+{ord(control.group()):04X}: "
+                "ids must be printable",
+            )
     return None
 
 

@@ -241,3 +241,20 @@ def test_a_smaller_content_limit_is_honoured() -> None:
 
     assert reason(written(content="0123456789"), limits=limits) is None
     assert reason(written(content="0123456789A"), limits=limits) == "content_too_large"
+
+
+@pytest.mark.parametrize("character", ["\x1f", "\n", "\x7f"])
+def test_an_id_with_a_control_character_is_refused(character: str) -> None:
+    """The worker's state keys join ids with U+001F: a user id holding it could name
+    another user's entries ("victim\\x1fm" reads as user "victim", table "m")."""
+    event = MemoryEvent(EVENT_ID, f"victim{character}m", T0, MemoryWritten(a_memory()))
+
+    assert reason(event) == "invalid_text"
+    assert reason(written(memory_id=f"m{character}1")) == "invalid_text"
+    assert reason(written(session_id=f"s{character}1")) == "invalid_text"
+    assert reason(written(conversation_id=f"c{character}1")) == "invalid_text"
+
+
+def test_control_characters_in_content_and_tags_are_kept() -> None:
+    """Only ids must be printable: text may hold tabs and newlines."""
+    assert reason(written(content="line one\nline two\tend", tags=("a\tb",))) is None
