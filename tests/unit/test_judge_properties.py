@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 
 from streams.engine import judge as judge_package
 from streams.engine.judge import Judgement, attribute_keys, judge_contradiction
+from streams.engine.judge.normalise import normalise
+from streams.engine.judge.parse import _TOKEN as TOKEN
+from streams.engine.judge.quantities import may_start_amount, read_date, read_quantity
 
 # Words that reach the deeper rules: subjects, verbs, negators, corrections, changes, amounts.
 VOCABULARY = (
@@ -143,6 +146,19 @@ def test_given_any_judgement_then_confidence_and_cue_agree_with_the_verdict(
     assert (verdict.confidence > 0.7) == verdict.contradicts
     assert (verdict.cue == "none") != verdict.contradicts
     assert verdict.explanation
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXTS)
+def test_given_any_statement_then_every_date_and_amount_starts_where_the_cheap_test_allows(
+    text: str,
+) -> None:
+    """The parser asks ``may_start_amount`` before reading a date or a quantity at a token
+    (most tokens are plain words); it must never say no where one can be read."""
+    tokens = TOKEN.findall(normalise(text))
+    for i, token in enumerate(tokens):
+        if read_date(tokens, i) is not None or read_quantity(tokens, i) is not None:
+            assert may_start_amount(token), (token, tokens)
 
 
 @settings(max_examples=200, deadline=None)

@@ -49,7 +49,7 @@ from .lexicons import (
     UPDATE_VERBS,
 )
 from .normalise import EMAIL, capitalised, normalise
-from .quantities import read_date, read_quantity
+from .quantities import may_start_amount, read_date, read_quantity
 from .words import (
     ADVERB,
     ANTONYM_CANONICALS,
@@ -164,19 +164,20 @@ def _words(normalised: str, proper: frozenset[str]) -> list[Word]:
     words: list[Word] = []
     i = 0
     while i < len(tokens):
-        date = read_date(tokens, i)
-        if date is not None:
-            surface = " ".join(t for t in tokens[i : i + date[1]] if t != ",")
-            words.append(Word(surface, date[0].key, date=date[0]))
-            i += date[1]
-            continue
-        quantity = read_quantity(tokens, i)
-        if quantity is not None:
-            surface = " ".join(tokens[i : i + quantity[1]])
-            words.append(Word(surface, quantity[0].key, quantity=quantity[0]))
-            i += quantity[1]
-            continue
         token = tokens[i]
+        if may_start_amount(token):
+            date = read_date(tokens, i)
+            if date is not None:
+                surface = " ".join(t for t in tokens[i : i + date[1]] if t != ",")
+                words.append(Word(surface, date[0].key, date=date[0]))
+                i += date[1]
+                continue
+            quantity = read_quantity(tokens, i)
+            if quantity is not None:
+                surface = " ".join(tokens[i : i + quantity[1]])
+                words.append(Word(surface, quantity[0].key, quantity=quantity[0]))
+                i += quantity[1]
+                continue
         role = _role(tokens, i)
         key, flipped = (token, False) if role == PUNCTUATION else key_of(token)
         possessive = token.endswith("'s") or token in POSSESSIVE_DETERMINERS

@@ -32,6 +32,18 @@ MONTH_NUMBER = {month: number for number, month in enumerate(MONTHS, start=1)}
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _YEAR = re.compile(r"(?:19|20)\d{2}")
+# the words a date or a quantity can start with, besides a number written in digits
+_STARTS = frozenset(
+    {*FREQUENCIES, *MULTIPLIERS, *NUMBER_WORDS, *MONTH_NUMBER, "every", "half", "a", "an"}
+)
+
+
+def may_start_amount(token: str) -> bool:
+    """Whether :func:`read_date` or :func:`read_quantity` can read anything at ``token``: a
+    cheap test asked first, as most tokens are plain words."""
+    return token in _STARTS or token[:1].isdigit()
+
+
 PERIOD = "period"
 
 
