@@ -333,8 +333,9 @@ class PartitionRebuilds:
             self.states.drop_partition(partition)
 
     def take_snapshot(self, partition: int) -> list[Entry]:
-        """The state entries a ledger rebuild of ``partition`` still owes the changelog (once).
-        If they are lost with an uncommitted transaction, the next owner rebuilds again."""
+        """The state entries a restore of ``partition`` still owes the changelog (once): all
+        of them after a ledger rebuild, else those older workers wrote in another shape.
+        If they are lost with an uncommitted transaction, the next owner owes them again."""
         return self.snapshots.pop(partition, [])
 
     async def ready(self, partition: int) -> None:
@@ -373,7 +374,8 @@ class PartitionRebuilds:
         return [p for p in self.tasks if self._ready(p)]
 
     def owes_snapshot(self, partition: int) -> bool:
-        """A ledger rebuild's state entries are not sent yet (its users are in no store)."""
+        """A restore's owed state entries are not sent yet (after a ledger rebuild its users
+        are in no store)."""
         return partition in self.snapshots
 
     async def _rebuild(self, partition: int) -> None:

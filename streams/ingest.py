@@ -23,7 +23,7 @@ from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent, MemoryWritten
 from streams.engine.validation import Limits, Rejection
-from streams.state_changelog import Entry, active_members, changed_entries, expired_entries
+from streams.state_changelog import Entry, before_input, changed_entries, expired_entries
 from streams.user_states import UserStates
 
 DEDUPE_WINDOW_SECONDS = 7 * 24 * 3600
@@ -167,7 +167,7 @@ class IngestProcessor:
         assert key is not None  # _decode rejected a record without a key
         started = time.perf_counter()
         state = self.states.user(event.user_id, partition)
-        members_before = active_members(state)
+        before = before_input(state)
         outcome = step(state, event, self.config, key.decode("utf-8", "replace"))
         if isinstance(outcome, Rejection):
             return self._reject(key, value, outcome, source, event)
@@ -175,7 +175,7 @@ class IngestProcessor:
             return Emission(event_type=event.event_type, duplicate=True)
         emission = self._accept(event, outcome)
         expired = state.expire_seen(event.occurred_at - self.dedupe_window_ms)
-        emission.state = changed_entries(state, event.event_id, outcome.decisions, members_before)
+        emission.state = changed_entries(state, event.event_id, outcome.decisions, before)
         emission.state += expired_entries(state.user_id, expired)
         emission.seconds = time.perf_counter() - started
         return emission

@@ -9,10 +9,11 @@ table  id                       value
 ``m``  memory id                the memory record (memory, version, forgotten)
 ``s``  session id               the session window, without its members
 ``n``  session id, memory id    a session's member: its position and event time
+``c``  memory id                changed since the user's last cycle (what the next takes)
 ``e``  input event id           its event time: seen (deduplication of inputs)
 ``p``  memory id pair           a contradiction pair already reported
 ``u``  (empty)                  the rest: conversation counters, identity anchor,
-                                procedural profile, last maintenance, changed ids
+                                procedural profile, last maintenance
 ====== ======================== =================================================
 
 After each input the worker sends the entries that input touched (:func:`changed_entries`),
@@ -21,7 +22,8 @@ in the same Kafka transaction as the input's ledger records and offset
 the input, and a restore reads each live entry once (compaction keeps the last value per
 key) instead of folding the user's whole history from the ledger. A session's members are
 entries of their own for the same reason: a memory written into a months-long session adds
-one small entry rather than rewriting the session's whole member list.
+one small entry rather than rewriting the session's whole member list, and a memory written
+between two cycles adds one changed-id entry rather than rewriting the list of all of them.
 
 A user's entries may come in any order (key order from the local store, changelog order from
 Kafka), so a restore collects them in a :class:`UserStateBuilder` and builds the state once
@@ -36,6 +38,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,11 +51,12 @@ from streams.engine.state import (
     InMemoryUserState,
     MemoryRecord,
     SessionWindow,
+    created_or_rewritten,
     pair_key,
 )
 
 SEPARATOR = "\x1f"
-MEMORY, SESSION, MEMBER, SEEN, PAIR, META = "m", "s", "n", "e", "p", "u"
+MEMORY, SESSION, MEMBER, CHANGED, SEEN, PAIR, META = "m", "s", "n", "c", "e", "p", "u"
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow) if f.name != "member_ids")
@@ -76,18 +80,35 @@ def split_key(key: bytes) -> tuple[str, str, str]:
 # --- what one input changed -------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class BeforeInput:
+    """What :func:`changed_entries` needs of a user's state as it was before an input, so
+    that what the input drops leaves no entries behind: the members of the active sessions
+    (a narrative drops its session's) and the changed ids (a cycle takes them all). Taken by
+    :func:`before_input` at the cost of the active sessions."""
+
+    members: Mapping[str, tuple[str, ...]]
+    changed_ids: AbstractSet[str]  # the user's own set: a cycle replaces it, never clears it
+
+
+def before_input(state: InMemoryUserState) -> BeforeInput:
+    facets = state.facets
+    members = {w.session_id: w.member_ids for w in facets.active_sessions() if w.member_ids}
+    return BeforeInput(members, facets.changed_ids)
+
+
 def changed_entries(
     state: InMemoryUserState,
     input_event_id: str,
     decisions: Iterable[ledger.ConsolidationEvent],
-    members_before: Mapping[str, tuple[str, ...]] | None = None,
+    before: BeforeInput | None = None,
 ) -> list[Entry]:
     """The entries an input changed, read from ``state`` after its decisions were folded.
-
-    ``members_before``: the member ids of the user's active sessions before the input (see
-    :func:`active_members`), so that a session the input consolidates (which drops its
-    members) leaves no member entries behind in the changelog."""
+    Without ``before`` (:func:`before_input`), what the input dropped keeps its entries: a
+    restore ignores them, but the changelog keeps them until the key is written again."""
     user = state.user_id
+    changed = state.facets.changed_ids
+    added: dict[str, None] = {}
     memories: dict[str, None] = {}
     sessions: dict[str, None] = {}
     members: dict[tuple[str, str], tuple[int, int]] = {}
@@ -98,6 +119,7 @@ def changed_entries(
         seen[decision.causation_id] = None
         payload = decision.payload
         memories.update(dict.fromkeys(touched_memory_ids(payload)))
+        added.update(dict.fromkeys(created_or_rewritten(payload)))
         if isinstance(payload, ledger.MemoryStored):
             _store_member(state, decision, payload, sessions, members)
         elif isinstance(payload, ledger.SessionClosed):
@@ -124,10 +146,17 @@ def changed_entries(
     ]
     for session_id in consolidated:  # its members are dropped: so are their entries
         gone = {
-            *(members_before or {}).get(session_id, ()),
+            *(before.members.get(session_id, ()) if before is not None else ()),
             *(m for s, m in members if s == session_id),
         }
         entries += [Entry(member_key(user, session_id, m), None) for m in sorted(gone)]
+    entries += [Entry(entry_key(user, CHANGED, i), b"1") for i in added if i in changed]
+    if before is not None and before.changed_ids is not changed:  # a cycle took them
+        entries += [
+            Entry(entry_key(user, CHANGED, i), None)
+            for i in sorted(before.changed_ids)
+            if i not in changed
+        ]
     entries += [
         Entry(entry_key(user, SEEN, e), str(state.seen_event_ids[e]).encode())
         for e in seen
@@ -136,12 +165,6 @@ def changed_entries(
     entries += [Entry(entry_key(user, PAIR, SEPARATOR.join(p)), b"1") for p in pairs]
     entries.append(Entry(entry_key(user, META), encode_meta(state)))
     return entries
-
-
-def active_members(state: InMemoryUserState) -> dict[str, tuple[str, ...]]:
-    """The member ids of each active session (the only ones a cycle consolidates): taken
-    before an input for :func:`changed_entries`. Costs the number of active sessions."""
-    return {w.session_id: w.member_ids for w in state.facets.active_sessions() if w.member_ids}
 
 
 def _store_member(
@@ -187,6 +210,7 @@ def all_entries(state: InMemoryUserState) -> list[Entry]:
         for s, w in state.facets.sessions.items()
         for position, m in enumerate(w.member_ids)
     ]
+    entries += [Entry(entry_key(user, CHANGED, i), b"1") for i in sorted(state.facets.changed_ids)]
     entries += [
         Entry(entry_key(user, SEEN, e), str(at).encode()) for e, at in state.seen_event_ids.items()
     ]
@@ -233,6 +257,8 @@ class UserStateBuilder:
     def __init__(self, user_id: str) -> None:
         self.state = InMemoryUserState(user_id)
         self._members: dict[str, tuple[str, str, int, int]] = {}  # entry id → decoded value
+        self._changed: set[str] = set()
+        self._changed_in_meta: tuple[str, ...] = ()  # as older workers wrote them
 
     def apply(self, table: str, entry_id: str, value: bytes | None) -> None:
         """Put one entry in; ``value`` None is a tombstone (the entry is gone)."""
@@ -253,6 +279,11 @@ class UserStateBuilder:
                 self._members.pop(entry_id, None)
             else:
                 self._members[entry_id] = decode_member(value)
+        elif table == CHANGED:
+            if value is None:
+                self._changed.discard(entry_id)
+            else:
+                self._changed.add(entry_id)
         elif table == SEEN:
             if value is None:
                 state.seen_event_ids.pop(entry_id, None)
@@ -265,7 +296,7 @@ class UserStateBuilder:
             else:
                 state.flagged_pairs.add((a, b))
         elif table == META and value is not None:
-            decode_meta_into(state, value)
+            self._changed_in_meta = decode_meta_into(state, value)
         elif table != META:
             raise ValueError(
                 f"unknown state table {table!r}: this worker is older than the changelog; "
@@ -296,17 +327,33 @@ class UserStateBuilder:
                 )
             )
         self._members.clear()
+        state.facets.changed_ids = self._changed | set(self._changed_in_meta)
         state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
         return state
 
+    def owed(self) -> list[Entry]:
+        """Entries the changelog lacks for the state built: the changed ids an older
+        worker's meta entry held, which the next meta entry (without them) would lose
+        unless they are written as entries of their own first."""
+        user = self.state.user_id
+        return [
+            Entry(entry_key(user, CHANGED, i), b"1")
+            for i in sorted(self._changed_in_meta)
+            if i in self.state.facets.changed_ids
+        ]
 
-def restored_user(user_id: str, entries: Iterable[tuple[bytes, bytes | None]]) -> InMemoryUserState:
-    """One user's state from its ``(key, value)`` entries (see :class:`UserStateBuilder`)."""
+
+def restored_user(
+    user_id: str, entries: Iterable[tuple[bytes, bytes | None]]
+) -> tuple[InMemoryUserState, list[Entry]]:
+    """One user's state from its ``(key, value)`` entries, and the entries the changelog
+    still owes it (see :class:`UserStateBuilder`)."""
     builder = UserStateBuilder(user_id)
     for key, value in entries:
         _, table, entry_id = split_key(key)
         builder.apply(table, entry_id, value)
-    return builder.build()
+    state = builder.build()
+    return state, builder.owed()
 
 
 # --- codecs -----------------------------------------------------------------------------------
@@ -362,12 +409,13 @@ def encode_meta(state: InMemoryUserState) -> bytes:
             else {"origin": _b64(identity.origin), "live": _b64(identity.live)},
             "profile_memory_id": facets.profile_memory_id,
             "last_maintenance_at": facets.last_maintenance_at,
-            "changed_ids": sorted(facets.changed_ids),
         }
     )
 
 
-def decode_meta_into(state: InMemoryUserState, value: bytes) -> None:
+def decode_meta_into(state: InMemoryUserState, value: bytes) -> tuple[str, ...]:
+    """Returns the changed ids the entry holds: workers before the changed-id entries
+    (``c``) wrote them here; newer ones write none."""
     data = orjson.loads(value)
     state.conversation_messages = dict(data["conversation_messages"])
     identity = data["identity"]
@@ -378,7 +426,7 @@ def decode_meta_into(state: InMemoryUserState, value: bytes) -> None:
     )
     state.facets.profile_memory_id = data["profile_memory_id"]
     state.facets.last_maintenance_at = data["last_maintenance_at"]
-    state.facets.changed_ids = set(data["changed_ids"])
+    return tuple(data.get("changed_ids", ()))
 
 
 def _memory_to_json(memory: Memory) -> dict[str, Any]:

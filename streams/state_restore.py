@@ -55,7 +55,9 @@ class Restored:
     states: UserStates
     source: Source
     records: int  # changelog records (the tail, after a checkpoint) or ledger events read
-    snapshot: list[Entry]  # after a ledger rebuild: the entries to write to the changelog
+    # entries to write to the changelog with the partition's next input: after a ledger
+    # rebuild, every entry; after a restore, what older workers' entries lacked
+    snapshot: list[Entry]
 
 
 def ensure_state_topic(settings: Settings, timeout: float = 30.0) -> None:
@@ -108,8 +110,8 @@ def restore_partition(
                 # tail and must be in the store before the checkpoint moves past it).
                 caught_up = (Entry(k, v) for k, v in tail_entries.items())
                 store.write(partition, caught_up, Checkpoint(tail.next_offset, tail.last_key))
-            states = _read_store(store, partition, new_states())
-            return Restored(states, "checkpoint", tail.count, [])
+            states, owed = _read_store(store, partition, new_states())
+            return Restored(states, "checkpoint", tail.count, owed)
         log.warning(
             "partition %d: the local checkpoint is not in the committed changelog "
             "(its last transaction aborted); restoring from the changelog",
@@ -119,8 +121,8 @@ def restore_partition(
     if store is not None:
         read = _changelog_into_store(store, partition, read_committed(settings, topic, partition))
         if read.count:
-            states = _read_store(store, partition, new_states())
-            return Restored(states, "changelog", read.count, [])
+            states, owed = _read_store(store, partition, new_states())
+            return Restored(states, "changelog", read.count, owed)
         store.discard(partition)
     else:
         read = _Read()
@@ -133,9 +135,11 @@ def restore_partition(
             builder.apply(table, entry_id, entry.value)
         if read.count:
             states = new_states()
+            owed = []
             for builder in builders.values():
                 states.install(partition, builder.build())
-            return Restored(states, "changelog", read.count, [])
+                owed += builder.owed()
+            return Restored(states, "changelog", read.count, owed)
     states = new_states()
     folded = states.rebuild_partition(
         partition, read_partition(settings, settings.ledger_topic, partition)
@@ -183,17 +187,24 @@ def _changelog_into_store(
     return read
 
 
-def _read_store(store: LocalStateStore, partition: int, states: UserStates) -> UserStates:
+def _read_store(
+    store: LocalStateStore, partition: int, states: UserStates
+) -> tuple[UserStates, list[Entry]]:
     """Every user of the store's partition, read one at a time (entries come in key order,
-    so a user's entries are consecutive) and installed into ``states``."""
+    so a user's entries are consecutive) and installed into ``states``; and the entries
+    the changelog owes them (written by an older worker in an older shape)."""
+    owed: list[Entry] = []
     for user_id, entries in groupby(store.entries(partition), key=_user_of):
-        states.install(partition, restored_user(user_id, entries))
-    return states
+        state, owing = restored_user(user_id, entries)
+        states.install(partition, state)
+        owed += owing
+    return states, owed
 
 
 def load_user(store: LocalStateStore, partition: int, user_id: str) -> InMemoryUserState:
     """A cold user's state, read back from the local store."""
-    return restored_user(user_id, store.user_entries(partition, user_id))
+    state, _ = restored_user(user_id, store.user_entries(partition, user_id))
+    return state  # what it owes the changelog was owed by the restore that stored it
 
 
 def _user_of(item: tuple[bytes, bytes]) -> str:

@@ -138,7 +138,7 @@ class UserFacets:
 
     def apply(self, decision: ledger.ConsolidationEvent) -> None:
         payload = decision.payload
-        self.changed_ids.update(_created_or_rewritten(payload))
+        self.changed_ids.update(created_or_rewritten(payload))
         if isinstance(payload, ledger.MemoryStored):
             memory = payload.memory
             if payload.version == 1 and memory.session_id and decision.trigger == "ingest":
@@ -174,12 +174,15 @@ class UserFacets:
         elif isinstance(payload, ledger.ProceduralSynthesized):
             self.profile_memory_id = payload.profile.memory_id
         elif isinstance(payload, ledger.ConsolidationCompleted):
-            self.changed_ids.clear()
+            # a new set, not clear(): whoever kept the old one (the worker, to tombstone the
+            # state entries of the ids a cycle took) still sees what it held
+            self.changed_ids = set()
             if decision.trigger == "maintenance":
                 self.last_maintenance_at = decision.occurred_at
 
 
-def _created_or_rewritten(payload: ledger.LedgerPayload) -> tuple[str, ...]:
+def created_or_rewritten(payload: ledger.LedgerPayload) -> tuple[str, ...]:
+    """The memories a decision adds to the user's changed ids (what the next cycle takes)."""
     if isinstance(payload, ledger.MemoryStored):
         return (payload.memory.memory_id,)
     if isinstance(payload, ledger.MemoryPromoted):
