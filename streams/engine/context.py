@@ -21,6 +21,7 @@ from typing import Literal
 
 from streams.engine import ledger
 from streams.engine.fact_index import FactIndex
+from streams.engine.ids import uuid5_text
 from streams.engine.judge import Judgement
 from streams.engine.model import Layer, Memory, Trigger
 from streams.engine.occurrences import Occurrences
@@ -36,7 +37,7 @@ CycleMode = Literal["full", "procedural", "identity_reset"]
 def cycle_id_of(user_id: str, cause_id: str) -> str:
     """The id of the cycle ``cause_id`` (a request or tick event id) starts for a user: tools
     that publish a request can find its report by it."""
-    return str(uuid.uuid5(MEMORY_NAMESPACE, f"{user_id}\x1f{cause_id}"))
+    return uuid5_text(MEMORY_NAMESPACE, f"{user_id}\x1f{cause_id}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,7 @@ class CycleContext:
 
     def new_id(self, rule: str, *subjects: str) -> str:
         key = "\x1f".join((self.user_id, rule, *subjects))
-        return str(uuid.uuid5(MEMORY_NAMESPACE, key))
+        return uuid5_text(MEMORY_NAMESPACE, key)
 
     def emit(self, action: str, subject: str, payload: ledger.LedgerPayload) -> None:
         decision = ledger.ConsolidationEvent(

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Literal
 
+from streams.engine.ids import uuid5_text
 from streams.engine.model import Layer, Memory, Scope, Trigger
 
 Resolution = Literal["latest_wins", "keep_both_review", "preserve_critical"]
@@ -27,7 +28,7 @@ def derived_event_id(user_id: str, causation_id: str, action: str, subject: str)
     The user is part of the key: input ids are only unique per user (they are the producer's
     idempotency keys), and two users' decisions must never share an id."""
     key = f"{user_id}\x1f{causation_id}\x1f{action}\x1f{subject}"
-    return str(uuid.uuid5(LEDGER_NAMESPACE, key))
+    return uuid5_text(LEDGER_NAMESPACE, key)
 
 
 @dataclass(frozen=True, slots=True)

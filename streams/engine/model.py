@@ -7,7 +7,8 @@ as they travel, so the hot path never unpacks a vector it does not compare.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Literal
 
 Layer = Literal["working", "episodic", "semantic", "procedural"]
@@ -64,13 +65,25 @@ class Memory:
     status: str = "active"
 
     def evolve(self, **changes: object) -> Memory:
-        return replace(self, **changes)  # type: ignore[arg-type]
+        """A copy with ``changes``: ``dataclasses.replace`` without its per-field checks,
+        half the time (rules and the fold evolve a few memories per input)."""
+        values = list(_MEMORY_VALUES(self))
+        for name, value in changes.items():
+            index = _MEMORY_FIELD_INDEX.get(name)
+            if index is None:
+                raise TypeError(f"Memory has no field {name!r}")
+            values[index] = value
+        return Memory(*values)
 
     @property
     def age_order(self) -> tuple[int, str]:
         """(created at, id): oldest first, ties broken by id, the one order every rule and
         index sorts a user's memories in (an unknown creation time counts as oldest)."""
         return (self.created_at or 0, self.memory_id)
+
+
+_MEMORY_FIELD_INDEX = {f.name: i for i, f in enumerate(fields(Memory))}
+_MEMORY_VALUES = attrgetter(*_MEMORY_FIELD_INDEX)
 
 
 # --- input payloads (memory.events) -------------------------------------------------------

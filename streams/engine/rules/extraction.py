@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 
 from streams.engine import ledger
+from streams.engine.ids import uuid5_text
 from streams.engine.model import Memory, MemoryEvent
 from streams.engine.policy import Policy
 from streams.engine.text.facts import ExtractedFact, extract_facts
@@ -56,7 +57,7 @@ EXTRACTED_KINDS = ("fact", "negation")
 def _fact_memory(source: Memory, fact: ExtractedFact, confidence: float) -> Memory:
     key = f"{source.user_id}\x1f{source.memory_id}\x1f{fact.kind}\x1f{fact.value}"
     return Memory(
-        memory_id=f"fact-{uuid.uuid5(EXTRACTION_NAMESPACE, key)}",
+        memory_id=f"fact-{uuid5_text(EXTRACTION_NAMESPACE, key)}",
         user_id=source.user_id,
         content=f"The user {fact.statement}.",
         layer="semantic",

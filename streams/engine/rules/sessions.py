@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid
 
 from streams.engine.context import SessionEnd
+from streams.engine.ids import uuid5_text
 from streams.engine.model import MemoryEvent, MemoryWritten, SessionEnded
 from streams.engine.policy import Policy
 from streams.engine.state import SessionWindow, UserFacets
@@ -29,7 +30,7 @@ SESSION_LAYERS = ("working", "episodic")
 def session_id_for(user_id: str, conversation_id: str | None, first_event_id: str) -> str:
     """A new session's id: derived from the input that opened it (deterministic)."""
     key = f"{user_id}\x1f{conversation_id or ''}\x1f{first_event_id}"
-    return f"session-{uuid.uuid5(SESSION_NAMESPACE, key)}"
+    return f"session-{uuid5_text(SESSION_NAMESPACE, key)}"
 
 
 def assign_session(
