@@ -6,14 +6,13 @@ A user's state is split into small entries, one Kafka record each, keyed
 ====== ======================== =================================================
 table  id                       value
 ====== ======================== =================================================
-``m``  memory id                the memory record (memory, version, forgotten)
+``m``  memory id                the memory record (memory, version, forgotten, changed)
 ``s``  session id               the session window, without its members
 ``n``  session id, memory id    a session's member: its position and event time
-``c``  memory id                changed since the user's last cycle (what the next takes)
 ``e``  input event id           its event time: seen (deduplication of inputs)
 ``p``  memory id pair           a contradiction pair already reported
 ``u``  (empty)                  the rest: conversation counters, identity anchor,
-                                procedural profile, last maintenance
+                                procedural profile, last maintenance, change epoch
 ====== ======================== =================================================
 
 After each input the worker sends the entries that input touched (:func:`changed_entries`),
@@ -22,8 +21,14 @@ in the same Kafka transaction as the input's ledger records and offset
 the input, and a restore reads each live entry once (compaction keeps the last value per
 key) instead of folding the user's whole history from the ledger. A session's members are
 entries of their own for the same reason: a memory written into a months-long session adds
-one small entry rather than rewriting the session's whole member list, and a memory written
-between two cycles adds one changed-id entry rather than rewriting the list of all of them.
+one small entry rather than rewriting the session's whole member list.
+
+The memories changed since the user's last cycle (what the next one compares) are not
+listed anywhere: that list grew with every write between two cycles, and every input
+re-sent it. A memory's entry, written anyway when it changes, carries the user's change
+epoch at that time (``_changed``: the number of cycles that took the changed memories so
+far; null once the memory is no longer changed); a cycle moves the epoch on in the ``u``
+entry, so the memories it took drop out without an entry each.
 
 A user's entries may come in any order (key order from the local store, changelog order from
 Kafka), so a restore collects them in a :class:`UserStateBuilder` and builds the state once
@@ -38,7 +43,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,12 +55,11 @@ from streams.engine.state import (
     InMemoryUserState,
     MemoryRecord,
     SessionWindow,
-    created_or_rewritten,
     pair_key,
 )
 
 SEPARATOR = "\x1f"
-MEMORY, SESSION, MEMBER, CHANGED, SEEN, PAIR, META = "m", "s", "n", "c", "e", "p", "u"
+MEMORY, SESSION, MEMBER, SEEN, PAIR, META = "m", "s", "n", "e", "p", "u"
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
 _SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow) if f.name != "member_ids")
@@ -84,17 +87,15 @@ def split_key(key: bytes) -> tuple[str, str, str]:
 class BeforeInput:
     """What :func:`changed_entries` needs of a user's state as it was before an input, so
     that what the input drops leaves no entries behind: the members of the active sessions
-    (a narrative drops its session's) and the changed ids (a cycle takes them all). Taken by
-    :func:`before_input` at the cost of the active sessions."""
+    (a narrative drops its session's). Taken by :func:`before_input` at the cost of the
+    active sessions."""
 
     members: Mapping[str, tuple[str, ...]]
-    changed_ids: AbstractSet[str]  # the user's own set: a cycle replaces it, never clears it
 
 
 def before_input(state: InMemoryUserState) -> BeforeInput:
-    facets = state.facets
-    members = {w.session_id: w.member_ids for w in facets.active_sessions() if w.member_ids}
-    return BeforeInput(members, facets.changed_ids)
+    sessions = state.facets.active_sessions()
+    return BeforeInput({w.session_id: w.member_ids for w in sessions if w.member_ids})
 
 
 def changed_entries(
@@ -107,8 +108,6 @@ def changed_entries(
     Without ``before`` (:func:`before_input`), what the input dropped keeps its entries: a
     restore ignores them, but the changelog keeps them until the key is written again."""
     user = state.user_id
-    changed = state.facets.changed_ids
-    added: dict[str, None] = {}
     memories: dict[str, None] = {}
     sessions: dict[str, None] = {}
     members: dict[tuple[str, str], tuple[int, int]] = {}
@@ -119,7 +118,6 @@ def changed_entries(
         seen[decision.causation_id] = None
         payload = decision.payload
         memories.update(dict.fromkeys(touched_memory_ids(payload)))
-        added.update(dict.fromkeys(created_or_rewritten(payload)))
         if isinstance(payload, ledger.MemoryStored):
             _store_member(state, decision, payload, sessions, members)
         elif isinstance(payload, ledger.SessionClosed):
@@ -130,7 +128,7 @@ def changed_entries(
         elif isinstance(payload, ledger.ContradictionDetected):
             pairs[pair_key(payload.memory_id, payload.other_memory_id)] = None
     entries = [
-        Entry(entry_key(user, MEMORY, i), encode_memory_record(state.memories[i]))
+        Entry(entry_key(user, MEMORY, i), encode_memory_record(state.memories[i], _epoch(state, i)))
         for i in memories
         if i in state.memories
     ]
@@ -150,13 +148,6 @@ def changed_entries(
             *(m for s, m in members if s == session_id),
         }
         entries += [Entry(member_key(user, session_id, m), None) for m in sorted(gone)]
-    entries += [Entry(entry_key(user, CHANGED, i), b"1") for i in added if i in changed]
-    if before is not None and before.changed_ids is not changed:  # a cycle took them
-        entries += [
-            Entry(entry_key(user, CHANGED, i), None)
-            for i in sorted(before.changed_ids)
-            if i not in changed
-        ]
     entries += [
         Entry(entry_key(user, SEEN, e), str(state.seen_event_ids[e]).encode())
         for e in seen
@@ -198,7 +189,7 @@ def all_entries(state: InMemoryUserState) -> list[Entry]:
     """Every entry of a user's state: a full snapshot (after a rebuild from the ledger)."""
     user = state.user_id
     entries = [
-        Entry(entry_key(user, MEMORY, i), encode_memory_record(r))
+        Entry(entry_key(user, MEMORY, i), encode_memory_record(r, _epoch(state, i)))
         for i, r in state.memories.items()
     ]
     entries += [
@@ -210,7 +201,6 @@ def all_entries(state: InMemoryUserState) -> list[Entry]:
         for s, w in state.facets.sessions.items()
         for position, m in enumerate(w.member_ids)
     ]
-    entries += [Entry(entry_key(user, CHANGED, i), b"1") for i in sorted(state.facets.changed_ids)]
     entries += [
         Entry(entry_key(user, SEEN, e), str(at).encode()) for e, at in state.seen_event_ids.items()
     ]
@@ -257,7 +247,7 @@ class UserStateBuilder:
     def __init__(self, user_id: str) -> None:
         self.state = InMemoryUserState(user_id)
         self._members: dict[str, tuple[str, str, int, int]] = {}  # entry id → decoded value
-        self._changed: set[str] = set()
+        self._epochs: dict[str, int] = {}  # memory id → the change epoch its entry carries
         self._changed_in_meta: tuple[str, ...] = ()  # as older workers wrote them
 
     def apply(self, table: str, entry_id: str, value: bytes | None) -> None:
@@ -265,10 +255,14 @@ class UserStateBuilder:
         state = self.state
         if table == MEMORY:
             state.forget_derived()
+            self._epochs.pop(entry_id, None)
             if value is None:
                 state.memories.pop(entry_id, None)
             else:
-                state.memories[entry_id] = decode_memory_record(value)
+                record, epoch = decode_memory_record(value)
+                state.memories[entry_id] = record
+                if epoch is not None:
+                    self._epochs[entry_id] = epoch
         elif table == SESSION:
             if value is None:
                 state.facets.drop_session(entry_id)
@@ -279,11 +273,6 @@ class UserStateBuilder:
                 self._members.pop(entry_id, None)
             else:
                 self._members[entry_id] = decode_member(value)
-        elif table == CHANGED:
-            if value is None:
-                self._changed.discard(entry_id)
-            else:
-                self._changed.add(entry_id)
         elif table == SEEN:
             if value is None:
                 state.seen_event_ids.pop(entry_id, None)
@@ -327,19 +316,24 @@ class UserStateBuilder:
                 )
             )
         self._members.clear()
-        state.facets.changed_ids = self._changed | set(self._changed_in_meta)
+        epoch = state.facets.change_epoch
+        changed = {memory_id for memory_id, at in self._epochs.items() if at == epoch}
+        state.facets.changed_ids = changed | set(self._changed_in_meta)
         state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
         return state
 
     def owed(self) -> list[Entry]:
-        """Entries the changelog lacks for the state built: the changed ids an older
-        worker's meta entry held, which the next meta entry (without them) would lose
-        unless they are written as entries of their own first."""
-        user = self.state.user_id
+        """Entries the changelog lacks for the state built: the memories an older worker's
+        meta entry listed as changed, which the next meta entry (without the list) would
+        lose unless their own entries are marked first."""
+        state = self.state
         return [
-            Entry(entry_key(user, CHANGED, i), b"1")
+            Entry(
+                entry_key(state.user_id, MEMORY, i),
+                encode_memory_record(state.memories[i], _epoch(state, i)),
+            )
             for i in sorted(self._changed_in_meta)
-            if i in self.state.facets.changed_ids
+            if i in state.memories
         ]
 
 
@@ -359,17 +353,28 @@ def restored_user(
 # --- codecs -----------------------------------------------------------------------------------
 
 
-def encode_memory_record(record: MemoryRecord) -> bytes:
+def encode_memory_record(record: MemoryRecord, change_epoch: int | None = None) -> bytes:
+    """``change_epoch``: the user's change epoch while the memory is among those changed
+    since the last cycle (see the module doc), else None."""
     data = _memory_to_json(record.memory)
     data["_version"] = record.version
     data["_forgotten"] = record.forgotten
+    data["_changed"] = change_epoch
     return _dump(data)
 
 
-def decode_memory_record(value: bytes) -> MemoryRecord:
+def decode_memory_record(value: bytes) -> tuple[MemoryRecord, int | None]:
+    """The record and the change epoch its entry carries (None: not changed, or an entry
+    written before epochs)."""
     data = orjson.loads(value)
     version, forgotten = data.pop("_version"), data.pop("_forgotten")
-    return MemoryRecord(_memory_from_json(data), version, forgotten)
+    epoch = data.pop("_changed", None)
+    return MemoryRecord(_memory_from_json(data), version, forgotten), epoch
+
+
+def _epoch(state: InMemoryUserState, memory_id: str) -> int | None:
+    facets = state.facets
+    return facets.change_epoch if memory_id in facets.changed_ids else None
 
 
 def encode_session(window: SessionWindow) -> bytes:
@@ -409,13 +414,14 @@ def encode_meta(state: InMemoryUserState) -> bytes:
             else {"origin": _b64(identity.origin), "live": _b64(identity.live)},
             "profile_memory_id": facets.profile_memory_id,
             "last_maintenance_at": facets.last_maintenance_at,
+            "change_epoch": facets.change_epoch,
         }
     )
 
 
 def decode_meta_into(state: InMemoryUserState, value: bytes) -> tuple[str, ...]:
-    """Returns the changed ids the entry holds: workers before the changed-id entries
-    (``c``) wrote them here; newer ones write none."""
+    """Returns the changed ids the entry lists: workers before change epochs wrote them
+    here; newer ones write none."""
     data = orjson.loads(value)
     state.conversation_messages = dict(data["conversation_messages"])
     identity = data["identity"]
@@ -426,6 +432,7 @@ def decode_meta_into(state: InMemoryUserState, value: bytes) -> tuple[str, ...]:
     )
     state.facets.profile_memory_id = data["profile_memory_id"]
     state.facets.last_maintenance_at = data["last_maintenance_at"]
+    state.facets.change_epoch = data.get("change_epoch", 0)
     return tuple(data.get("changed_ids", ()))
 
 

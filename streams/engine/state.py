@@ -101,6 +101,9 @@ class UserFacets:
     # memories written or rewritten since the user's last cycle: what a cycle compares
     # against everything else (cost ∝ new × live, never all pairs)
     changed_ids: set[str] = field(default_factory=set)
+    # how many cycles have taken the changed ids: the worker's changelog marks each changed
+    # memory with it (streams.state_changelog), so a cycle need not unmark them one by one
+    change_epoch: int = field(default=0, compare=False)
     # ids of the active sessions, derived from ``sessions`` (None: not indexed yet). Every
     # input asks which sessions are active; ``sessions`` keeps every session the user ever
     # had (a consolidated one keeps its narrative id), so a walk of it grows with history.
@@ -113,6 +116,7 @@ class UserFacets:
             self.profile_memory_id,
             self.last_maintenance_at,
             set(self.changed_ids),
+            self.change_epoch,
             None if self._active is None else set(self._active),
         )
 
@@ -174,9 +178,8 @@ class UserFacets:
         elif isinstance(payload, ledger.ProceduralSynthesized):
             self.profile_memory_id = payload.profile.memory_id
         elif isinstance(payload, ledger.ConsolidationCompleted):
-            # a new set, not clear(): whoever kept the old one (the worker, to tombstone the
-            # state entries of the ids a cycle took) still sees what it held
-            self.changed_ids = set()
+            self.changed_ids.clear()
+            self.change_epoch += 1
             if decision.trigger == "maintenance":
                 self.last_maintenance_at = decision.occurred_at
 
