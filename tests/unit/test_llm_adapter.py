@@ -25,8 +25,11 @@ from streams.llm import (
     LLMSettings,
 )
 
-CLIENT_TIMEOUT_SECONDS = 0.2
-SLOW_RESPONSE_SECONDS = 0.5  # longer than the client timeout: the client gives up first
+# Generous, so a loaded machine never times out an answer the test expects to arrive; only
+# the slow-server test gives the client a short one, shorter than the server's delay.
+CLIENT_TIMEOUT_SECONDS = 10.0
+SHORT_TIMEOUT_SECONDS = 0.2
+SLOW_RESPONSE_SECONDS = 0.5  # longer than the short timeout: the client gives up first
 
 FIRST = "The team's standup is at 9am"
 SECOND = "The team's standup is at 10am"
@@ -160,10 +163,12 @@ def llm_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
 
 def client_for(base_url: str, **overrides: Any) -> ChatClient:
     settings = LLMSettings(
-        base_url=base_url,
-        model="test-model",
-        timeout_seconds=CLIENT_TIMEOUT_SECONDS,
-        **overrides,
+        **{
+            "base_url": base_url,
+            "model": "test-model",
+            "timeout_seconds": CLIENT_TIMEOUT_SECONDS,
+            **overrides,
+        }
     )
     return ChatClient(settings, sleep=lambda _seconds: None)
 
@@ -253,7 +258,8 @@ def test_given_a_slow_server_when_complete_is_called_then_each_attempt_times_out
     llm_server.script(slow(completion("too late")))
 
     with pytest.raises(LLMError, match="timed out"):
-        client_for(llm_server.base_url, attempts=2).complete("system", "user")
+        client = client_for(llm_server.base_url, attempts=2, timeout_seconds=SHORT_TIMEOUT_SECONDS)
+        client.complete("system", "user")
 
     assert len(llm_server.seen) == 2
 
@@ -410,7 +416,8 @@ def test_given_a_server_slower_than_the_timeout_when_judged_then_it_falls_back_a
     llm_server: FakeLLMServer,
 ) -> None:
     llm_server.script(slow(judgement_answer(contradicts=True, confidence=0.9, explanation="x")))
-    judge = LLMJudge(client_for(llm_server.base_url, attempts=2), fallback=StandInJudge())
+    client = client_for(llm_server.base_url, attempts=2, timeout_seconds=SHORT_TIMEOUT_SECONDS)
+    judge = LLMJudge(client, fallback=StandInJudge())
 
     judgement = judge(FIRST, SECOND)
 
