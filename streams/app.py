@@ -169,7 +169,7 @@ def build_app(settings: Settings) -> Worker:
 
     def dirty(partition: int, user_id: str) -> bool:
         """Not all of the user's state is in the local store yet: sent but not checkpointed,
-        or rebuilt from the ledger and not yet sent at all."""
+        or owed by a restore and not yet sent (after a ledger rebuild: all of it)."""
         return checkpoints.is_pending(partition, user_id) or rebuilds.owes_snapshot(partition)
 
     progress = _PartitionProgress(settings.events_topic)

@@ -35,8 +35,8 @@ class PartitionBatch:
     last_offset: int = -1
 
     def add(self, emission: Emission, offset: int, snapshot: list[Entry] | None = None) -> None:
-        """``snapshot``: state entries a ledger rebuild owes the changelog, which the
-        input's own entries then supersede key by key."""
+        """``snapshot``: state entries a restore owes the changelog (all of them after a ledger
+        rebuild), which the input's own entries then supersede key by key."""
         self.emissions.append(emission)
         for entry in [*(snapshot or ()), *emission.state]:
             self.state[entry.key] = entry

@@ -249,6 +249,7 @@ class UserStateBuilder:
         self._members: dict[str, tuple[str, str, int, int]] = {}  # entry id → decoded value
         self._epochs: dict[str, int] = {}  # memory id → the change epoch its entry carries
         self._changed_in_meta: tuple[str, ...] = ()  # as older workers wrote them
+        self._owed_members: list[Entry] = []
 
     def apply(self, table: str, entry_id: str, value: bytes | None) -> None:
         """Put one entry in; ``value`` None is a tombstone (the entry is gone)."""
@@ -299,18 +300,20 @@ class UserStateBuilder:
         by_session: dict[str, list[tuple[int, str, int]]] = {}
         for session_id, memory_id, position, at in self._members.values():
             by_session.setdefault(session_id, []).append((position, memory_id, at))
-        for session_id, members in by_session.items():
-            window = state.facets.sessions.get(session_id)
-            if window is None or window.status == "consolidated":
+        for window in list(state.facets.sessions.values()):
+            if window.status == "consolidated":
                 continue  # a consolidated session has dropped its members
-            members.sort()
-            known = set(window.member_ids)  # a session entry written before members had entries
-            added = tuple(m for _, m, _ in members if m not in known)
+            members = sorted(by_session.get(window.session_id, ()))
+            listed = set(window.member_ids)  # by a session entry an older worker wrote
+            self._owe_members(window, {m for _, m, _ in members})
+            if not members:
+                continue
             times = [at for _, _, at in members]
             state.facets.put_session(
                 replace(
                     window,
-                    member_ids=window.member_ids + added,
+                    member_ids=window.member_ids
+                    + tuple(m for _, m, _ in members if m not in listed),
                     started_at=min(window.started_at, *times),
                     last_event_at=max(window.last_event_at, *times),
                 )
@@ -323,18 +326,33 @@ class UserStateBuilder:
         return state
 
     def owed(self) -> list[Entry]:
-        """Entries the changelog lacks for the state built: the memories an older worker's
-        meta entry listed as changed, which the next meta entry (without the list) would
-        lose unless their own entries are marked first."""
+        """Entries the changelog lacks for the state built (call after :meth:`build`), as
+        entries an older worker wrote hold what newer ones keep elsewhere, and the next
+        newer entry of the same key would drop it: the members a session entry listed (the
+        session's next entry lists none), and the memories the meta entry listed as changed
+        (the next meta entry lists none), whose own entries must carry the change epoch."""
         state = self.state
-        return [
+        epoch = state.facets.change_epoch
+        marked = [
             Entry(
                 entry_key(state.user_id, MEMORY, i),
                 encode_memory_record(state.memories[i], _epoch(state, i)),
             )
             for i in sorted(self._changed_in_meta)
-            if i in state.memories
+            if i in state.memories and self._epochs.get(i) != epoch
         ]
+        return self._owed_members + marked
+
+    def _owe_members(self, window: SessionWindow, with_entries: set[str]) -> None:
+        """Member entries for the members an older worker's session entry listed."""
+        for position, memory_id in enumerate(window.member_ids):
+            if memory_id in with_entries:
+                continue
+            session_id = window.session_id
+            value = encode_member(session_id, memory_id, position, window.last_event_at)
+            self._owed_members.append(
+                Entry(member_key(self.state.user_id, session_id, memory_id), value)
+            )
 
 
 def restored_user(

@@ -8,7 +8,6 @@ embedding dimension). Each failure carries a machine-readable ``reason`` — the
 from __future__ import annotations
 
 import math
-import re
 import uuid
 from dataclasses import dataclass
 
@@ -143,21 +142,20 @@ _ID_FIELDS = frozenset(
         "memory.session_id",
     }
 )
-_CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f]")
+KEY_SEPARATOR = "\x1f"  # joins the ids in the worker's state keys (streams.state_changelog)
 
 
 def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
     """PostgreSQL text cannot hold NUL: refuse it at the door rather than in the projector.
-    Ids must be printable: the worker's state keys join them with U+001F, so a user id
-    holding one could name another user's entries."""
+    An id cannot hold U+001F: the worker's state keys join ids with it, so a user id holding
+    one could name another user's entries ("victim\x1fm" reads as user "victim")."""
     for name, value in texts:
         if "\x00" in value:
             return Rejection("invalid_text", f"{name} contains a NUL character")
-        if name in _ID_FIELDS and (control := _CONTROL_CHARACTER.search(value)) is not None:
+        if KEY_SEPARATOR in value and name in _ID_FIELDS:
             return Rejection(
                 "invalid_text",
-                f"{name} contains the control character U+{ord(control.group()):04X}: "
-                "ids must be printable",
+                f"{name} contains U+001F (unit separator), which ids may not hold",
             )
     return None
 

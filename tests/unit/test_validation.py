@@ -243,18 +243,20 @@ def test_a_smaller_content_limit_is_honoured() -> None:
     assert reason(written(content="0123456789A"), limits=limits) == "content_too_large"
 
 
-@pytest.mark.parametrize("character", ["\x1f", "\n", "\x7f"])
-def test_an_id_with_a_control_character_is_refused(character: str) -> None:
+def test_an_id_with_the_state_key_separator_is_refused() -> None:
     """The worker's state keys join ids with U+001F: a user id holding it could name
     another user's entries ("victim\\x1fm" reads as user "victim", table "m")."""
-    event = MemoryEvent(EVENT_ID, f"victim{character}m", T0, MemoryWritten(a_memory()))
+    event = MemoryEvent(EVENT_ID, "victim\x1fm", T0, MemoryWritten(a_memory()))
 
     assert reason(event) == "invalid_text"
-    assert reason(written(memory_id=f"m{character}1")) == "invalid_text"
-    assert reason(written(session_id=f"s{character}1")) == "invalid_text"
-    assert reason(written(conversation_id=f"c{character}1")) == "invalid_text"
+    assert reason(written(memory_id="m\x1f1")) == "invalid_text"
+    assert reason(written(session_id="s\x1f1")) == "invalid_text"
+    assert reason(written(conversation_id="c\x1f1")) == "invalid_text"
+    assert reason(MemoryEvent(EVENT_ID, USER, T0, ForgetRequested("m\x1f1"))) == "invalid_text"
 
 
-def test_control_characters_in_content_and_tags_are_kept() -> None:
-    """Only ids must be printable: text may hold tabs and newlines."""
-    assert reason(written(content="line one\nline two\tend", tags=("a\tb",))) is None
+def test_other_control_characters_in_ids_and_text_are_kept() -> None:
+    """Only U+001F breaks anything: ids accepted with a tab or a newline can still be
+    forgotten, and text may hold them."""
+    assert reason(written(memory_id="m\n1", content="line one\nline two\tend")) is None
+    assert reason(MemoryEvent(EVENT_ID, USER, T0, ForgetRequested("m\t1"))) is None
