@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -53,6 +53,7 @@ from streams.engine.model import Memory
 from streams.engine.state import (
     IdentityAnchor,
     InMemoryUserState,
+    Members,
     MemoryRecord,
     SessionWindow,
     pair_key,
@@ -90,7 +91,7 @@ class BeforeInput:
     (a narrative drops its session's). Taken by :func:`before_input` at the cost of the
     active sessions."""
 
-    members: Mapping[str, tuple[str, ...]]
+    members: Mapping[str, Sequence[str]]
 
 
 def before_input(state: InMemoryUserState) -> BeforeInput:
@@ -312,8 +313,9 @@ class UserStateBuilder:
             state.facets.put_session(
                 replace(
                     window,
-                    member_ids=window.member_ids
-                    + tuple(m for _, m, _ in members if m not in listed),
+                    member_ids=Members(
+                        (*window.member_ids, *(m for _, m, _ in members if m not in listed))
+                    ),
                     started_at=min(window.started_at, *times),
                     last_event_at=max(window.last_event_at, *times),
                 )
@@ -403,7 +405,7 @@ def encode_session(window: SessionWindow) -> bytes:
 def decode_session(value: bytes) -> SessionWindow:
     data = orjson.loads(value)
     # workers before the member entries wrote the members in the session's own entry
-    data["member_ids"] = tuple(data.get("member_ids", ()))
+    data["member_ids"] = Members(data.get("member_ids", ()))
     return SessionWindow(**data)
 
 

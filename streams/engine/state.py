@@ -8,9 +8,10 @@ returns in a plain loop. One function, three drivers, no way for them to disagre
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from itertools import islice
+from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from streams.engine import ledger
 from streams.engine.model import Memory
@@ -54,6 +55,64 @@ class UserView(Protocol):
 SessionStatus = Literal["active", "ended", "consolidated"]
 
 
+class Members(Sequence[str]):
+    """A session's member ids in arrival order: an immutable sequence whose :meth:`plus`
+    costs the same however long the session is.
+
+    A tuple would be copied whole to add one member, so every input of a week-long session
+    of 10,000 messages paid ~32 µs for it. Here the versions of one session share a list
+    that only ever grows at its end; each version sees its first ``count`` items. Adding to
+    the newest version appends in place; adding to an older one (a copy went its own way)
+    copies its items first. Equal to any sequence of the same ids, tuples included."""
+
+    __slots__ = ("_items", "_count")
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._items: list[str] = list(ids)
+        self._count = len(self._items)
+
+    def plus(self, memory_id: str) -> Members:
+        items = self._items
+        if len(items) != self._count:  # another version appended here: go our own way
+            items = items[: self._count]
+        items.append(memory_id)
+        grown = Members.__new__(Members)
+        grown._items, grown._count = items, self._count + 1
+        return grown
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(self._items[: self._count][index])
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("member index out of range")
+        return self._items[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return islice(self._items, self._count)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Members | tuple | list):
+            return len(other) == self._count and all(
+                a == b for a, b in zip(self, other, strict=True)
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Members({tuple(self)!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class SessionWindow:
     """An event-time session of one user (seed 002): ACTIVE while memories arrive, ENDED by
@@ -65,7 +124,7 @@ class SessionWindow:
     conversation_id: str | None
     started_at: int
     last_event_at: int
-    member_ids: tuple[str, ...] = ()
+    member_ids: Members = field(default_factory=Members)
     status: SessionStatus = "active"
     ended_at: int | None = None
     narrative_id: str | None = None
@@ -73,7 +132,7 @@ class SessionWindow:
     def with_member(self, memory_id: str, at: int) -> SessionWindow:
         return replace(
             self,
-            member_ids=(*self.member_ids, memory_id),
+            member_ids=self.member_ids.plus(memory_id),
             started_at=min(self.started_at, at),
             last_event_at=max(self.last_event_at, at),
         )
@@ -165,7 +224,7 @@ class UserFacets:
                         consolidated,
                         status="consolidated",
                         narrative_id=payload.narrative.memory_id,
-                        member_ids=(),
+                        member_ids=Members(),
                     )
                 )
         elif isinstance(payload, ledger.IdentityDriftMeasured):

@@ -304,3 +304,19 @@ def test_a_session_an_older_worker_listed_keeps_its_members_after_it_closes() ->
     assert again.facets.sessions["s"].member_ids == ("a", "b")
     assert again == restored
     assert owed_again == []
+
+
+def test_a_session_s_members_are_a_sequence_whose_versions_never_change() -> None:
+    """Members grow by appending to a list their versions share: an older version (a copy
+    that went its own way) must keep what it held, and growing it must not disturb the
+    newer one."""
+    from streams.engine.state import Members
+
+    first = Members(("a",)).plus("b")
+    newer = first.plus("c")
+    other = first.plus("x")  # grows an older version: copies, leaves `newer` alone
+
+    assert tuple(first) == ("a", "b") and len(first) == 2 and first[-1] == "b"
+    assert newer == ("a", "b", "c") and other == ("a", "b", "x")
+    assert newer[1:] == ("b", "c") and list(other) == ["a", "b", "x"]
+    assert Members() == () and Members(("a",)) != ("b",) and hash(newer) == hash(("a", "b", "c"))
