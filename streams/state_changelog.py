@@ -58,8 +58,9 @@ from streams.engine.state import (
     SessionWindow,
     pair_key,
 )
+from streams.engine.validation import KEY_SEPARATOR
 
-SEPARATOR = "\x1f"
+SEPARATOR = KEY_SEPARATOR  # ids holding it are refused at validation
 MEMORY, SESSION, MEMBER, SEEN, PAIR, META = "m", "s", "n", "e", "p", "u"
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
 _MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))

@@ -63,7 +63,8 @@ class Members(Sequence[str]):
     of 10,000 messages paid ~32 µs for it. Here the versions of one session share a list
     that only ever grows at its end; each version sees its first ``count`` items. Adding to
     the newest version appends in place; adding to an older one (a copy went its own way)
-    copies its items first. Equal to any sequence of the same ids, tuples included."""
+    copies its items first. Equal to a ``Members`` or a tuple of the same ids. Not for
+    threads to share: a user's state is changed by one thread at a time."""
 
     __slots__ = ("_items", "_count")
 
@@ -100,7 +101,7 @@ class Members(Sequence[str]):
         return islice(self._items, self._count)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Members | tuple | list):
+        if isinstance(other, Members | tuple):
             return len(other) == self._count and all(
                 a == b for a, b in zip(self, other, strict=True)
             )
