@@ -139,16 +139,13 @@ def changed_entries(
         for s in sessions
         if s in state.facets.sessions
     ]
+    # (a member written and consolidated within the input has no entry: see _store_member)
     entries += [
         Entry(member_key(user, s, m), encode_member(s, m, *value))
         for (s, m), value in members.items()
-        if s not in consolidated
     ]
     for session_id in consolidated:  # its members are dropped: so are their entries
-        gone = {
-            *(before.members.get(session_id, ()) if before is not None else ()),
-            *(m for s, m in members if s == session_id),
-        }
+        gone = before.members.get(session_id, ()) if before is not None else ()
         entries += [Entry(member_key(user, session_id, m), None) for m in sorted(gone)]
     entries += [
         Entry(entry_key(user, SEEN, e), str(state.seen_event_ids[e]).encode())

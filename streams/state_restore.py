@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any, Literal
@@ -129,16 +129,12 @@ def restore_partition(
         builders: dict[str, UserStateBuilder] = {}
         for entry in _entries(read_committed(settings, topic, partition), read):
             user_id, table, entry_id = split_key(entry.key)
-            builder = builders.get(user_id) or builders.setdefault(
-                user_id, UserStateBuilder(user_id)
-            )
-            builder.apply(table, entry_id, entry.value)
+            if user_id not in builders:
+                builders[user_id] = UserStateBuilder(user_id)
+            builders[user_id].apply(table, entry_id, entry.value)
         if read.count:
-            states = new_states()
-            owed = []
-            for builder in builders.values():
-                states.install(partition, builder.build())
-                owed += builder.owed()
+            built = ((b.build(), b.owed()) for b in builders.values())
+            states, owed = _installed(new_states(), partition, built)
             return Restored(states, "changelog", read.count, owed)
     states = new_states()
     folded = states.rebuild_partition(
@@ -193,9 +189,22 @@ def _read_store(
     """Every user of the store's partition, read one at a time (entries come in key order,
     so a user's entries are consecutive) and installed into ``states``; and the entries
     the changelog owes them (written by an older worker in an older shape)."""
+    restored = (
+        restored_user(user_id, entries)
+        for user_id, entries in groupby(store.entries(partition), key=_user_of)
+    )
+    return _installed(states, partition, restored)
+
+
+def _installed(
+    states: UserStates,
+    partition: int,
+    restored: Iterable[tuple[InMemoryUserState, list[Entry]]],
+) -> tuple[UserStates, list[Entry]]:
+    """``states`` with each restored user installed (one at a time: ``states`` may evict),
+    and all that they owe the changelog."""
     owed: list[Entry] = []
-    for user_id, entries in groupby(store.entries(partition), key=_user_of):
-        state, owing = restored_user(user_id, entries)
+    for state, owing in restored:
         states.install(partition, state)
         owed += owing
     return states, owed

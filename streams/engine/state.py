@@ -202,7 +202,7 @@ class UserFacets:
 
     def apply(self, decision: ledger.ConsolidationEvent) -> None:
         payload = decision.payload
-        self.changed_ids.update(created_or_rewritten(payload))
+        self.changed_ids.update(_created_or_rewritten(payload))
         if isinstance(payload, ledger.MemoryStored):
             memory = payload.memory
             if payload.version == 1 and memory.session_id and decision.trigger == "ingest":
@@ -244,8 +244,7 @@ class UserFacets:
                 self.last_maintenance_at = decision.occurred_at
 
 
-def created_or_rewritten(payload: ledger.LedgerPayload) -> tuple[str, ...]:
-    """The memories a decision adds to the user's changed ids (what the next cycle takes)."""
+def _created_or_rewritten(payload: ledger.LedgerPayload) -> tuple[str, ...]:
     if isinstance(payload, ledger.MemoryStored):
         return (payload.memory.memory_id,)
     if isinstance(payload, ledger.MemoryPromoted):
