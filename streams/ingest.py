@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from aiokafka.partitioner import murmur2
@@ -72,9 +73,13 @@ def _with_embedding(event: MemoryEvent, vector: bytes) -> MemoryEvent:
     return event.with_written(memory)
 
 
+@lru_cache(maxsize=65536)
 def partition_for(key: bytes, partitions: int) -> int:
     """Kafka's default partitioner for keyed records (Java client, aiokafka, librdkafka's
-    murmur2_random): every producer sends a user's events to the same partition."""
+    murmur2_random): every producer sends a user's events to the same partition.
+
+    Memoised: aiokafka's murmur2 is pure Python (~5 µs for a user id), every input is
+    checked, and a partition's users write again and again."""
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
