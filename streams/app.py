@@ -237,9 +237,9 @@ def build_app(settings: Settings) -> Worker:
             )
             return
         state_entries = part.state_entries
-        if state_entries:  # the last state record is right after the ledger records
-            last = deliveries[part.ledger_records + len(state_entries) - 1]
-            checkpoints.sent(part.partition, state_entries, last)
+        if state_entries:
+            changelog = deliveries.of(state_topic(settings), part.partition)
+            checkpoints.sent(part.partition, state_entries, changelog)
         metrics.worker_batch_size.observe(len(part.emissions))
         for emission in part.emissions:
             _observe(emission)

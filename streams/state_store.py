@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
@@ -154,6 +154,14 @@ def _options(cache: Cache) -> Options:
     return options
 
 
+class Delivery(Protocol):
+    """Where the last of a send's changelog records landed, once the producer knows."""
+
+    def delivered(self) -> bool: ...
+
+    def last_offset(self) -> int: ...
+
+
 class StateCheckpoints:
     """Moves each owned partition's local checkpoint forward, right after Kafka commits.
 
@@ -174,11 +182,12 @@ class StateCheckpoints:
         self.clock = clock
         self.pending: dict[int, dict[bytes, Entry]] = {}  # partition → key → last entry
         self.pending_users: dict[int, set[str]] = {}  # whose entries are not in the store yet
-        self.last_delivery: dict[int, tuple[Any, bytes | None]] = {}
+        self.last_delivery: dict[int, tuple[Delivery, bytes | None]] = {}
         self.last_written = clock()
         self.written = 0
 
-    def sent(self, partition: int, entries: list[Entry], delivery: Any) -> None:
+    def sent(self, partition: int, entries: list[Entry], delivery: Delivery) -> None:
+        """``entries`` were sent; ``delivery`` says when and where the last of them landed."""
         if not entries:
             return
         pending = self.pending.setdefault(partition, {})
@@ -199,9 +208,9 @@ class StateCheckpoints:
         self.last_written = self.clock()
         for partition in list(self.pending):
             delivery, last_key = self.last_delivery[partition]
-            if not (delivery.done() and not delivery.cancelled() and delivery.exception() is None):
+            if not delivery.delivered():
                 continue  # not flushed yet: next time
-            offset = delivery.result().offset
+            offset = delivery.last_offset()
             self.written += self.store.write(
                 partition,
                 self.pending.pop(partition).values(),

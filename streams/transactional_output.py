@@ -29,12 +29,13 @@ check completeness themselves (``streams.engine.emissions``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import faust
+from faust.exceptions import ProducerSendError
 
 from streams.deadletter import Headers
 
@@ -146,30 +147,109 @@ class TransactionalOutput:
         group = self.app.assignor.group_for_topic(self.input_topic)
         return f"{self.app.conf.id}-{group}-{input_partition}"
 
-    async def send(
-        self, input_partition: int, records: Sequence[OutgoingRecord]
-    ) -> list[Awaitable[Any]]:
-        """Send ``records`` (all of one input's output) with no commit in between; returns
-        each record's delivery future (its metadata once the producer has flushed).
+    async def send(self, input_partition: int, records: Sequence[OutgoingRecord]) -> Deliveries:
+        """Send ``records`` (a whole batch of one input partition's output) with no commit in
+        between; returns where they landed once the producer has flushed them.
+
+        Records with a partition go as one record batch per topic partition (in their
+        order), built here and handed to the producer whole: a record sent alone costs
+        ~20 µs in Faust's and aiokafka's send path (a lock, a metadata check and a future
+        each), appended to a batch ~7 µs, and a batch of inputs sends thousands of them.
+        Records without one (dead letters, partitioned by key) are sent alone.
 
         Raises Faust's ``ProducerSendError`` when the partition's transactional producer is
         gone (the partition was revoked meanwhile): the input is then not committed here and
         its next owner processes it again."""
+        deliveries = Deliveries()
         if not records:
-            return []
+            return deliveries
         transactional_id = self.transactional_id(input_partition)
-        producer = self.app.producer
-        deliveries: list[Awaitable[Any]] = []
-        async with self.guard.emitting():
-            for record in records:
-                delivery = await producer.send(
-                    record.topic,
-                    record.key,
-                    record.value,
-                    record.partition,
-                    None,
-                    record.headers,
-                    transactional_id=transactional_id,
+        faust_producer: Any = self.app.producer
+        # Faust's lock for this transaction (its begin, commit and abort take it too), inside
+        # the emission guard as in a commit
+        async with self.guard.emitting(), faust_producer._trn_locks[transactional_id]:
+            producer = faust_producer._transaction_producers.get(transactional_id)
+            if producer is None:
+                raise ProducerSendError(
+                    f"no transactional producer {transactional_id}: partition "
+                    f"{input_partition} was revoked"
                 )
-                deliveries.append(delivery)
+            for (topic, partition), batch in _by_topic_partition(records).items():
+                await _send_batched(producer, topic, partition, batch, deliveries)
+            for record in records:
+                if record.partition is None:
+                    await producer.send(
+                        record.topic, record.value, key=record.key, headers=record.headers
+                    )
         return deliveries
+
+
+def _by_topic_partition(
+    records: Sequence[OutgoingRecord],
+) -> dict[tuple[str, int], list[OutgoingRecord]]:
+    grouped: dict[tuple[str, int], list[OutgoingRecord]] = {}
+    for record in records:
+        if record.partition is not None:
+            grouped.setdefault((record.topic, record.partition), []).append(record)
+    return grouped
+
+
+async def _send_batched(
+    producer: Any,
+    topic: str,
+    partition: int,
+    records: list[OutgoingRecord],
+    deliveries: Deliveries,
+) -> None:
+    """Append ``records`` to record batches of the producer's batch size, and send each."""
+    builder = producer.create_batch()
+    in_builder = 0
+    for record in records:
+        if (
+            builder.append(
+                key=record.key, value=record.value, timestamp=None, headers=record.headers
+            )
+            is None
+        ):
+            await _send_builder(producer, builder, topic, partition, in_builder, deliveries)
+            builder = producer.create_batch()
+            builder.append(
+                key=record.key, value=record.value, timestamp=None, headers=record.headers
+            )
+            in_builder = 0
+        in_builder += 1
+    await _send_builder(producer, builder, topic, partition, in_builder, deliveries)
+
+
+async def _send_builder(
+    producer: Any, builder: Any, topic: str, partition: int, count: int, deliveries: Deliveries
+) -> None:
+    builder.close()  # nothing else may be appended to it once it is queued
+    future = await producer.send_batch(builder, topic, partition=partition)
+    deliveries.last[(topic, partition)] = BatchDelivery(future, count)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchDelivery:
+    """A record batch's delivery: its future settles with the batch's first offset."""
+
+    future: asyncio.Future[Any]
+    records: int
+
+    def delivered(self) -> bool:
+        future = self.future
+        return future.done() and not future.cancelled() and future.exception() is None
+
+    def last_offset(self) -> int:
+        """Where the batch's last record landed (once :meth:`delivered`)."""
+        return int(self.future.result().offset) + self.records - 1
+
+
+@dataclass
+class Deliveries:
+    """Where a send's records go: the last batch sent to each topic partition."""
+
+    last: dict[tuple[str, int], BatchDelivery] = field(default_factory=dict)
+
+    def of(self, topic: str, partition: int) -> BatchDelivery:
+        return self.last[(topic, partition)]

@@ -14,22 +14,16 @@ PARTITION = 3
 
 @dataclass
 class Delivered:
-    """A delivery future the producer has settled: the record landed at ``offset``."""
+    """A changelog send the producer has settled: its last record landed at ``offset``."""
 
     offset: int
     settled: bool = True
 
-    def done(self) -> bool:
+    def delivered(self) -> bool:
         return self.settled
 
-    def cancelled(self) -> bool:
-        return False
-
-    def exception(self) -> BaseException | None:
-        return None
-
-    def result(self) -> Delivered:
-        return self
+    def last_offset(self) -> int:
+        return self.offset
 
 
 class Clock:

@@ -7,9 +7,12 @@ sends; these tests pin down both fixes without a broker."""
 from __future__ import annotations
 
 import asyncio
+from collections import defaultdict
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from faust.exceptions import ProducerSendError
 
 from memstream.settings import Settings
 from streams.app import faust_app
@@ -22,25 +25,58 @@ from streams.transactional_output import (
 )
 
 
+class RecordingBatch:
+    """Stands in for aiokafka's batch builder: holds ``capacity`` records."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.values: list[bytes | None] = []
+        self.closed = False
+
+    def append(self, *, key: Any, value: Any, timestamp: Any, headers: Any) -> object | None:
+        assert not self.closed
+        if len(self.values) == self.capacity:
+            return None
+        self.values.append(value)
+        return object()
+
+    def close(self) -> None:
+        self.closed = True
+
+
 class RecordingProducer:
-    """Stands in for Faust's producer object (not for Kafka): records what is sent."""
+    """Stands in for the aiokafka producer Faust keeps per transaction (not for Kafka):
+    records what is sent, and settles each batch at ``base_offset``."""
 
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, int | None, str | None]] = []
+    def __init__(self, batch_capacity: int = 100, base_offset: int = 40) -> None:
+        self.batch_capacity = batch_capacity
+        self.base_offset = base_offset
+        self.sent: list[tuple[str, int | None, list[bytes | None]]] = []
 
-    async def send(
-        self,
-        topic: str,
-        key: Any,
-        value: Any,
-        partition: Any,
-        timestamp: Any,
-        headers: Any,
-        *,
-        transactional_id: str | None = None,
-    ) -> None:
-        self.sent.append((topic, partition, transactional_id))
+    def create_batch(self) -> RecordingBatch:
+        return RecordingBatch(self.batch_capacity)
+
+    async def send_batch(self, batch: RecordingBatch, topic: str, *, partition: int) -> Any:
+        assert batch.closed, "a queued batch must be closed to further appends"
+        self.sent.append((topic, partition, batch.values))
         await asyncio.sleep(0)  # like the real one: a commit waiting on the lock may run here
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(SimpleNamespace(offset=self.base_offset))
+        self.base_offset += len(batch.values)
+        return future
+
+    async def send(self, topic: str, value: Any, *, key: Any, headers: Any) -> Any:
+        self.sent.append((topic, None, [value]))
+        await asyncio.sleep(0)
+
+
+class FaustProducer:
+    """Faust's producer as the output reaches into it: a producer and a lock per
+    transactional id."""
+
+    def __init__(self, producers: dict[str, RecordingProducer]) -> None:
+        self._transaction_producers = producers
+        self._trn_locks = defaultdict(asyncio.Lock)
 
 
 def test_a_commit_waits_for_the_emission_in_flight_and_then_runs() -> None:
@@ -74,28 +110,68 @@ def test_the_guard_must_be_installed_before_faust_creates_its_consumer() -> None
         guard_commits(app, EmissionGuard())
 
 
+def output_with(producers: dict[str, RecordingProducer], app_id: str) -> TransactionalOutput:
+    app = faust_app(Settings(), app_id)
+    output = TransactionalOutput(app, "memory.events")
+    app.assignor._topic_groups = {"memory.events": 0}  # what the group leader assigns
+    app.producer = FaustProducer(producers)  # type: ignore[assignment]
+    return output
+
+
 def test_every_record_of_an_input_goes_to_the_input_partition_s_transaction() -> None:
     """Given records for the ledger and the dead-letter topic (neither consumed by the worker),
     when they are sent for an input of partition 3,
-    then each is sent with the transactional id Faust commits partition 3's offsets with."""
-    app = faust_app(Settings(), "tx-test")
-    output = TransactionalOutput(app, "memory.events")
-    app.assignor._topic_groups = {"memory.events": 0}  # what the group leader assigns
-    producer = RecordingProducer()
-    app.producer = producer  # type: ignore[assignment]
+    then each is sent by the producer of the transaction Faust commits partition 3's offsets
+    with, the partitioned ones as one batch per topic partition in their order."""
+    mine, other = RecordingProducer(), RecordingProducer()
+    output = output_with({"tx-test-0-3": mine, "tx-test-0-4": other}, "tx-test")
     records = [
         OutgoingRecord("memory.consolidation", b"u", b"1", [], 3),
+        OutgoingRecord("memory.state", b"u", b"s", [], 3),
         OutgoingRecord("memory.consolidation", b"u", b"2", [], 3),
         OutgoingRecord("memory.deadletter", b"u", b"x", []),
     ]
 
     asyncio.run(output.send(3, records))
 
-    assert producer.sent == [
-        ("memory.consolidation", 3, "tx-test-0-3"),
-        ("memory.consolidation", 3, "tx-test-0-3"),
-        ("memory.deadletter", None, "tx-test-0-3"),
+    assert mine.sent == [
+        ("memory.consolidation", 3, [b"1", b"2"]),
+        ("memory.state", 3, [b"s"]),
+        ("memory.deadletter", None, [b"x"]),
     ]
+    assert other.sent == []
+
+
+def test_a_full_batch_is_sent_and_the_rest_goes_in_the_next_with_the_last_offset_known() -> None:
+    """Given more changelog records than a record batch holds, when they are sent, then they
+    go in order over several batches, and the delivery says where the last one landed."""
+    producer = RecordingProducer(batch_capacity=2, base_offset=100)
+    output = output_with({"full-test-0-5": producer}, "full-test")
+    records = [OutgoingRecord("memory.state", b"u", bytes([i]), [], 5) for i in range(5)]
+
+    async def send() -> int:
+        deliveries = await output.send(5, records)
+        delivery = deliveries.of("memory.state", 5)
+        assert delivery.delivered()
+        return delivery.last_offset()
+
+    last_offset = asyncio.run(send())
+
+    assert producer.sent == [
+        ("memory.state", 5, [b"\x00", b"\x01"]),
+        ("memory.state", 5, [b"\x02", b"\x03"]),
+        ("memory.state", 5, [b"\x04"]),
+    ]
+    assert last_offset == 104
+
+
+def test_a_revoked_partition_s_output_is_refused_and_nothing_is_sent() -> None:
+    """Given partition 3's transactional producer is gone (revoked while the batch was
+    processed), when its output is sent, then Faust's ProducerSendError says so."""
+    output = output_with({}, "gone-test")
+
+    with pytest.raises(ProducerSendError, match="revoked"):
+        asyncio.run(output.send(3, [OutgoingRecord("memory.consolidation", b"u", b"1", [], 3)]))
 
 
 def test_the_partitions_transactions_are_committed_together_each_on_its_own() -> None:
