@@ -83,13 +83,14 @@ def render(results: dict[str, Any]) -> str:
         f"  {'-' * 60}",
         f"  {'worker (memstream worker, exactly_once)':<44}{rates['worker']:>11,.0f} ev/s",
         f"  {'bare Faust pass-through agent':<44}{rates['passthrough']:>11,.0f} ev/s",
+        *_rounds(results, "worker", "passthrough", "worker / pass-through"),
         f"  {'  ratio worker / pass-through':<44}{ratios['worker_vs_passthrough']:>16.2f}"
         f"   target ≥ {TARGET_WORKER_RATIO}: "
         f"{_verdict(ratios['worker_vs_passthrough'] >= TARGET_WORKER_RATIO)}",
         f"  {'projector (memstream project)':<44}{rates['projector']:>11,.0f} ev/s",
         *_write_only(results),
         f"  {'raw binary COPY of the rows it writes':<44}{rates['copy']:>11,.0f} ev/s",
-        *_rounds(results),
+        *_rounds(results, "projector", "copy", "projector / COPY"),
         f"  {'  ratio projector / COPY':<44}{ratios['projector_vs_copy']:>16.2f}"
         f"   target ≥ {TARGET_PROJECTOR_RATIO}: "
         f"{_verdict(ratios['projector_vs_copy'] >= TARGET_PROJECTOR_RATIO)}",
@@ -135,18 +136,19 @@ def _recall_lines(results: dict[str, Any]) -> list[str]:
     return lines if results.get("recall") else []
 
 
-def _rounds(results: dict[str, Any]) -> list[str]:
-    """Each round's projector and COPY rates, when the two were measured in several rounds
-    (the rates above are their medians)."""
+def _rounds(results: dict[str, Any], first: str, second: str, label: str) -> list[str]:
+    """Each round's rates of a measurement and its baseline (``details[first]`` and
+    ``details[second]``), when they were measured in several rounds (the rates above are
+    their medians)."""
     details = results.get("details", {})
-    projector = [r["per_second"] for r in details.get("projector", {}).get("rounds", [])]
-    copy = [r["per_second"] for r in details.get("copy", {}).get("rounds", [])]
-    if len(projector) < 2:
+    ours = [r["per_second"] for r in details.get(first, {}).get("rounds", [])]
+    theirs = [r["per_second"] for r in details.get(second, {}).get("rounds", [])]
+    if len(ours) < 2:
         return []
     pairs = ", ".join(
-        f"{p / 1000:.1f}k / {c / 1000:.1f}k" for p, c in zip(projector, copy, strict=True)
+        f"{a / 1000:.1f}k / {b / 1000:.1f}k" for a, b in zip(ours, theirs, strict=True)
     )
-    return [f"    rounds, projector / COPY (medians above): {pairs}"]
+    return [f"    rounds, {label} (medians above): {pairs}"]
 
 
 def _write_only(results: dict[str, Any]) -> list[str]:
