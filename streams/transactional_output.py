@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import faust
+from aiokafka.errors import KafkaError, MessageSizeTooLargeError
+from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from faust.exceptions import ProducerSendError
 
 from streams.deadletter import Headers
@@ -165,23 +167,37 @@ class TransactionalOutput:
             return deliveries
         transactional_id = self.transactional_id(input_partition)
         faust_producer: Any = self.app.producer
+        lock = faust_producer._trn_locks.get(transactional_id)
+        if lock is None:  # never began (its producer failed to start) or already forgotten
+            raise _revoked(transactional_id, input_partition)
         # Faust's lock for this transaction (its begin, commit and abort take it too), inside
         # the emission guard as in a commit
-        async with self.guard.emitting(), faust_producer._trn_locks[transactional_id]:
+        async with self.guard.emitting(), lock:
             producer = faust_producer._transaction_producers.get(transactional_id)
             if producer is None:
-                raise ProducerSendError(
-                    f"no transactional producer {transactional_id}: partition "
-                    f"{input_partition} was revoked"
-                )
-            for (topic, partition), batch in _by_topic_partition(records).items():
-                await _send_batched(producer, topic, partition, batch, deliveries)
-            for record in records:
-                if record.partition is None:
-                    await producer.send(
-                        record.topic, record.value, key=record.key, headers=record.headers
-                    )
+                raise _revoked(transactional_id, input_partition)
+            try:
+                for (topic, partition), batch in _by_topic_partition(records).items():
+                    await _send_batched(producer, topic, partition, batch, deliveries)
+                for record in records:
+                    if record.partition is None:
+                        await producer.send(
+                            record.topic, record.value, key=record.key, headers=record.headers
+                        )
+            except KafkaError as exc:  # as Faust's own send: the caller decides what it means
+                raise ProducerSendError(f"sending to {transactional_id}: {exc!r}") from exc
+            if faust_producer._transaction_producers.get(transactional_id) is not producer:
+                # Stopped by a rebalance (Faust stops it without the lock) while a batch waited
+                # for the one before it: aiokafka may have queued that batch after its last
+                # flush, so its delivery would never settle.
+                raise _revoked(transactional_id, input_partition)
         return deliveries
+
+
+def _revoked(transactional_id: str, input_partition: int) -> ProducerSendError:
+    return ProducerSendError(
+        f"no transactional producer {transactional_id}: partition {input_partition} was revoked"
+    )
 
 
 def _by_topic_partition(
@@ -205,6 +221,7 @@ async def _send_batched(
     builder = producer.create_batch()
     in_builder = 0
     for record in records:
+        _check_size(producer, record)
         if (
             builder.append(
                 key=record.key, value=record.value, timestamp=None, headers=record.headers
@@ -219,6 +236,20 @@ async def _send_batched(
             in_builder = 0
         in_builder += 1
     await _send_builder(producer, builder, topic, partition, in_builder, deliveries)
+
+
+def _check_size(producer: Any, record: OutgoingRecord) -> None:
+    """aiokafka's ``send`` refuses a record larger than a request; a batch builder takes any
+    first record, and the broker's refusal would fail only that batch's delivery, which a
+    commit does not check (aiokafka does not fail the transaction for it)."""
+    size = DefaultRecordBatchBuilder.estimate_size_in_bytes(
+        record.key, record.value, record.headers
+    )
+    if size > producer._max_request_size:
+        raise MessageSizeTooLargeError(
+            f"a {size}-byte record for {record.topic} is larger than the producer's "
+            f"max_request_size ({producer._max_request_size})"
+        )
 
 
 async def _send_builder(

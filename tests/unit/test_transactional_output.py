@@ -7,11 +7,11 @@ sends; these tests pin down both fixes without a broker."""
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from aiokafka.errors import KafkaTimeoutError
 from faust.exceptions import ProducerSendError
 
 from memstream.settings import Settings
@@ -48,16 +48,25 @@ class RecordingProducer:
     """Stands in for the aiokafka producer Faust keeps per transaction (not for Kafka):
     records what is sent, and settles each batch at ``base_offset``."""
 
-    def __init__(self, batch_capacity: int = 100, base_offset: int = 40) -> None:
+    def __init__(
+        self, batch_capacity: int = 100, base_offset: int = 40, failure: Exception | None = None
+    ) -> None:
         self.batch_capacity = batch_capacity
         self.base_offset = base_offset
+        self.failure = failure  # raised by send_batch, as aiokafka raises a KafkaError
+        self._max_request_size = 1_048_576  # aiokafka's default
         self.sent: list[tuple[str, int | None, list[bytes | None]]] = []
+        self.on_send: Any = None  # run while a batch is queued (a rebalance meanwhile)
 
     def create_batch(self) -> RecordingBatch:
         return RecordingBatch(self.batch_capacity)
 
     async def send_batch(self, batch: RecordingBatch, topic: str, *, partition: int) -> Any:
         assert batch.closed, "a queued batch must be closed to further appends"
+        if self.failure is not None:
+            raise self.failure
+        if self.on_send is not None:
+            self.on_send()
         self.sent.append((topic, partition, batch.values))
         await asyncio.sleep(0)  # like the real one: a commit waiting on the lock may run here
         future = asyncio.get_running_loop().create_future()
@@ -76,7 +85,7 @@ class FaustProducer:
 
     def __init__(self, producers: dict[str, RecordingProducer]) -> None:
         self._transaction_producers = producers
-        self._trn_locks = defaultdict(asyncio.Lock)
+        self._trn_locks = {transactional_id: asyncio.Lock() for transactional_id in producers}
 
 
 def test_a_commit_waits_for_the_emission_in_flight_and_then_runs() -> None:
@@ -172,6 +181,46 @@ def test_a_revoked_partition_s_output_is_refused_and_nothing_is_sent() -> None:
 
     with pytest.raises(ProducerSendError, match="revoked"):
         asyncio.run(output.send(3, [OutgoingRecord("memory.consolidation", b"u", b"1", [], 3)]))
+
+
+def test_a_kafka_error_while_sending_is_faust_s_producer_send_error() -> None:
+    """Given the producer fails a send (here: no room within the request timeout), when a
+    partition's output is sent, then the worker gets Faust's ProducerSendError, which it
+    treats as a revoke if the partition is gone and as a failure if it is still its own."""
+    failing = RecordingProducer(failure=KafkaTimeoutError())
+    output = output_with({"fail-test-0-2": failing}, "fail-test")
+
+    with pytest.raises(ProducerSendError, match="KafkaTimeoutError"):
+        asyncio.run(output.send(2, [OutgoingRecord("memory.consolidation", b"u", b"1", [], 2)]))
+
+
+def test_a_producer_stopped_by_a_rebalance_while_sending_refuses_the_output() -> None:
+    """Given a rebalance stops the partition's producer while a batch is queued (Faust does
+    not take the transaction's lock to stop it), when the send ends, then it is refused as a
+    revoke instead of returning deliveries that would never settle."""
+    producer = RecordingProducer()
+    faust_side = {"stop-test-0-4": producer}
+    output = output_with(faust_side, "stop-test")
+    producer.on_send = lambda: faust_side.pop("stop-test-0-4")
+
+    with pytest.raises(ProducerSendError, match="revoked"):
+        asyncio.run(output.send(4, [OutgoingRecord("memory.state", b"u", b"s", [], 4)]))
+
+
+def test_a_record_larger_than_a_request_is_refused_before_anything_is_queued() -> None:
+    """Given a record larger than the producer's max_request_size (aiokafka's send refuses
+    it; a batch builder would take it and the broker's refusal would fail only its batch),
+    when it is sent, then the send fails and nothing is queued."""
+    producer = RecordingProducer()
+    output = output_with({"size-test-0-1": producer}, "size-test")
+    records = [
+        OutgoingRecord("memory.consolidation", b"u", b"small", [], 1),
+        OutgoingRecord("memory.consolidation", b"u", b"x" * 1_100_000, [], 1),
+    ]
+
+    with pytest.raises(ProducerSendError, match="max_request_size"):
+        asyncio.run(output.send(1, records))
+    assert producer.sent == []
 
 
 def test_the_partitions_transactions_are_committed_together_each_on_its_own() -> None:
