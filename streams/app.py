@@ -82,7 +82,7 @@ from streams.state_restore import (
 )
 from streams.state_store import LocalStateStore, StateCheckpoints
 from streams.ticks import TickPublisher
-from streams.transactional_output import TransactionalOutput
+from streams.transactional_output import OutputLost, TransactionalOutput
 from streams.user_states import UserStates
 
 log = logging.getLogger("memstream.worker")
@@ -145,7 +145,9 @@ def build_app(settings: Settings) -> Worker:
         checkpoints.after_commit()
         metrics.state_checkpoint_pending.set(checkpoints.pending_entries())
 
-    output = TransactionalOutput(app, settings.events_topic, after_commit=after_commit)
+    output = TransactionalOutput(
+        app, settings.events_topic, after_commit=after_commit, on_lost=_stop_without_committing
+    )
     events = raw_topic(app, settings.events_topic, settings)
     config = engine_config(settings)
 
@@ -441,6 +443,15 @@ class PartitionRebuilds:
                 partition,
                 fresh.partial_events,
             )
+
+
+def _stop_without_committing(error: OutputLost) -> None:
+    """Output of inputs this worker still owns did not land: committing would ack the
+    inputs without it. Exit at once, as a worker that cannot restore does: the transaction
+    is aborted when the partition's producer is next initialised, and the inputs are
+    processed again from the last commit."""
+    log.critical("%s; stopping the worker without committing", error)
+    os._exit(70)
 
 
 def engine_config(settings: Settings) -> EngineConfig:

@@ -29,13 +29,13 @@ check completeness themselves (``streams.engine.emissions``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import faust
-from aiokafka.errors import KafkaError, MessageSizeTooLargeError
+from aiokafka.errors import KafkaError, MessageSizeTooLargeError, ProducerClosed, ProducerFenced
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from faust.exceptions import ProducerSendError
 
@@ -62,11 +62,15 @@ class EmissionGuard:
 
 
 def guard_commits(
-    app: faust.App, guard: EmissionGuard, after_commit: Callable[[], None] | None = None
+    app: faust.App,
+    guard: EmissionGuard,
+    after_commit: Callable[[], None] | None = None,
+    before_commit: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Make ``app`` 's consumer wait for ``guard`` before every commit, and run
-    ``after_commit`` once a commit is done, still holding the guard (no record is in flight
-    then: everything sent is in a transaction that just committed or is still open).
+    """Make ``app`` 's consumer wait for ``guard`` before every commit, run ``before_commit``
+    once it holds the guard, and ``after_commit`` once a commit is done, still holding the
+    guard (no record is in flight then: everything sent is in a transaction that just
+    committed or is still open).
 
     Every commit path in Faust (the commit timer, ``commit_every``, rebalances, shutdown)
     goes through ``Consumer.commit``, so guarding that one method guards them all. Must be
@@ -79,6 +83,8 @@ def guard_commits(
     class EmissionGuardedConsumer(base):
         async def commit(self, topics: Any = None, start_new_transaction: bool = True) -> bool:
             async with guard.committing():
+                if before_commit is not None:
+                    await before_commit()
                 result: bool = await super().commit(
                     topics, start_new_transaction=start_new_transaction
                 )
@@ -135,13 +141,64 @@ class TransactionalOutput:
     """Sends one input's records in the transaction of the input's partition, atomically."""
 
     def __init__(
-        self, app: faust.App, input_topic: str, after_commit: Callable[[], None] | None = None
+        self,
+        app: faust.App,
+        input_topic: str,
+        after_commit: Callable[[], None] | None = None,
+        on_lost: Callable[[OutputLost], None] | None = None,
     ) -> None:
+        """``on_lost``: what to do when a record of a transaction this worker still holds
+        did not land (:meth:`settle`); the default raises :class:`OutputLost` in the commit,
+        and the worker stops without committing instead (``streams.app``)."""
         self.app = app
         self.input_topic = input_topic
         self.guard = EmissionGuard()
-        guard_commits(app, self.guard, after_commit)
+        self.on_lost = on_lost
+        # per transactional id: the producer that sent, and what it sent since the last commit
+        self._unsettled: dict[str, tuple[Any, list[asyncio.Future[Any]]]] = {}
+        guard_commits(app, self.guard, after_commit, before_commit=self.settle)
         commit_partitions_together(app)
+
+    async def settle(self) -> None:
+        """Before a commit (under the guard): wait until everything sent since the last
+        commit has landed, and refuse the commit if a record of a transaction this worker
+        still holds did not.
+
+        aiokafka fails only the batch the broker refused for good (a record too large for
+        the topic, a write the ACLs no longer allow, a batch that expired): the transaction
+        stays open and commits without it, with the offsets of the inputs that produced it.
+        Waiting costs nothing a commit does not pay anyway (it flushes every batch first).
+        Deliveries of a producer fenced or stopped by a rebalance are left alone: its
+        transaction cannot commit, and the partition's next owner processes the inputs."""
+        unsettled, self._unsettled = self._unsettled, {}
+        waiting = {
+            tid: (producer, futures)
+            for tid, (producer, futures) in unsettled.items()
+            if self._holds(tid, producer)
+        }
+        futures = [future for _, pending in waiting.values() for future in pending]
+        if not futures:
+            return
+        timeout = max(p._request_timeout_ms for p, _ in waiting.values()) / 1000 + 5.0
+        await asyncio.wait(futures, timeout=timeout)
+        for tid, (producer, pending) in waiting.items():
+            if not self._holds(tid, producer):
+                continue  # revoked while its records were landing
+            lost = [_why_lost(future) for future in pending]
+            reasons = sorted({reason for reason in lost if reason is not None})
+            if reasons:
+                error = OutputLost(
+                    f"{sum(r is not None for r in lost)} of {len(pending)} sends in "
+                    f"transaction {tid} did not land ({'; '.join(reasons)}): not "
+                    f"committing its inputs"
+                )
+                if self.on_lost is None:
+                    raise error
+                self.on_lost(error)
+
+    def _holds(self, transactional_id: str, producer: Any) -> bool:
+        faust_producer: Any = self.app.producer
+        return faust_producer._transaction_producers.get(transactional_id) is producer
 
     def transactional_id(self, input_partition: int) -> str:
         """Faust's id for the producer whose transaction commits ``input_partition`` 's
@@ -179,19 +236,48 @@ class TransactionalOutput:
             try:
                 for (topic, partition), batch in _by_topic_partition(records).items():
                     await _send_batched(producer, topic, partition, batch, deliveries)
-                for record in records:
-                    if record.partition is None:
-                        await producer.send(
-                            record.topic, record.value, key=record.key, headers=record.headers
-                        )
+                dead_letters = [
+                    await producer.send(
+                        record.topic, record.value, key=record.key, headers=record.headers
+                    )
+                    for record in records
+                    if record.partition is None
+                ]
             except KafkaError as exc:  # as Faust's own send: the caller decides what it means
                 raise ProducerSendError(f"sending to {transactional_id}: {exc!r}") from exc
+            held = self._unsettled.get(transactional_id)
+            if held is None or held[0] is not producer:  # (a new producer: the old one's
+                held = self._unsettled[transactional_id] = (producer, [])  # cannot commit)
+            held[1].extend(delivery.future for delivery in deliveries.batches)
+            held[1].extend(dead_letters)
             if faust_producer._transaction_producers.get(transactional_id) is not producer:
                 # Stopped by a rebalance (Faust stops it without the lock) while a batch waited
                 # for the one before it: aiokafka may have queued that batch after its last
                 # flush, so its delivery would never settle.
                 raise _revoked(transactional_id, input_partition)
         return deliveries
+
+
+class OutputLost(Exception):
+    """Records sent in a transaction the worker still holds did not land: committing it
+    would commit their inputs' offsets without them."""
+
+
+# The transaction cannot commit after these (EndTxn fails, or the producer is gone): its
+# inputs are processed again, so a batch lost with them is not lost output.
+_ENDS_THE_TRANSACTION = (ProducerFenced, ProducerClosed)
+
+
+def _why_lost(future: asyncio.Future[Any]) -> str | None:
+    """None when the records landed (or cannot matter: see ``_ENDS_THE_TRANSACTION``)."""
+    if not future.done():
+        return "not delivered in time"
+    if future.cancelled():
+        return "cancelled"
+    error = future.exception()
+    if error is None or isinstance(error, _ENDS_THE_TRANSACTION):
+        return None
+    return repr(error)
 
 
 def _revoked(transactional_id: str, input_partition: int) -> ProducerSendError:
@@ -257,7 +343,9 @@ async def _send_builder(
 ) -> None:
     builder.close()  # nothing else may be appended to it once it is queued
     future = await producer.send_batch(builder, topic, partition=partition)
-    deliveries.last[(topic, partition)] = BatchDelivery(future, count)
+    delivery = BatchDelivery(future, count)
+    deliveries.last[(topic, partition)] = delivery
+    deliveries.batches.append(delivery)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,8 +366,10 @@ class BatchDelivery:
 
 @dataclass
 class Deliveries:
-    """Where a send's records go: the last batch sent to each topic partition."""
+    """Where a send's records go: every batch sent, and the last one to each topic
+    partition."""
 
+    batches: list[BatchDelivery] = field(default_factory=list)
     last: dict[tuple[str, int], BatchDelivery] = field(default_factory=dict)
 
     def of(self, topic: str, partition: int) -> BatchDelivery:

@@ -4,7 +4,16 @@ replaying the ledger into empty tables rebuilds identical read models."""
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ResourceType,
+)
 
+from memstream.kafka_security import confluent_config
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
 from projections.schema import migrated_database
@@ -214,3 +223,46 @@ def test_a_killed_worker_restarted_with_its_instance_id_resumes_before_the_sessi
     # half the session timeout, counted from the restart: a dynamic member could not have
     # been assigned anything yet
     pipeline.wait_for_log_count(expected, timeout=30)
+
+
+def test_a_ledger_batch_the_broker_refuses_stops_the_worker_before_its_input_commits(
+    pipeline,
+):
+    """Given the ledger topic takes no record batch over 1,000 bytes (a broker refuses such a
+    write for good, as it does one its ACLs no longer allow), when the worker processes a
+    memory whose stored decision is larger, then aiokafka fails only that batch and keeps
+    the transaction open; the worker must not commit the input's offset without its output.
+    It stops (exit code 70) before committing, and the input's offset stays uncommitted."""
+    settings = pipeline.settings
+    admin = AdminClient(confluent_config(settings))
+    small = ConfigResource(
+        ResourceType.TOPIC,
+        settings.ledger_topic,
+        incremental_configs=[
+            ConfigEntry("max.message.bytes", "1000", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    for future in admin.incremental_alter_configs([small]).values():
+        future.result(timeout=30)
+    pipeline.start("worker")
+
+    pipeline.publisher.write("refused-user", "a fact the ledger cannot hold", embedding=[0.5] * 384)
+    pipeline.publisher.flush()
+
+    worker = pipeline.processes["worker"]
+    wait_until(lambda: not worker.alive(), timeout=90, what="the worker to stop")
+    assert worker.popen.returncode == 70
+    assert "did not land" in worker.log_tail(40)
+    assert _committed_offsets(pipeline) == {}
+
+
+def _committed_offsets(pipeline: Pipeline) -> dict[int, int]:
+    """The worker's committed input offsets, by partition (none committed: empty)."""
+    settings = pipeline.settings
+    consumer = Consumer({**confluent_config(settings), "group.id": settings.app_id})
+    try:
+        partitions = [TopicPartition(settings.events_topic, p) for p in range(settings.partitions)]
+        committed = consumer.committed(partitions, timeout=30)
+    finally:
+        consumer.close()
+    return {tp.partition: tp.offset for tp in committed if tp.offset >= 0}

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from aiokafka.errors import KafkaTimeoutError
+from aiokafka.errors import KafkaTimeoutError, ProducerFenced, TopicAuthorizationFailedError
 from faust.exceptions import ProducerSendError
 
 from memstream.settings import Settings
@@ -19,6 +19,7 @@ from streams.app import faust_app
 from streams.transactional_output import (
     EmissionGuard,
     OutgoingRecord,
+    OutputLost,
     TransactionalOutput,
     commit_partitions_together,
     guard_commits,
@@ -57,6 +58,8 @@ class RecordingProducer:
         self._max_request_size = 1_048_576  # aiokafka's default
         self.sent: list[tuple[str, int | None, list[bytes | None]]] = []
         self.on_send: Any = None  # run while a batch is queued (a rebalance meanwhile)
+        self.refusal: Exception | None = None  # how the broker answers each batch, if it fails
+        self._request_timeout_ms = 40_000
 
     def create_batch(self) -> RecordingBatch:
         return RecordingBatch(self.batch_capacity)
@@ -70,7 +73,10 @@ class RecordingProducer:
         self.sent.append((topic, partition, batch.values))
         await asyncio.sleep(0)  # like the real one: a commit waiting on the lock may run here
         future = asyncio.get_running_loop().create_future()
-        future.set_result(SimpleNamespace(offset=self.base_offset))
+        if self.refusal is not None:  # the broker refuses the batch for good
+            future.set_exception(self.refusal)
+        else:
+            future.set_result(SimpleNamespace(offset=self.base_offset))
         self.base_offset += len(batch.values)
         return future
 
@@ -109,6 +115,26 @@ def test_a_commit_waits_for_the_emission_in_flight_and_then_runs() -> None:
         return order
 
     assert asyncio.run(scenario()) == ["last record sent", "committed"]
+
+
+def test_the_output_is_settled_under_the_guard_before_every_commit() -> None:
+    """Given the commit hooks, when Faust's commit runs, then the output is settled first,
+    while the guard is held (no record can be sent between the settling and the commit),
+    and the after-commit hook runs last."""
+
+    async def scenario() -> list[str]:
+        guard = EmissionGuard()
+        app = faust_app(Settings(), "settle-test")
+        order: list[str] = []
+
+        async def settle() -> None:
+            order.append(f"settled, guard held: {guard._lock.locked()}")
+
+        guard_commits(app, guard, lambda: order.append("after commit"), before_commit=settle)
+        await app.consumer.commit()
+        return order
+
+    assert asyncio.run(scenario()) == ["settled, guard held: True", "after commit"]
 
 
 def test_the_guard_must_be_installed_before_faust_creates_its_consumer() -> None:
@@ -221,6 +247,42 @@ def test_a_record_larger_than_a_request_is_refused_before_anything_is_queued() -
     with pytest.raises(ProducerSendError, match="max_request_size"):
         asyncio.run(output.send(1, records))
     assert producer.sent == []
+
+
+def test_a_commit_is_refused_when_a_batch_of_a_transaction_still_held_did_not_land() -> None:
+    """Given the broker refused a batch for good (a write the ACLs no longer allow; aiokafka
+    fails only that batch and keeps the transaction open), when the next commit settles the
+    output, then it is refused: committing would ack the inputs without their records."""
+    producer = RecordingProducer()
+    producer.refusal = TopicAuthorizationFailedError("memory.consolidation")
+    output = output_with({"acl-test-0-6": producer}, "acl-test")
+
+    async def send_then_settle() -> None:
+        await output.send(6, [OutgoingRecord("memory.consolidation", b"u", b"1", [], 6)])
+        await output.settle()
+
+    with pytest.raises(OutputLost, match="1 of 1 sends in transaction acl-test-0-6"):
+        asyncio.run(send_then_settle())
+
+
+def test_landed_or_fenced_output_lets_the_commit_go_on() -> None:
+    """Given one partition's batches landed and another's producer was fenced by the
+    partition's next owner (its transaction cannot commit anyway), when the commit settles
+    the output, then nothing stops it, and what was settled is not waited for again."""
+    landed, fenced = RecordingProducer(), RecordingProducer()
+    fenced.refusal = ProducerFenced()
+    output = output_with({"ok-test-0-1": landed, "ok-test-0-2": fenced}, "ok-test")
+    lost: list[OutputLost] = []
+    output.on_lost = lost.append
+
+    async def send_then_settle() -> int:
+        await output.send(1, [OutgoingRecord("memory.state", b"u", b"s", [], 1)])
+        await output.send(2, [OutgoingRecord("memory.state", b"u", b"s", [], 2)])
+        await output.settle()
+        return len(output._unsettled)
+
+    assert asyncio.run(send_then_settle()) == 0
+    assert lost == []
 
 
 def test_the_partitions_transactions_are_committed_together_each_on_its_own() -> None:
