@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import faust
 from faust.exceptions import ProducerSendError
@@ -228,7 +228,9 @@ def build_app(settings: Settings) -> Worker:
             deliveries = await output.send(part.partition, part.records(settings))
         except ProducerSendError as exc:
             if rebuilds.owns(part.partition):
-                raise
+                # Part of the batch may be in the open transaction, and Faust acks a batch
+                # whose agent failed: no commit may follow (the output settles it too).
+                _stop_without_committing(OutputLost(f"partition {part.partition}: {exc}"))
             # Revoked while we worked: nothing of these inputs is committed here, and the
             # partition's next owner processes them again from the committed offset.
             log.info(
@@ -445,7 +447,7 @@ class PartitionRebuilds:
             )
 
 
-def _stop_without_committing(error: OutputLost) -> None:
+def _stop_without_committing(error: OutputLost) -> NoReturn:
     """Output of inputs this worker still owns did not land: committing would ack the
     inputs without it. Exit at once, as a worker that cannot restore does: the transaction
     is aborted when the partition's producer is next initialised, and the inputs are

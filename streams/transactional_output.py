@@ -154,47 +154,50 @@ class TransactionalOutput:
         self.input_topic = input_topic
         self.guard = EmissionGuard()
         self.on_lost = on_lost
-        # per transactional id: the producer that sent, and what it sent since the last commit
-        self._unsettled: dict[str, tuple[Any, list[asyncio.Future[Any]]]] = {}
+        self._sent: dict[str, _Sent] = {}  # per transactional id, since the last commit
         guard_commits(app, self.guard, after_commit, before_commit=self.settle)
         commit_partitions_together(app)
 
     async def settle(self) -> None:
         """Before a commit (under the guard): wait until everything sent since the last
-        commit has landed, and refuse the commit if a record of a transaction this worker
-        still holds did not.
+        commit has landed, and refuse the commit if a send of a transaction this worker
+        still holds failed.
 
         aiokafka fails only the batch the broker refused for good (a record too large for
         the topic, a write the ACLs no longer allow, a batch that expired): the transaction
         stays open and commits without it, with the offsets of the inputs that produced it.
-        Waiting costs nothing a commit does not pay anyway (it flushes every batch first).
-        Deliveries of a producer fenced or stopped by a rebalance are left alone: its
-        transaction cannot commit, and the partition's next owner processes the inputs."""
-        unsettled, self._unsettled = self._unsettled, {}
-        waiting = {
-            tid: (producer, futures)
-            for tid, (producer, futures) in unsettled.items()
-            if self._holds(tid, producer)
-        }
-        futures = [future for _, pending in waiting.values() for future in pending]
-        if not futures:
-            return
-        timeout = max(p._request_timeout_ms for p, _ in waiting.values()) / 1000 + 5.0
-        await asyncio.wait(futures, timeout=timeout)
-        for tid, (producer, pending) in waiting.items():
-            if not self._holds(tid, producer):
-                continue  # revoked while its records were landing
-            lost = [_why_lost(future) for future in pending]
-            reasons = sorted({reason for reason in lost if reason is not None})
-            if reasons:
-                error = OutputLost(
-                    f"{sum(r is not None for r in lost)} of {len(pending)} sends in "
-                    f"transaction {tid} did not land ({'; '.join(reasons)}): not "
-                    f"committing its inputs"
-                )
-                if self.on_lost is None:
-                    raise error
-                self.on_lost(error)
+        A send that failed part-way (the agent then stops, and Faust acks its batch) may
+        have left some of its records in the transaction. Waiting costs nothing a commit
+        does not pay anyway: it flushes every batch first, and waits as long (the
+        producer's request timeout: Faust's 1,200 s). Deliveries of a producer fenced or
+        stopped by a rebalance are left alone: its transaction cannot commit, and the
+        partition's next owner processes the inputs."""
+        held = {tid: sent for tid, sent in self._sent.items() if self._holds(tid, sent.producer)}
+        futures = [future for sent in held.values() for future in sent.futures]
+        if futures:
+            timeout = max(s.producer._request_timeout_ms for s in held.values()) / 1000 + 5.0
+            await asyncio.wait(futures, timeout=timeout)
+        # only now (a commit cancelled while waiting leaves them to the next one), and what
+        # failed stays: every later commit of that transaction is refused too
+        self._sent = {}
+        for tid, sent in held.items():
+            reasons = sent.failures()
+            if not reasons or not self._holds(tid, sent.producer):
+                continue  # landed, or revoked while its records were landing
+            self._sent[tid] = sent
+            error = OutputLost(
+                f"sends in transaction {tid} did not land ({'; '.join(reasons)}): not "
+                f"committing its inputs"
+            )
+            if self.on_lost is None:
+                raise error
+            self.on_lost(error)
+
+    def _sending(self, transactional_id: str, producer: Any) -> _Sent:
+        sent = self._sent.get(transactional_id)
+        if sent is None or sent.producer is not producer:  # a new producer: the old one's
+            sent = self._sent[transactional_id] = _Sent(producer)  # transaction cannot commit
+        return sent
 
     def _holds(self, transactional_id: str, producer: Any) -> bool:
         faust_producer: Any = self.app.producer
@@ -233,29 +236,53 @@ class TransactionalOutput:
             producer = faust_producer._transaction_producers.get(transactional_id)
             if producer is None:
                 raise _revoked(transactional_id, input_partition)
+            sent = self._sending(transactional_id, producer)
             try:
                 for (topic, partition), batch in _by_topic_partition(records).items():
-                    await _send_batched(producer, topic, partition, batch, deliveries)
-                dead_letters = [
-                    await producer.send(
-                        record.topic, record.value, key=record.key, headers=record.headers
-                    )
-                    for record in records
-                    if record.partition is None
-                ]
+                    await _send_batched(producer, topic, partition, batch, deliveries, sent)
+                for record in records:
+                    if record.partition is None:
+                        sent.track(
+                            await producer.send(
+                                record.topic, record.value, key=record.key, headers=record.headers
+                            )
+                        )
             except KafkaError as exc:  # as Faust's own send: the caller decides what it means
+                sent.broken = f"a send failed part-way: {exc!r}"
                 raise ProducerSendError(f"sending to {transactional_id}: {exc!r}") from exc
-            held = self._unsettled.get(transactional_id)
-            if held is None or held[0] is not producer:  # (a new producer: the old one's
-                held = self._unsettled[transactional_id] = (producer, [])  # cannot commit)
-            held[1].extend(delivery.future for delivery in deliveries.batches)
-            held[1].extend(dead_letters)
             if faust_producer._transaction_producers.get(transactional_id) is not producer:
                 # Stopped by a rebalance (Faust stops it without the lock) while a batch waited
                 # for the one before it: aiokafka may have queued that batch after its last
                 # flush, so its delivery would never settle.
                 raise _revoked(transactional_id, input_partition)
         return deliveries
+
+
+@dataclass
+class _Sent:
+    """What one transaction's producer sent since the last commit."""
+
+    producer: Any
+    futures: list[asyncio.Future[Any]] = field(default_factory=list)
+    broken: str | None = None  # a send failed part-way: some of its records may be queued
+
+    def track(self, future: asyncio.Future[Any]) -> None:
+        # read the outcome even when nobody else will (a revoked producer's batches), so
+        # asyncio does not report a failure as never retrieved
+        future.add_done_callback(_retrieve)
+        self.futures.append(future)
+
+    def failures(self) -> list[str]:
+        lost = [reason for future in self.futures if (reason := _why_lost(future)) is not None]
+        reasons = sorted(set(lost))
+        if lost:
+            reasons.insert(0, f"{len(lost)} of {len(self.futures)} sends")
+        return [self.broken, *reasons] if self.broken else reasons
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 class OutputLost(Exception):
@@ -302,6 +329,7 @@ async def _send_batched(
     partition: int,
     records: list[OutgoingRecord],
     deliveries: Deliveries,
+    sent: _Sent,
 ) -> None:
     """Append ``records`` to record batches of the producer's batch size, and send each."""
     builder = producer.create_batch()
@@ -314,14 +342,14 @@ async def _send_batched(
             )
             is None
         ):
-            await _send_builder(producer, builder, topic, partition, in_builder, deliveries)
+            await _send_builder(producer, builder, topic, partition, in_builder, deliveries, sent)
             builder = producer.create_batch()
             builder.append(
                 key=record.key, value=record.value, timestamp=None, headers=record.headers
             )
             in_builder = 0
         in_builder += 1
-    await _send_builder(producer, builder, topic, partition, in_builder, deliveries)
+    await _send_builder(producer, builder, topic, partition, in_builder, deliveries, sent)
 
 
 def _check_size(producer: Any, record: OutgoingRecord) -> None:
@@ -339,13 +367,18 @@ def _check_size(producer: Any, record: OutgoingRecord) -> None:
 
 
 async def _send_builder(
-    producer: Any, builder: Any, topic: str, partition: int, count: int, deliveries: Deliveries
+    producer: Any,
+    builder: Any,
+    topic: str,
+    partition: int,
+    count: int,
+    deliveries: Deliveries,
+    sent: _Sent,
 ) -> None:
     builder.close()  # nothing else may be appended to it once it is queued
     future = await producer.send_batch(builder, topic, partition=partition)
-    delivery = BatchDelivery(future, count)
-    deliveries.last[(topic, partition)] = delivery
-    deliveries.batches.append(delivery)
+    sent.track(future)
+    deliveries.last[(topic, partition)] = BatchDelivery(future, count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,10 +399,8 @@ class BatchDelivery:
 
 @dataclass
 class Deliveries:
-    """Where a send's records go: every batch sent, and the last one to each topic
-    partition."""
+    """Where a send's records go: the last batch sent to each topic partition."""
 
-    batches: list[BatchDelivery] = field(default_factory=list)
     last: dict[tuple[str, int], BatchDelivery] = field(default_factory=dict)
 
     def of(self, topic: str, partition: int) -> BatchDelivery:

@@ -59,7 +59,7 @@ class RecordingProducer:
         self.sent: list[tuple[str, int | None, list[bytes | None]]] = []
         self.on_send: Any = None  # run while a batch is queued (a rebalance meanwhile)
         self.refusal: Exception | None = None  # how the broker answers each batch, if it fails
-        self._request_timeout_ms = 40_000
+        self._request_timeout_ms = 1_200_000  # Faust's producer_request_timeout
 
     def create_batch(self) -> RecordingBatch:
         return RecordingBatch(self.batch_capacity)
@@ -83,6 +83,9 @@ class RecordingProducer:
     async def send(self, topic: str, value: Any, *, key: Any, headers: Any) -> Any:
         self.sent.append((topic, None, [value]))
         await asyncio.sleep(0)
+        future = asyncio.get_running_loop().create_future()
+        future.set_result(SimpleNamespace(offset=0))
+        return future
 
 
 class FaustProducer:
@@ -261,8 +264,61 @@ def test_a_commit_is_refused_when_a_batch_of_a_transaction_still_held_did_not_la
         await output.send(6, [OutgoingRecord("memory.consolidation", b"u", b"1", [], 6)])
         await output.settle()
 
-    with pytest.raises(OutputLost, match="1 of 1 sends in transaction acl-test-0-6"):
+    with pytest.raises(OutputLost, match="transaction acl-test-0-6 did not land .1 of 1 sends"):
         asyncio.run(send_then_settle())
+
+
+def test_after_a_send_failed_part_way_every_commit_of_the_transaction_is_refused() -> None:
+    """Given a send that queued the ledger batch and then failed (here: a dead letter the
+    producer refused), so the agent stops and Faust acks its batch, when the next commits
+    settle the output, then each is refused: the transaction may hold part of the output."""
+    producer = RecordingProducer()
+    output = output_with({"part-test-0-3": producer}, "part-test")
+    records = [
+        OutgoingRecord("memory.consolidation", b"u", b"1", [], 3),
+        OutgoingRecord("memory.deadletter", b"u", b"x", []),
+    ]
+
+    async def fail_then_settle_twice() -> list[OutputLost]:
+        lost: list[OutputLost] = []
+        output.on_lost = lost.append
+
+        async def refusing_send(*_: Any, **__: Any) -> Any:
+            raise KafkaTimeoutError()
+
+        producer.send = refusing_send  # type: ignore[method-assign]
+        with pytest.raises(ProducerSendError):
+            await output.send(3, records)
+        await output.settle()
+        await output.settle()
+        return lost
+
+    lost = asyncio.run(fail_then_settle_twice())
+
+    assert producer.sent == [("memory.consolidation", 3, [b"1"])]
+    assert len(lost) == 2
+    assert "a send failed part-way: KafkaTimeoutError" in str(lost[0])
+
+
+def test_a_replaced_producer_s_failed_batches_do_not_stop_the_commit() -> None:
+    """Given a batch of partition 2 the broker refused, and partition 2 then revoked and
+    assigned back (Faust made a new producer for it), when the commit settles the output,
+    then the old producer's failure is not the new transaction's: the commit goes on."""
+    old = RecordingProducer()
+    old.refusal = TopicAuthorizationFailedError("memory.state")
+    faust_side = {"swap-test-0-2": old}
+    output = output_with(faust_side, "swap-test")
+    lost: list[OutputLost] = []
+    output.on_lost = lost.append
+
+    async def send_swap_settle() -> None:
+        await output.send(2, [OutgoingRecord("memory.state", b"u", b"s", [], 2)])
+        faust_side["swap-test-0-2"] = RecordingProducer()
+        await output.settle()
+
+    asyncio.run(send_swap_settle())
+
+    assert lost == []
 
 
 def test_landed_or_fenced_output_lets_the_commit_go_on() -> None:
@@ -279,7 +335,7 @@ def test_landed_or_fenced_output_lets_the_commit_go_on() -> None:
         await output.send(1, [OutgoingRecord("memory.state", b"u", b"s", [], 1)])
         await output.send(2, [OutgoingRecord("memory.state", b"u", b"s", [], 2)])
         await output.settle()
-        return len(output._unsettled)
+        return len(output._sent)
 
     assert asyncio.run(send_then_settle()) == 0
     assert lost == []
