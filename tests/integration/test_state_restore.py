@@ -96,6 +96,44 @@ def test_a_restart_after_50k_ledger_events_restores_from_the_checkpoint_not_the_
     assert pipeline.memory_rows() == expected_rows(oracle)
 
 
+def test_output_split_over_many_record_batches_lands_whole_and_checkpoints_right(pipeline):
+    """Given a worker whose producer's record batches hold 16 KiB (Faust's default; the
+    worker's is 512 KiB), so that a partition's share of a batch of inputs (~2 KB ledger
+    records and state entries) goes out as several batches in a row, when it processes a
+    workload with cycles and
+    is then SIGKILLed and restarted, then the read models equal the oracle's, and the
+    restart trusts the local checkpoint: the offset it recorded (a batch's first offset +
+    its records - 1) is where the last state entry landed, as the restore checks."""
+    small = {"producer_batch_bytes": 16_384}
+    events = cycle_heavy_workload(300, users=4, seed=31)
+    late = Scenario("user-0", namespace="small-batches-late")
+    late.write("after", "written after the restart", layer="semantic", at=BASE_TIME + 10**7)
+    before = replay(events, Limits())
+    oracle = replay(events + late.events, Limits())
+    pipeline.start("projector")
+    pipeline.start("worker", ["worker"], **small)
+    for event in events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(before.decisions), timeout=240)
+    wait_until(
+        lambda: pipeline.metric_sum("worker", "memstream_worker_state_checkpoint_pending") == 0,
+        timeout=60,
+        what="the worker's local checkpoint to catch up",
+    )
+
+    pipeline.processes["worker"].kill()
+    pipeline.start("worker-2", ["worker"], **small)
+    for event in late.events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(oracle.decisions), timeout=120)
+
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    assert _restores(pipeline, "checkpoint") >= 1
+    assert _restores(pipeline, "changelog") == 0 and _restores(pipeline, "ledger") == 0
+
+
 def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, tmp_path_factory):
     """Given three workers in one group over 12 partitions, running consolidation cycles,
     when a fourth joins and then one of the first three is SIGKILLed mid-stream (so
