@@ -46,10 +46,6 @@ class PartitionBatch:
     def state_entries(self) -> list[Entry]:
         return list(self.state.values())
 
-    @property
-    def ledger_records(self) -> int:
-        return sum(len(emission.ledger) for emission in self.emissions)
-
     def records(self, settings: Settings) -> list[OutgoingRecord]:
         """Ledger records first (input order), then the coalesced state entries, then dead
         letters; the ledger and changelog on the input's partition number (co-partitioned:
