@@ -82,7 +82,7 @@ from streams.state_restore import (
 )
 from streams.state_store import LocalStateStore, StateCheckpoints
 from streams.ticks import TickPublisher
-from streams.transactional_output import OutputLost, TransactionalOutput
+from streams.transactional_output import TransactionalOutput
 from streams.user_states import UserStates
 
 log = logging.getLogger("memstream.worker")
@@ -230,7 +230,7 @@ def build_app(settings: Settings) -> Worker:
             if rebuilds.owns(part.partition):
                 # Part of the batch may be in the open transaction, and Faust acks a batch
                 # whose agent failed: no commit may follow (the output settles it too).
-                _stop_without_committing(OutputLost(f"partition {part.partition}: {exc}"))
+                _stop_without_committing(f"partition {part.partition}: {exc}")
             # Revoked while we worked: nothing of these inputs is committed here, and the
             # partition's next owner processes them again from the committed offset.
             log.info(
@@ -409,14 +409,11 @@ class PartitionRebuilds:
                 return  # revoked (and maybe reassigned) meanwhile: this read is stale
             self._install(partition, restored, time.perf_counter() - started)
             return
-        log.critical(
-            "cannot restore partition %d from %s or %s: stopping the worker without "
-            "committing; check the broker and that this worker's schemas include the ledger's",
-            partition,
-            state_topic(self.settings),
-            self.settings.ledger_topic,
+        _stop_without_committing(
+            f"cannot restore partition {partition} from {state_topic(self.settings)} or "
+            f"{self.settings.ledger_topic}; check the broker and that this worker's schemas "
+            f"include the ledger's"
         )
-        os._exit(70)
 
     def _install(self, partition: int, restored: Restored, seconds: float) -> None:
         fresh = restored.states
@@ -447,12 +444,13 @@ class PartitionRebuilds:
             )
 
 
-def _stop_without_committing(error: OutputLost) -> NoReturn:
-    """Output of inputs this worker still owns did not land: committing would ack the
-    inputs without it. Exit at once, as a worker that cannot restore does: the transaction
-    is aborted when the partition's producer is next initialised, and the inputs are
-    processed again from the last commit."""
-    log.critical("%s; stopping the worker without committing", error)
+def _stop_without_committing(reason: object) -> NoReturn:
+    """Exit at once (code 70), committing nothing: a partition this worker owns cannot be
+    restored, or output of inputs it owns did not land (committing would ack them without
+    it). The open transactions are aborted when the partitions' producers are next
+    initialised, and the inputs are processed again from the last commit, by a restarted
+    worker or another one."""
+    log.critical("%s: stopping the worker without committing", reason)
     os._exit(70)
 
 

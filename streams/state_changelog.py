@@ -325,6 +325,11 @@ class UserStateBuilder:
         state.seen_event_ids = dict(sorted(state.seen_event_ids.items(), key=lambda kv: kv[1]))
         return state
 
+    def finish(self) -> tuple[InMemoryUserState, list[Entry]]:
+        """The state built and what the changelog still owes it (:meth:`build`, :meth:`owed`)."""
+        state = self.build()
+        return state, self.owed()
+
     def owed(self) -> list[Entry]:
         """Entries the changelog lacks for the state built (call after :meth:`build`), as
         entries an older worker wrote hold what newer ones keep elsewhere, and the next
@@ -364,8 +369,7 @@ def restored_user(
     for key, value in entries:
         _, table, entry_id = split_key(key)
         builder.apply(table, entry_id, value)
-    state = builder.build()
-    return state, builder.owed()
+    return builder.finish()
 
 
 # --- codecs -----------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def restore_partition(
                 builders[user_id] = UserStateBuilder(user_id)
             builders[user_id].apply(table, entry_id, entry.value)
         if read.count:
-            built = ((b.build(), b.owed()) for b in builders.values())
+            built = (builder.finish() for builder in builders.values())
             states, owed = _installed(new_states(), partition, built)
             return Restored(states, "changelog", read.count, owed)
     states = new_states()

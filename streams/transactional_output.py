@@ -332,22 +332,18 @@ async def _send_batched(
     sent: _Sent,
 ) -> None:
     """Append ``records`` to record batches of the producer's batch size, and send each."""
-    builder = producer.create_batch()
-    in_builder = 0
+    builder, in_builder = producer.create_batch(), 0
     for record in records:
         _check_size(producer, record)
-        if (
+        # full: send it and start the next, which takes any first record
+        while (
             builder.append(
                 key=record.key, value=record.value, timestamp=None, headers=record.headers
             )
             is None
         ):
             await _send_builder(producer, builder, topic, partition, in_builder, deliveries, sent)
-            builder = producer.create_batch()
-            builder.append(
-                key=record.key, value=record.value, timestamp=None, headers=record.headers
-            )
-            in_builder = 0
+            builder, in_builder = producer.create_batch(), 0
         in_builder += 1
     await _send_builder(producer, builder, topic, partition, in_builder, deliveries, sent)
 
