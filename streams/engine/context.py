@@ -27,6 +27,7 @@ from streams.engine.model import Layer, Memory, Trigger
 from streams.engine.occurrences import Occurrences
 from streams.engine.policy import Policy
 from streams.engine.state import MemoryRecord, UserFacets, records_after
+from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
 
 MEMORY_NAMESPACE = uuid.UUID("8a3c2f1e-4b5d-4e6f-9a7b-6d656d6f7279")
 Judge = Callable[[str, str], Judgement]
@@ -79,6 +80,8 @@ class CycleContext:
     """Event-type occurrences (procedural learning's window table), kept in step by emit."""
     facts: FactIndex
     """The facts contradiction checks compare against, an overlay kept in step by emit."""
+    max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
+    """The most a consolidated memory's content may hold (``streams.engine.text.budget``)."""
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)

@@ -39,6 +39,7 @@ from streams.engine.rules.summaries import summarize_episodes
 from streams.engine.rules.synthesis import synthesize_profile
 from streams.engine.rules.verbose import summarize_verbose_episodes
 from streams.engine.state import InMemoryUserState
+from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
 
 __all__ = [
     "STEPS",
@@ -61,6 +62,7 @@ def run_cycle(
     dim: int,
     judge: Judge = judge_contradiction,
     pattern_writer: PatternWriter | None = None,
+    max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES,
 ) -> list[ledger.ConsolidationEvent]:
     """The decisions of one cycle, ending with its ``ConsolidationCompleted`` report.
 
@@ -77,6 +79,7 @@ def run_cycle(
         pattern_writer,
         state.occurrences().copy(),
         state.fact_index(_blocks_on_keys(policy)).overlay(),
+        max_content_bytes,
     )
     processed = len(cycle.live())
     for step in steps_for(request.mode):

@@ -62,7 +62,13 @@ def step(
     if request is None:
         return Accepted(numbered(outcome.decisions))
     cycle = run_cycle(
-        state, request, due, config.limits.embedding_dim, config.judge, config.pattern_writer
+        state,
+        request,
+        due,
+        config.limits.embedding_dim,
+        config.judge,
+        config.pattern_writer,
+        config.limits.max_content_bytes,
     )
     if request.trigger == "periodic" and len(cycle) == 1:
         # A tick that found nothing to do leaves no trace: otherwise every user would add a

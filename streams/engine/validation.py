@@ -38,6 +38,9 @@ REJECTION_REASONS = (
 # both end at 9999-12-31.
 MAX_TIME_MS = 253_402_300_799_999
 MAX_INT32 = 2**31 - 1
+DEFAULT_MAX_CONTENT_BYTES = 65536
+"""A memory's content, as a service writes it and as consolidation writes it
+(``streams.engine.text.budget``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +48,7 @@ class Limits:
     """The contract's limits (SPEC §4); the worker builds this from its settings."""
 
     embedding_dim: int = 384
-    max_content_bytes: int = 65536
+    max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
 
 
 @dataclass(frozen=True, slots=True)

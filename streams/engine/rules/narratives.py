@@ -9,8 +9,9 @@ every named entity, number, date and time of them (the built-in writer's guarant
 
 A session that is too short (002's ``min_session_duration_seconds``) or has too few memories
 is closed without a narrative and its memories stay as they are: nothing is compressed that
-would not be. A member promoted meanwhile (working → semantic) is taken as the fact it
-became.
+would not be. A narrative holds at most the content limit: of a session too large for it, the
+members first by priority are narrated and the rest stay live (``streams.engine.text.budget``).
+A member promoted meanwhile (working → semantic) is taken as the fact it became.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext, SessionEnd
 from streams.engine.similarity import mean_embedding
 from streams.engine.state import MemoryRecord, SessionWindow
+from streams.engine.text.budget import largest_fitting
 from streams.engine.text.facts import fact_terms
-from streams.engine.text.narrative import NarrativeSource, write_narrative
+from streams.engine.text.narrative import Narrative, NarrativeSource, write_narrative
 
 SPEAKERS = ("user", "agent", "system")
 
@@ -85,20 +87,21 @@ def _write_narrative(
     ctx: CycleContext, window: SessionWindow, end: SessionEnd, members: list[MemoryRecord]
 ) -> None:
     rule = ctx.policy.sessions
-    chosen = _by_priority(members, rule.priority_kinds)[: rule.max_per_narrative]
-    chosen.sort(key=lambda r: r.memory.age_order)
-    sources = [
-        NarrativeSource(
-            memory_id=r.memory.memory_id,
-            content=r.memory.content,
-            kind=r.memory.kind,
-            speaker=r.memory.created_by if r.memory.created_by in SPEAKERS else "system",
-            valence=max(-1.0, min(1.0, r.memory.valence)),
-            at=r.memory.created_at or 0,
-        )
-        for r in chosen
-    ]
-    narrative = write_narrative(sources, rule.priority_kinds)
+    by_priority = _by_priority(members, rule.priority_kinds)[: rule.max_per_narrative]
+    narratives: dict[int, Narrative] = {}
+
+    def narrate(count: int) -> str:
+        """The narrative of the ``count`` first members by priority (in time order)."""
+        chosen = sorted(by_priority[:count], key=lambda r: r.memory.age_order)
+        narratives[count] = write_narrative([_source(r) for r in chosen], rule.priority_kinds)
+        return narratives[count].content
+
+    # a session too large for one memory narrates its first members by priority; the others
+    # stay live, as those past max_per_narrative do
+    count, _ = largest_fitting(len(by_priority), narrate, ctx.max_content_bytes)
+    chosen = sorted(by_priority[:count], key=lambda r: r.memory.age_order)
+    sources = [_source(r) for r in chosen]
+    narrative = narratives[count]
     narrative_id = ctx.new_id("narrative", window.session_id)
     source_chars = sum(len(s.content) for s in sources)
     memory = ctx.new_memory(
@@ -143,6 +146,18 @@ def _write_narrative(
         if record.memory.pinned:
             continue  # narrated, but a pinned memory never leaves active memory
         ctx.archive(record, "summarized_into_narrative", carried_by=narrative_id, cold_storage=True)
+
+
+def _source(record: MemoryRecord) -> NarrativeSource:
+    memory = record.memory
+    return NarrativeSource(
+        memory_id=memory.memory_id,
+        content=memory.content,
+        kind=memory.kind,
+        speaker=memory.created_by if memory.created_by in SPEAKERS else "system",
+        valence=max(-1.0, min(1.0, memory.valence)),
+        at=memory.created_at or 0,
+    )
 
 
 def _by_priority(members: list[MemoryRecord], kinds: tuple[str, ...]) -> list[MemoryRecord]:

@@ -5,13 +5,16 @@ memory, map-reduced in chunks when there are many; each episode is archived, car
 summary (``summarized_into``). The built-in writer keeps every fact term of the episodes.
 Automatic cycles summarize once ``summaries.min_episodes`` are waiting, or at every session end
 (``summaries.on_session_end``; 004: "auto triggers on session end or configurable threshold");
-a manual cycle summarizes whatever is waiting.
+a manual cycle summarizes whatever is waiting. Episodes whose summary would exceed the content
+limit are summarized in consecutive groups, one summary each (``streams.engine.text.budget``).
 """
 
 from __future__ import annotations
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
+from streams.engine.state import MemoryRecord
+from streams.engine.text.budget import fitting_groups
 from streams.engine.text.summary import write_summary
 
 
@@ -25,11 +28,22 @@ def summarize_episodes(ctx: CycleContext) -> None:
     threshold = 1 if asked else rule.min_episodes
     if len(episodes) < max(1, threshold):
         return
-    texts = [r.memory.content for r in episodes]
+    chunk_size = max(2, rule.chunk_size)
+    groups = fitting_groups(
+        episodes,
+        lambda group: write_summary([r.memory.content for r in group], chunk_size),
+        ctx.max_content_bytes,
+    )
+    for group, content in groups:
+        _summarize(ctx, list(group), content)
+
+
+def _summarize(ctx: CycleContext, episodes: list[MemoryRecord], content: str) -> None:
+    """ONE summary of ``episodes``: they are archived, carried by it."""
     summary_id = ctx.new_id("summary", *(r.memory.memory_id for r in episodes))
     summary = ctx.new_memory(
         summary_id,
-        write_summary(texts, chunk_size=max(2, rule.chunk_size)),
+        content,
         "semantic",
         "summary",
         subtype="episodes",

@@ -6,7 +6,9 @@ carry the facts of what they replaced), and a new synthesis replaces the old
 one: the profile has one id per user and each synthesis is a new version of it, so a user
 never has two. It runs when asked (``memstream procedural``), and automatically at a session
 end (``synthesis.on_session_end``) or once ``synthesis.min_new_semantic`` semantic memories
-were written since the last one.
+were written since the last one. A profile holds at most the content limit: when all the
+sources' statements do not fit, it is written from the newest sources whose statements do
+(``streams.engine.text.budget``); the older ones stay live, their facts with them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections import OrderedDict
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.state import MemoryRecord
+from streams.engine.text.budget import largest_fitting
 from streams.engine.text.profile import SupersessionMemo, write_profile
 
 SYNTHESIZED_AT = "synthesized_at"
@@ -47,9 +50,16 @@ def synthesize_profile(ctx: CycleContext) -> None:
     current = ctx.record(profile_id)
     if not (asked or _due(ctx, current, sources)):
         return
+    memo = _memo(ctx.user_id)
+    texts = [r.memory.content for r in sources]
+    # a profile too large for one memory is written from the newest sources that fit
+    count, content = largest_fitting(
+        len(texts), lambda n: write_profile(texts[-n:], memo), ctx.max_content_bytes
+    )
+    sources = sources[-count:]
     profile = ctx.new_memory(
         profile_id,
-        write_profile([r.memory.content for r in sources], _memo(ctx.user_id)),
+        content,
         "procedural",
         "behavioural_profile",
         tags=("profile",),

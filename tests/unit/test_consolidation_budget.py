@@ -1,0 +1,161 @@
+"""A consolidated memory holds at most the contract's content limit, so that its ledger record
+fits a Kafka record: a summary, narrative or profile written from more than fits is split or
+written from fewer sources, and nothing it leaves out is forgotten (pure: the engine over a
+list of events; ``streams.engine.text.budget``)."""
+
+from __future__ import annotations
+
+from streams import codec
+from streams.deadletter import source_headers
+from streams.engine import ledger
+from streams.engine.engine import EngineConfig
+from streams.engine.oracle import OracleRun, replay
+from streams.engine.text.budget import content_bytes, fitting_groups, largest_fitting
+from streams.engine.text.facts import missing_terms
+from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES, Limits
+from streams.ingest import IngestProcessor
+from streams.user_states import UserStates
+from tests.scenarios import MINUTE, NOW, Scenario, fifty_message_session
+
+
+def payloads(run: OracleRun, kind: type) -> list:
+    return [d.payload for d in run.decisions if isinstance(d.payload, kind)]
+
+
+def fact_laden(n: int, sentences: int = 1) -> str:
+    """An episode whose every sentence carries names, numbers and dates of its own."""
+    return " ".join(
+        f"On day {n}-{q} Dana met client C-{n * 7 + q} in Lisbon about invoice {n * 13 + q} "
+        f"worth {n * 3 + q} euros."
+        for q in range(sentences)
+    )
+
+
+def episodes(user: str, count: int, sentences: int = 1) -> Scenario:
+    s = Scenario(user)
+    for n in range(count):
+        s.write(f"ep-{n:03d}", fact_laden(n, sentences), layer="episodic", at=NOW + n * MINUTE)
+    s.consolidate(at=NOW + count * MINUTE)
+    return s
+
+
+def test_fitting_groups_splits_in_order_only_what_does_not_fit() -> None:
+    def write(group: object) -> str:
+        return "x" * (10 * len(group))  # type: ignore[arg-type]
+
+    assert fitting_groups(list(range(8)), write, 80) == [(list(range(8)), "x" * 80)]
+    groups = fitting_groups(list(range(8)), write, 25)
+    assert [list(g) for g, _ in groups] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert fitting_groups([0], write, 5) == [([0], "x" * 10)]  # one source: taken as it is
+
+
+def test_largest_fitting_finds_the_most_sources_that_fit() -> None:
+    written: list[int] = []
+
+    def write(n: int) -> str:
+        written.append(n)
+        return "x" * (7 * n)
+
+    assert largest_fitting(100, write, 700) == (100, "x" * 700)
+    assert written == [100]  # what fits is written once
+    assert largest_fitting(100, write, 350) == (50, "x" * 350)
+    assert largest_fitting(100, write, 3) == (1, "x" * 7)
+
+
+def test_episodes_too_many_for_one_summary_become_several_that_keep_every_fact() -> None:
+    """Given 60 fact-laden episodes and a 2 KB content limit, a manual cycle writes several
+    summaries, each within the limit and holding every fact term of the episodes it carries;
+    every episode is archived into exactly one of them."""
+    scenario = episodes("budget-1", 60)
+    texts = {e.payload.memory.memory_id: e.payload.memory.content for e in scenario.events[:-1]}
+    run = replay(scenario.events, Limits(max_content_bytes=2048))
+
+    summaries = payloads(run, ledger.EpisodesSummarized)
+    assert len(summaries) > 1
+    carried = [i for s in summaries for i in s.episode_ids]
+    assert sorted(carried) == sorted(texts)  # each episode in exactly one summary
+    state = run.users["budget-1"]
+    for summary in summaries:
+        content = summary.summary.content
+        assert content_bytes(content) <= 2048
+        assert missing_terms([texts[i] for i in summary.episode_ids], content) == frozenset()
+        for episode_id in summary.episode_ids:
+            memory = state.memories[episode_id].memory
+            assert memory.status == "archived"
+            assert memory.metadata["summarized_into"] == summary.summary.memory_id
+
+    [single] = payloads(replay(scenario.events, Limits()), ledger.EpisodesSummarized)
+    assert len(single.episode_ids) == 60  # under the default limit: ONE summary, as before
+
+
+def test_a_session_too_large_for_one_narrative_narrates_what_fits_and_keeps_the_rest() -> None:
+    scenario = fifty_message_session("budget-2")
+    turns = {e.payload.memory.memory_id: e.payload.memory for e in scenario.events[:-1]}
+    config = EngineConfig(limits=Limits(max_content_bytes=DEFAULT_MAX_CONTENT_BYTES))
+    [whole] = payloads(replay(scenario.events, config), ledger.SessionConsolidated)
+    limit = content_bytes(whole.narrative.content) // 2
+
+    run = replay(scenario.events, Limits(max_content_bytes=limit))
+
+    [consolidated] = payloads(run, ledger.SessionConsolidated)
+    narrated = set(consolidated.source_ids)
+    assert 1 <= len(narrated) < len(turns)
+    assert content_bytes(consolidated.narrative.content) <= limit
+    contents = [turns[i].content for i in sorted(narrated)]
+    assert missing_terms(contents, consolidated.narrative.content) == frozenset()
+    state = run.users["budget-2"]
+    for memory_id in turns:
+        record = state.memories[memory_id]
+        if memory_id in narrated:
+            assert record.memory.status == "archived"
+        else:  # left out of the narrative: not archived into it, not forgotten
+            assert record.memory.status != "archived" and not record.forgotten
+    assert any(state.memories[i].is_live for i in turns if i not in narrated)
+
+
+def test_a_profile_too_large_for_one_memory_is_written_from_the_newest_sources() -> None:
+    s = Scenario("budget-3")
+    for i in range(40):
+        s.write(
+            f"pref-{i:02d}",
+            f"The user prefers tool T{i} for task K{i} every morning.",
+            layer="semantic",
+            kind="preference",
+            at=NOW + i * MINUTE,
+        )
+    s.synthesize(at=NOW + 60 * MINUTE)
+    [whole] = payloads(replay(s.events, Limits()), ledger.ProceduralSynthesized)
+    limit = content_bytes(whole.profile.content) // 2
+
+    [half] = payloads(
+        replay(s.events, Limits(max_content_bytes=limit)), ledger.ProceduralSynthesized
+    )
+
+    assert content_bytes(half.profile.content) <= limit < content_bytes(whole.profile.content)
+    assert 1 <= half.source_count < whole.source_count == 40
+    assert "T39" in half.profile.content and "T0 " not in half.profile.content
+
+
+def test_no_ledger_or_state_record_grows_with_the_episodes_a_cycle_summarizes() -> None:
+    """Through the worker's processor under the default limit: 160 episodes of ~1 KB, whose
+    one summary would hold ~140 KB, make no record over the limit and the ids it carries.
+    Summaries of 1,000 such episodes went past Kafka's 1 MB record limit: the broker refused
+    the record and the worker stopped on the same input at every restart."""
+    scenario = episodes("budget-4", 160, sentences=12)
+    registry = codec.default_registry()
+    processor = IngestProcessor(EngineConfig(), UserStates(), partitions=1)
+    largest = 0
+    for offset, event in enumerate(scenario.events):
+        emission = processor.process(
+            event.user_id.encode(),
+            codec.encode_event(event, registry),
+            source_headers("events", 0, offset),
+            0,
+        )
+        assert emission.rejection is None
+        largest = max(
+            [largest, *(len(r.value or b"") for r in [*emission.ledger, *emission.state])]
+        )
+    summaries = [d for d in emission.ledger_events if d.event_type == "EpisodesSummarized"]
+    assert len(summaries) > 1
+    assert largest <= DEFAULT_MAX_CONTENT_BYTES + 16 * 1024
