@@ -31,6 +31,20 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
+from streams.engine.validation import MAX_EVENT_BYTES
+
+
+class EventTooLarge(ValueError):
+    """An event over the worker's record limit: it would only be dead-lettered."""
+
+    def __init__(self, event_id: str, size: int) -> None:
+        super().__init__(
+            f"event {event_id} encodes to {size:,} bytes; the worker takes at most "
+            f"{MAX_EVENT_BYTES:,} (its ledger record must fit Kafka's 1 MB record limit). "
+            f"Keep large documents out of memories: store them elsewhere and write a reference."
+        )
+        self.event_id = event_id
+        self.size = size
 
 
 class PublishError(RuntimeError):
@@ -164,10 +178,12 @@ class MemoryPublisher:
         return event.event_id
 
     def publish(self, event: MemoryEvent) -> None:
-        """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`)."""
-        self.publish_raw(
-            event.user_id.encode(), codec.encode_event(event), event.event_type, event.event_id
-        )
+        """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`). An event the
+        worker would refuse for its size is refused here, before anything is sent."""
+        value = codec.encode_event(event)
+        if len(value) > MAX_EVENT_BYTES:
+            raise EventTooLarge(event.event_id, len(value))
+        self.publish_raw(event.user_id.encode(), value, event.event_type, event.event_id)
 
     def publish_raw(
         self, key: bytes | None, value: bytes, event_type: str, label: str = ""

@@ -23,7 +23,7 @@ from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent, MemoryWritten
-from streams.engine.validation import Limits, Rejection
+from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
 from streams.state_changelog import Entry, before_input, changed_entries, expired_entries
 from streams.user_states import UserStates
 
@@ -133,6 +133,8 @@ class IngestProcessor:
 
     def _decode(self, item: Input) -> MemoryEvent | Emission:
         key, value, source, partition = item
+        if value is not None and len(value) > MAX_EVENT_BYTES:
+            return self._too_large(key, len(value), source)
         try:
             event = codec.decode_event(value, self.registry)  # type: ignore[arg-type]
         except codec.DecodeError as exc:
@@ -198,6 +200,21 @@ class IngestProcessor:
             )
             emission.ledger_events.append(decision)
         return emission
+
+    def _too_large(self, key: bytes | None, size: int, source: Headers) -> Emission:
+        """Its dead letter cannot hold the original either: it carries where the record is
+        (the source headers) and its size, and no value."""
+        rejection = Rejection(
+            "event_too_large",
+            f"the record is {size:,} bytes; the limit is {MAX_EVENT_BYTES:,} (its ledger "
+            f"record must fit the producer's 1,000,000-byte requests): keep large documents "
+            f"out of memories and write a reference. The original is at the source topic, "
+            f"partition and offset of this letter's headers while that topic retains it",
+        )
+        letter = self._reject(key, None, rejection, source, None)
+        assert letter.deadletter is not None
+        letter.deadletter.headers.append(("source.bytes", str(size).encode()))
+        return letter
 
     def _reject(
         self,

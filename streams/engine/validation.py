@@ -32,12 +32,20 @@ REJECTION_REASONS = (
     "reserved_field",
     "unknown_profile",
     "wrong_partition",
+    "event_too_large",
 )
 
 # Times must fit every consumer of the ledger: PostgreSQL timestamptz and Python datetime
 # both end at 9999-12-31.
 MAX_TIME_MS = 253_402_300_799_999
 MAX_INT32 = 2**31 - 1
+MAX_EVENT_BYTES = 900_000
+"""The largest input record the worker takes. Its ledger record and state entry are a little
+larger (an envelope, the embedding the worker computes), its dead letter carries headers, and
+each must fit the worker's producer's ``max_request_size`` (Faust's 1,000,000), or the worker
+could commit neither it nor anything after it on its partition. memstream's publisher refuses
+a larger event before sending it; other producers, or compression with a raised client
+limit, can send one."""
 DEFAULT_MAX_CONTENT_BYTES = 65536
 """A memory's content, as a service writes it and as consolidation writes it
 (``streams.engine.text.budget``)."""

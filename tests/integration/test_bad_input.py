@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from memstream.publisher import MemoryPublisher
 from memstream.waiting import wait_until
 from streams import codec
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
@@ -94,3 +95,32 @@ def test_each_bad_input_is_dead_lettered_with_its_reason_and_good_events_flow(pi
         if name == "memstream_events_rejected_total"
     }
     assert rejected == {reason: 1.0 for reason in bad}
+
+
+def test_a_record_too_large_for_its_ledger_record_is_dead_lettered_and_its_partition_flows(
+    pipeline,
+):
+    """Given a 2 MB write (its metadata compressible, published with a raised client limit
+    and lz4, which the broker takes) and a good write after it on the same partition,
+    then the large one is dead-lettered as event_too_large without its value and the good one
+    reaches the read model. Accepted, the large write's ledger record was over Kafka's 1 MB
+    record limit: the worker stopped on it, without committing, at every restart."""
+    large = _write(content="a note with a large attachment", metadata={"blob": "x" * 2_000_000})
+    after = _write(content="after the large one")
+    value = codec.encode_event(large)
+    pipeline.start_all()
+
+    raised = {"message.max.bytes": 5_000_000, "compression.type": "lz4"}
+    with MemoryPublisher(pipeline.settings, source="test", producer_config=raised) as publisher:
+        publisher.publish_raw(USER.encode(), value, event_type="MemoryWritten")
+        publisher.publish(after)
+        publisher.flush()
+
+    [letter] = pipeline.read_topic(pipeline.settings.deadletter_topic, expected=1)
+    headers = dict(letter.headers())
+    assert headers["reason"] == b"event_too_large"
+    assert headers["source.bytes"] == str(len(value)).encode()
+    assert not letter.value()
+    pipeline.wait_for_log_count(1)
+    contents = {row[0] for row in pipeline.query("SELECT content FROM working_memories")}
+    assert contents == {"after the large one"}

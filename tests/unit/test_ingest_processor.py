@@ -17,7 +17,7 @@ from streams.engine.model import (
     MemoryWritten,
 )
 from streams.engine.oracle import replay
-from streams.engine.validation import Limits
+from streams.engine.validation import MAX_EVENT_BYTES, Limits
 from streams.ingest import Emission, IngestProcessor, partition_for
 from streams.user_states import UserStates
 
@@ -138,6 +138,28 @@ def test_a_record_without_a_value_is_an_undecodable_dead_letter() -> None:
     assert emission.deadletter is not None
     assert dict(emission.deadletter.headers)["reason"] == b"undecodable"
     assert emission.deadletter.value == b""
+
+
+def test_a_record_too_large_for_its_ledger_record_is_dead_lettered_without_its_value() -> None:
+    """Accepted, its ledger record would be over the producer's request limit: the worker
+    could commit nothing more on its partition. Nor could a dead letter hold it: it names
+    where it is."""
+    processor = fresh()
+    event = a_write(1, metadata={"blob": "x" * MAX_EVENT_BYTES})
+    value = codec.encode_event(event)
+
+    emission = processor.process(USER.encode(), value, SOURCE)
+
+    assert emission.ledger == [] and emission.state == []
+    letter = emission.deadletter
+    assert letter is not None and letter.value == b"" and letter.key == USER.encode()
+    headers = dict(letter.headers)
+    assert headers["reason"] == b"event_too_large"
+    assert headers["source.bytes"] == str(len(value)).encode()
+    assert f"{MAX_EVENT_BYTES:,}".encode() in headers["detail"]
+    for name, header in SOURCE:
+        assert (name, header) in letter.headers
+    assert feed(processor, a_write(2, memory_id="m-2")).ledger  # the next input flows
 
 
 def test_a_ledger_record_sent_to_the_input_topic_is_a_wrong_schema_dead_letter() -> None:

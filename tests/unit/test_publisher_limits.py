@@ -1,0 +1,25 @@
+"""The publisher refuses an event the worker would refuse for its size, before sending it
+(no broker: the refusal comes before anything is handed to the producer)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstream.publisher import EventTooLarge, MemoryPublisher
+from memstream.settings import Settings
+from streams.engine.validation import MAX_EVENT_BYTES
+
+
+def test_an_event_over_the_worker_limit_is_refused_with_what_to_do_and_nothing_is_queued() -> None:
+    # a port nothing listens on: the producer is never reached
+    publisher = MemoryPublisher(Settings().with_overrides(kafka_bootstrap="127.0.0.1:9"))
+    sent: list[int] = []
+    publisher.publish_raw = lambda key, value, *rest: sent.append(len(value))  # type: ignore[method-assign]
+
+    with pytest.raises(EventTooLarge, match=r"write a reference") as refused:
+        publisher.write("u-1", "a note", metadata={"blob": "x" * MAX_EVENT_BYTES})
+
+    assert refused.value.size > MAX_EVENT_BYTES
+    assert sent == []  # nothing handed to the producer
+    publisher.write("u-1", "a note that fits")
+    assert len(sent) == 1 and sent[0] <= MAX_EVENT_BYTES
