@@ -19,8 +19,10 @@ run. Read this file to know the worker; the logic lives in ``streams.ingest`` an
       s  sessions         event-time session windows closed by inactivity + grace (seed 002)
       e  seen input ids   a dedupe window in event time (MEMSTREAM_DEDUPE_WINDOW_SECONDS)
       p  flagged pairs    contradictions already reported
-      u  per-user record  messages per conversation since the last cycle, identity anchor,
-                          profile id, last maintenance, what changed since the last cycle
+      c  conversations    messages per conversation since the user's last cycle (seed 000's
+                          on-write trigger)
+      u  per-user record  identity anchor, profile id, last maintenance, what changed since
+                          the last cycle (its change epoch)
 
     derived tables (a function of the memories, so restored with them and rebuilt when a
     user is loaded; kept in step by the fold):

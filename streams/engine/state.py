@@ -346,7 +346,9 @@ class InMemoryUserState:
         self.facets.apply(decision)
         payload = decision.payload
         if isinstance(payload, ledger.ConsolidationCompleted):
-            self.conversation_messages.clear()
+            # a new dict rather than clear(): a changelog reader holding the old one (taken
+            # before the input) learns which counters the cycle dropped
+            self.conversation_messages = {}
             return
         if isinstance(payload, ledger.ContradictionDetected):
             self.flagged_pairs.add(pair_key(payload.memory_id, payload.other_memory_id))

@@ -17,6 +17,7 @@ from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile, profile_names
 from streams.engine.state import InMemoryUserState, apply_outcome
 from streams.state_changelog import (
+    CONVERSATION,
     MEMBER,
     MEMORY,
     META,
@@ -111,6 +112,58 @@ def test_an_input_writes_entries_for_what_it_changed_not_for_the_whole_user() ->
         split_key(e.key)[1] for e in changed_entries(state, last.event_id, outcome.decisions)
     )
     assert len(tables) <= 4 and len(set(tables)) == len(tables)
+
+
+def test_an_input_s_entries_do_not_grow_with_the_conversations_since_the_last_cycle() -> None:
+    """Given a user who opens a new conversation with every message (1,200 in 20 minutes,
+    before any cycle), when each is written, then the last input's entries are no larger
+    than the second's: its conversation's counter is an entry of its own, not part of the
+    meta entry every input re-sends (which grew to 21 KB per input at 1,500)."""
+    config = EngineConfig(policy=builtin_profile("default"))
+    state = InMemoryUserState("user-0")
+    sizes = []
+    for i in range(1200):
+        memory = Memory(f"m-{i:04d}", "user-0", f"message {i}", layer="episodic")
+        memory = memory.evolve(conversation_id=f"conversation-{i}")
+        event = MemoryEvent(
+            str(uuid.UUID(int=i + 1)), "user-0", T0 + i * 1000, MemoryWritten(memory)
+        )
+        before = before_input(state)
+        outcome = step(state, event, config, key=event.user_id)
+        assert isinstance(outcome, Accepted) and not any(d.cycle_id for d in outcome.decisions)
+        entries = changed_entries(state, event.event_id, outcome.decisions, before)
+        sizes.append(sum(len(e.value or b"") for e in entries))
+    assert len(state.conversation_messages) == 1200
+    assert sizes[-1] <= sizes[1] + 16  # the ids' digits
+
+
+def test_conversation_counters_an_older_worker_kept_in_the_meta_entry_restore_and_are_owed() -> (
+    None
+):
+    """Given a changelog whose meta entries hold the conversation counters (as workers
+    before counter entries wrote them), when restored, then the state is the same and the
+    restore owes a counter entry for each: sent before the next meta entry (which holds
+    none), no count is lost."""
+    live, changelog = run_workload("default")
+    legacy = {k: v for k, v in changelog.items() if split_key(k)[1] != CONVERSATION}
+    for user, state in live.items():
+        meta = orjson.loads(encode_meta(state))
+        meta["conversation_messages"] = state.conversation_messages
+        legacy[entry_key(user, META)] = orjson.dumps(meta)
+
+    for user, state in live.items():
+        items = [(k, v) for k, v in legacy.items() if split_key(k)[0] == user]
+        restored, owed = restored_user(user, items)
+        assert restored == state
+        counters = {
+            split_key(e.key)[2]: e.value for e in owed if split_key(e.key)[1] == CONVERSATION
+        }
+        assert counters == {c: str(n).encode() for c, n in state.conversation_messages.items()}
+
+        upgraded = {**dict(items), **{e.key: e.value for e in owed}}
+        upgraded[entry_key(user, META)] = encode_meta(restored)  # a newer worker's next input
+        assert restored_user(user, upgraded.items())[0] == state
+    assert any(state.conversation_messages for state in live.values())
 
 
 def test_entries_written_by_the_standard_json_encoder_still_restore_the_same_state() -> None:
