@@ -211,10 +211,11 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "retry_attempts": (1, 100),
     "retry_backoff_seconds": (0, 3_600),
     "commit_interval_seconds": (0.01, 60),
-    # a memory (a service's, or a summary consolidation writes) goes to the ledger as one
-    # record, with up to a thousand source ids: it must fit Kafka's 1 MB record limit
-    # (streams/engine/text/budget.py)
-    "max_content_bytes": (1, 256 * 1024),
+    # a memory (a service's, or a summary consolidation writes) goes to the state changelog
+    # as one record of JSON, where text may grow sixfold (control characters escaped), with
+    # up to a thousand source ids and its embedding: it must fit the producer's 1,000,000-byte
+    # requests (streams/engine/text/budget.py)
+    "max_content_bytes": (1, 128 * 1024),
     "session_timeout_seconds": (6, 300),  # the broker's group.min/max.session.timeout.ms
     "dedupe_window_seconds": (60, 10 * 365 * 24 * 3600),
     "worker_batch_size": (1, 100_000),

@@ -23,9 +23,18 @@ from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent, MemoryWritten
+from streams.engine.state import MemoryRecord
 from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
-from streams.state_changelog import Entry, before_input, changed_entries, expired_entries
+from streams.state_changelog import (
+    Entry,
+    before_input,
+    changed_entries,
+    encode_memory_record,
+    expired_entries,
+)
 from streams.user_states import UserStates
+
+JSON_GROWTH = 6  # the most a byte of text grows in JSON: a control character as \u00XX
 
 DEDUPE_WINDOW_SECONDS = 7 * 24 * 3600
 """Input ids are remembered for a week of event time: Kafka producers retry within seconds,
@@ -149,7 +158,29 @@ class IngestProcessor:
                 f"partitions): publish with the default Kafka partitioner, not a fixed partition",
             )
             return self._reject(key, value, reason, source, event)
+        if (stored := self._stored_size(event, len(value or b""))) is not None:
+            reason = Rejection(
+                "event_too_large",
+                f"the memory would take {stored:,} bytes in the worker's state changelog, "
+                f"which stores it as JSON (quotes, backslashes and control characters are "
+                f"escaped, a control character to six bytes); the limit is "
+                f"{MAX_EVENT_BYTES:,}: strip control characters or write less",
+            )
+            return self._reject(key, value, reason, source, event)
         return event
+
+    def _stored_size(self, event: MemoryEvent, size: int) -> int | None:
+        """The size of the state entry a written memory would make, when over the limit.
+        JSON may grow text sixfold; a record that cannot grow past the limit is not
+        encoded to find out (the ledger record, Avro, does not grow at all)."""
+        payload = event.payload
+        if not isinstance(payload, MemoryWritten) or JSON_GROWTH * size <= MAX_EVENT_BYTES:
+            return None
+        memory = payload.memory
+        # an embedding the worker computes is added to it, as base64
+        added = 0 if memory.embedding is not None else 6 * self.config.limits.embedding_dim
+        stored = len(encode_memory_record(MemoryRecord(memory, 1, False))) + added
+        return stored if stored > MAX_EVENT_BYTES else None
 
     def _embed_all(self, events: Sequence[MemoryEvent]) -> dict[str, bytes]:
         """Event id → the embedding its written memory lacks, so the ledger records it and

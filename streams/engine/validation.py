@@ -45,7 +45,8 @@ larger (an envelope, the embedding the worker computes), its dead letter carries
 each must fit the worker's producer's ``max_request_size`` (Faust's 1,000,000), or the worker
 could commit neither it nor anything after it on its partition. memstream's publisher refuses
 a larger event before sending it; other producers, or compression with a raised client
-limit, can send one."""
+limit, can send one. It is also the most a written memory's state entry may take
+(``streams.ingest``: the changelog's JSON may grow text sixfold)."""
 DEFAULT_MAX_CONTENT_BYTES = 65536
 """A memory's content, as a service writes it and as consolidation writes it
 (``streams.engine.text.budget``)."""

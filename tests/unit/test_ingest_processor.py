@@ -162,6 +162,23 @@ def test_a_record_too_large_for_its_ledger_record_is_dead_lettered_without_its_v
     assert feed(processor, a_write(2, memory_id="m-2")).ledger  # the next input flows
 
 
+def test_a_memory_whose_state_entry_would_be_too_large_is_dead_lettered_whole() -> None:
+    """200 KB of control characters in metadata: the input is small, but the state
+    changelog stores the memory as JSON, where each becomes six bytes (1.2 MB)."""
+    processor = fresh()
+    value = codec.encode_event(a_write(1, metadata={"raw": "\x01" * 200_000}))
+    assert len(value) < MAX_EVENT_BYTES
+
+    emission = processor.process(USER.encode(), value, SOURCE)
+
+    assert emission.rejection is not None and emission.rejection.reason == "event_too_large"
+    assert "JSON" in emission.rejection.detail
+    assert emission.deadletter is not None and emission.deadletter.value == value
+    assert emission.ledger == [] and emission.state == []
+    fitting = feed(processor, a_write(2, memory_id="m-2", metadata={"raw": "\x01" * 100_000}))
+    assert fitting.ledger and max(len(e.value or b"") for e in fitting.state) <= MAX_EVENT_BYTES
+
+
 def test_a_ledger_record_sent_to_the_input_topic_is_a_wrong_schema_dead_letter() -> None:
     ledger_bytes = feed(fresh(), a_write()).ledger[0].value
 

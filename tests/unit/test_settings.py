@@ -127,9 +127,9 @@ def test_a_producer_batch_larger_than_a_request_is_refused_naming_the_bound(
 def test_a_content_limit_whose_memories_could_not_fit_a_kafka_record_is_refused(
     tmp_path: Path,
 ) -> None:
-    with pytest.raises(SettingsError, match=r"MEMSTREAM_MAX_CONTENT_BYTES.*outside 1\.\.262,144"):
-        Settings.from_env(env_for(tmp_path, MAX_CONTENT_BYTES=str(1024 * 1024)))
-    assert Settings.from_env(env_for(tmp_path, MAX_CONTENT_BYTES="262144")).max_content_bytes
+    with pytest.raises(SettingsError, match=r"MEMSTREAM_MAX_CONTENT_BYTES.*outside 1\.\.131,072"):
+        Settings.from_env(env_for(tmp_path, MAX_CONTENT_BYTES=str(256 * 1024)))
+    assert Settings.from_env(env_for(tmp_path, MAX_CONTENT_BYTES="131072")).max_content_bytes
 
 
 def test_a_malformed_number_in_the_stack_file_is_an_error_naming_the_variable(
