@@ -89,8 +89,8 @@ def _unit(packed: bytes) -> np.ndarray:
 
 
 class SimilarityIndex:
-    """Similarity between any two of a set of memories, each one's unit vector computed when
-    first asked for: a rule asks about a few members of its groups, and computing every
+    """Similarity among any few of a set of memories, each one's unit vector computed when
+    first asked for: a rule asks about the members of its groups, and computing every
     candidate's vector up front cost a large user's cycle a walk over all of them."""
 
     def __init__(self, memories: list[Memory], dim: int) -> None:
@@ -98,8 +98,14 @@ class SimilarityIndex:
         self._vectors: dict[str, np.ndarray] = {}
         self._dim = dim
 
-    def similarity(self, a: str, b: str) -> float:
-        return round(float(np.dot(self._vector(a), self._vector(b))), 6)
+    def similarities(self, ids: Sequence[str]) -> np.ndarray:
+        """Every pair of ``ids`` (``len × len``, rounded to 6 decimals as the ledger records
+        a similarity): one product, never a Python loop over the pairs, which took a cycle
+        over 800 near-identical facts 4 s (1.3 million calls)."""
+        if not ids:
+            return np.zeros((0, 0))
+        vectors = np.array([self._vector(i) for i in ids])
+        return np.round(vectors @ vectors.T, 6)
 
     def _vector(self, memory_id: str) -> np.ndarray:
         vector = self._vectors.get(memory_id)

@@ -30,14 +30,21 @@ def merge_duplicates(cycle: CycleContext) -> None:
         ]
         if not new:
             continue
-        # What is new since the last cycle against everything live: matrix products.
+        # What is new since the last cycle against everything live: matrix products. The
+        # memories merged away leave the rows' candidates by a mask, not one by one: among
+        # 800 alike facts each row walked past the hundreds merged before it (322k pairs).
+        position = {m.memory_id: i for i, m in enumerate(memories)}
+        live = np.ones(len(memories), dtype=bool)
         compared: set[tuple[str, str]] = set()
         for _, first, row in similarity_rows(new, memories, cycle.dim):
+            at = position[first.memory_id]
             row = np.round(row, 6)
-            for j in np.flatnonzero(row >= rule.threshold):
+            for j in np.flatnonzero((row >= rule.threshold) & live):
+                if not live[at]:
+                    break  # merged away: its other pairs can merge nothing
                 second = memories[int(j)]
                 pair = pair_key(first.memory_id, second.memory_id)
-                if second.memory_id == first.memory_id or pair in compared:
+                if second.memory_id == first.memory_id or pair in compared or not live[j]:
                     continue
                 compared.add(pair)
                 a, b = cycle.records[first.memory_id], cycle.records[second.memory_id]
@@ -66,6 +73,7 @@ def merge_duplicates(cycle: CycleContext) -> None:
                         similarity,
                     ),
                 )
+                live[position[merged.memory.memory_id]] = False
                 cycle.count("duplicates")
                 cycle.count("links")
 

@@ -4,7 +4,6 @@ decision 4; seeds 000 op 2, 001, 002)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from statistics import fmean
 
 import numpy as np
 
@@ -45,12 +44,10 @@ def detect_patterns(cycle: CycleContext) -> None:
         pattern_id = cycle.new_id("pattern", *evidence)
         if pattern_id in cycle.records:
             continue
-        consistency = fmean(
-            index.similarity(a.memory_id, b.memory_id)
-            for i, a in enumerate(group)
-            for b in group[i + 1 :]
-        )
-        ranked = _by_centrality(group, index)
+        similarity = index.similarities([m.memory_id for m in group])
+        pairs = similarity[np.triu_indices(len(group), k=1)]
+        consistency = float(pairs.mean()) if len(pairs) else 1.0  # one member: like itself
+        ranked = _by_centrality(group, similarity)
         statement = ranked[0]
         content = (
             cycle.pattern_writer([m.content for m in ranked])
@@ -94,19 +91,23 @@ def _groups_around_new(
     threshold: float,
 ) -> list[list[Memory]]:
     """For each new memory not yet grouped: the greedy clique it forms with its neighbours
-    (in window order), each member similar to every other."""
+    (in window order), each member similar to every other. One product over the neighbours
+    per new memory; the clique keeps a mask of the neighbours similar to all its members."""
     grouped: set[str] = set()
     groups: list[list[Memory]] = []
     for row, seed in enumerate(new):
         if seed.memory_id in grouped:
             continue
+        near = [
+            m for m in (candidates[int(c)] for c in neighbours[row]) if m.memory_id not in grouped
+        ]
+        similar = index.similarities([m.memory_id for m in near]) > threshold
+        open_to = np.ones(len(near), dtype=bool)  # similar to every member so far
         group: list[Memory] = []
-        for column in neighbours[row]:
-            memory = candidates[int(column)]
-            if memory.memory_id in grouped:
-                continue
-            if all(index.similarity(memory.memory_id, g.memory_id) > threshold for g in group):
+        for position, memory in enumerate(near):
+            if open_to[position]:
                 group.append(memory)
+                open_to &= similar[position]
         if seed not in group:
             continue
         grouped.update(m.memory_id for m in group)
@@ -114,14 +115,12 @@ def _groups_around_new(
     return groups
 
 
-def _by_centrality(group: list[Memory], index: SimilarityIndex) -> list[Memory]:
-    """Members, most similar to the others first: the first is the extractive statement."""
-
-    def closeness(m: Memory) -> tuple[float, str]:
-        total = sum(index.similarity(m.memory_id, o.memory_id) for o in group if o is not m)
-        return (total, m.memory_id)
-
-    return sorted(group, key=closeness, reverse=True)
+def _by_centrality(group: list[Memory], similarity: np.ndarray) -> list[Memory]:
+    """Members, most similar to the others first (``similarity``: the group's pairs): the
+    first is the extractive statement."""
+    totals = similarity.sum(axis=1) - np.diag(similarity)
+    order = sorted(range(len(group)), key=lambda i: (float(totals[i]), group[i].memory_id))
+    return [group[i] for i in reversed(order)]
 
 
 def _common_kind(group: Iterable[Memory]) -> str:
