@@ -178,8 +178,9 @@ class MemoryPublisher:
         return event.event_id
 
     def publish(self, event: MemoryEvent) -> None:
-        """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`). An event the
-        worker would refuse for its size is refused here, before anything is sent."""
+        """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`). An event over
+        the worker's record limit is refused here, before anything is sent (a memory whose
+        JSON state entry would be too large is dead-lettered by the worker)."""
         value = codec.encode_event(event)
         if len(value) > MAX_EVENT_BYTES:
             raise EventTooLarge(event.event_id, len(value))

@@ -171,8 +171,10 @@ class IngestProcessor:
 
     def _stored_size(self, event: MemoryEvent, size: int) -> int | None:
         """The size of the state entry a written memory would make, when over the limit.
-        JSON may grow text sixfold; a record that cannot grow past the limit is not
-        encoded to find out (the ledger record, Avro, does not grow at all)."""
+        JSON may grow text sixfold; a record too small to come near the limit that way is
+        not encoded to find out (field names and the worker's embedding add a few KB, which
+        the margin below the producer's 1,000,000-byte requests absorbs; the ledger record,
+        Avro, does not grow at all)."""
         payload = event.payload
         if not isinstance(payload, MemoryWritten) or JSON_GROWTH * size <= MAX_EVENT_BYTES:
             return None

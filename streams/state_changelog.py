@@ -100,7 +100,9 @@ class BeforeInput:
     members: Mapping[str, Sequence[str]]
     conversations: Mapping[str, int]
     """The user's conversation counters: the dict itself, which a cycle replaces rather
-    than clears (``InMemoryUserState.fold``), so taking it costs nothing."""
+    than clears (``InMemoryUserState.fold``), so taking it costs nothing. Not a snapshot:
+    the input's own counts land in it until a cycle replaces it; only which dict it is,
+    and its keys, are read (the counters a cycle dropped)."""
 
 
 def before_input(state: InMemoryUserState) -> BeforeInput:

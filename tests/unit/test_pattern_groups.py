@@ -71,3 +71,26 @@ def test_hundreds_of_near_identical_facts_make_one_pattern_and_merge_into_one() 
     state = run.users["cliques-2"]
     assert len(merged) == 299
     assert [i for i in embeddings if state.memories[i].is_live] == [merged[-1].survivor.memory_id]
+
+
+def test_row_totals_read_in_chunks_equal_the_whole_matrix_s(monkeypatch) -> None:
+    """Each member's similarities to the others, summed a chunk of rows at a time (so no
+    ``n × n`` matrix is held), equal those of the whole rounded matrix."""
+    from streams.engine import similarity
+    from streams.engine.model import Memory
+
+    rng = np.random.default_rng(3)
+    memories = [
+        Memory(
+            f"m{i}", "u", f"fact {i}", embedding=rng.standard_normal(DIM).astype("<f4").tobytes()
+        )
+        for i in range(23)
+    ]
+    index = similarity.SimilarityIndex(memories, DIM)
+    ids = [m.memory_id for m in memories]
+    vectors = index.matrix(ids)
+    whole = np.round(vectors @ vectors.T, 6)
+    expected = whole.sum(axis=1) - np.diag(whole)
+
+    monkeypatch.setattr(similarity, "ROWS_PER_PRODUCT", 5)
+    assert np.allclose(index.row_totals(ids), expected, rtol=0, atol=1e-9)

@@ -44,10 +44,10 @@ def detect_patterns(cycle: CycleContext) -> None:
         pattern_id = cycle.new_id("pattern", *evidence)
         if pattern_id in cycle.records:
             continue
-        similarity = index.similarities([m.memory_id for m in group])
-        pairs = similarity[np.triu_indices(len(group), k=1)]
-        consistency = float(pairs.mean()) if len(pairs) else 1.0  # one member: like itself
-        ranked = _by_centrality(group, similarity)
+        totals = index.row_totals([m.memory_id for m in group])
+        size = len(group)  # consistency: the mean of the pairs (one member: like itself)
+        consistency = float(totals.sum() / (size * (size - 1))) if size > 1 else 1.0
+        ranked = _by_centrality(group, totals)
         statement = ranked[0]
         content = (
             cycle.pattern_writer([m.content for m in ranked])
@@ -91,8 +91,9 @@ def _groups_around_new(
     threshold: float,
 ) -> list[list[Memory]]:
     """For each new memory not yet grouped: the greedy clique it forms with its neighbours
-    (in window order), each member similar to every other. One product over the neighbours
-    per new memory; the clique keeps a mask of the neighbours similar to all its members."""
+    (in window order), each member similar to every other. The clique keeps a mask of the
+    neighbours similar to all its members: one product of the neighbours with each member
+    added."""
     grouped: set[str] = set()
     groups: list[list[Memory]] = []
     for row, seed in enumerate(new):
@@ -101,13 +102,13 @@ def _groups_around_new(
         near = [
             m for m in (candidates[int(c)] for c in neighbours[row]) if m.memory_id not in grouped
         ]
-        similar = index.similarities([m.memory_id for m in near]) > threshold
+        vectors = index.matrix([m.memory_id for m in near])
         open_to = np.ones(len(near), dtype=bool)  # similar to every member so far
         group: list[Memory] = []
         for position, memory in enumerate(near):
             if open_to[position]:
                 group.append(memory)
-                open_to &= similar[position]
+                open_to &= np.round(vectors @ vectors[position], 6) > threshold
         if seed not in group:
             continue
         grouped.update(m.memory_id for m in group)
@@ -115,10 +116,9 @@ def _groups_around_new(
     return groups
 
 
-def _by_centrality(group: list[Memory], similarity: np.ndarray) -> list[Memory]:
-    """Members, most similar to the others first (``similarity``: the group's pairs): the
-    first is the extractive statement."""
-    totals = similarity.sum(axis=1) - np.diag(similarity)
+def _by_centrality(group: list[Memory], totals: np.ndarray) -> list[Memory]:
+    """Members, most similar to the others first (``totals``: each one's similarities to the
+    others, summed): the first is the extractive statement."""
     order = sorted(range(len(group)), key=lambda i: (float(totals[i]), group[i].memory_id))
     return [group[i] for i in reversed(order)]
 
