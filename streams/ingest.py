@@ -244,10 +244,8 @@ class IngestProcessor:
             f"out of memories and write a reference. The original is at the source topic, "
             f"partition and offset of this letter's headers while that topic retains it",
         )
-        letter = self._reject(key, None, rejection, source, None)
-        assert letter.deadletter is not None
-        letter.deadletter.headers.append(("source.bytes", str(size).encode()))
-        return letter
+        headers = [*source, ("source.bytes", str(size).encode())]
+        return self._reject(key, None, rejection, headers, None)
 
     def _reject(
         self,

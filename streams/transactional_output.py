@@ -250,7 +250,7 @@ class TransactionalOutput:
             except KafkaError as exc:  # as Faust's own send: the caller decides what it means
                 sent.broken = f"a send failed part-way: {exc!r}"
                 raise ProducerSendError(f"sending to {transactional_id}: {exc!r}") from exc
-            if faust_producer._transaction_producers.get(transactional_id) is not producer:
+            if not self._holds(transactional_id, producer):
                 # Stopped by a rebalance (Faust stops it without the lock) while a batch waited
                 # for the one before it: aiokafka may have queued that batch after its last
                 # flush, so its delivery would never settle.

@@ -88,39 +88,17 @@ def _unit(packed: bytes) -> np.ndarray:
     return vector / norm if norm else vector
 
 
-class SimilarityIndex:
-    """Similarity among the members of a rule's groups, each one's unit vector computed when
-    first asked for: computing every candidate's vector up front cost a large user's cycle
-    a walk over all of them. Pairs come from products, never a Python loop over them (which
-    took a cycle over 800 alike facts 2.2 s: 1.3 million calls), and never as a whole
-    ``n × n`` matrix, which a week of 10,000 alike facts would make 800 MB."""
-
-    def __init__(self, memories: list[Memory], dim: int) -> None:
-        self._memories = {m.memory_id: m for m in memories}
-        self._vectors: dict[str, np.ndarray] = {}
-        self._dim = dim
-
-    def matrix(self, ids: Sequence[str]) -> np.ndarray:
-        """The unit vectors of ``ids`` as rows (``len × dim``)."""
-        if not ids:
-            return np.zeros((0, self._dim))
-        return np.array([self._vector(i) for i in ids])
-
-    def row_totals(self, ids: Sequence[str]) -> np.ndarray:
-        """For each of ``ids``, the sum of its similarities to the others (each rounded to 6
-        decimals, as the ledger records one), a chunk of rows at a time."""
-        vectors = self.matrix(ids)
-        totals = np.zeros(len(ids))
-        for start in range(0, len(ids), ROWS_PER_PRODUCT):
-            chunk = np.round(vectors[start : start + ROWS_PER_PRODUCT] @ vectors.T, 6)
-            totals[start : start + len(chunk)] = chunk.sum(axis=1) - np.diag(chunk, k=start)
-        return totals
-
-    def _vector(self, memory_id: str) -> np.ndarray:
-        vector = self._vectors.get(memory_id)
-        if vector is None:
-            vector = self._vectors[memory_id] = vector_of(self._memories[memory_id], self._dim)
-        return vector
+def row_totals(memories: Sequence[Memory], dim: int) -> np.ndarray:
+    """For each of ``memories``, the sum of its similarities to the others (each rounded to
+    6 decimals, as the ledger records one): products a chunk of rows at a time, never a
+    Python loop over the pairs (which took a cycle over 800 alike facts 2.2 s: 1.3 million
+    calls), nor a whole ``n × n`` matrix (800 MB for a week of 10,000 alike facts)."""
+    vectors = matrix_of(memories, dim)
+    totals = np.zeros(len(memories))
+    for start in range(0, len(memories), ROWS_PER_PRODUCT):
+        chunk = np.round(vectors[start : start + ROWS_PER_PRODUCT] @ vectors.T, 6)
+        totals[start : start + len(chunk)] = chunk.sum(axis=1) - np.diag(chunk, k=start)
+    return totals
 
 
 def mean_embedding(memories: Sequence[Memory], dim: int) -> bytes:

@@ -86,11 +86,9 @@ def test_row_totals_read_in_chunks_equal_the_whole_matrix_s(monkeypatch) -> None
         )
         for i in range(23)
     ]
-    index = similarity.SimilarityIndex(memories, DIM)
-    ids = [m.memory_id for m in memories]
-    vectors = index.matrix(ids)
+    vectors = similarity.matrix_of(memories, DIM)
     whole = np.round(vectors @ vectors.T, 6)
     expected = whole.sum(axis=1) - np.diag(whole)
 
     monkeypatch.setattr(similarity, "ROWS_PER_PRODUCT", 5)
-    assert np.allclose(index.row_totals(ids), expected, rtol=0, atol=1e-9)
+    assert np.allclose(similarity.row_totals(memories, DIM), expected, rtol=0, atol=1e-9)

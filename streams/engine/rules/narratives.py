@@ -88,20 +88,19 @@ def _write_narrative(
 ) -> None:
     rule = ctx.policy.sessions
     by_priority = _by_priority(members, rule.priority_kinds)[: rule.max_per_narrative]
-    narratives: dict[int, Narrative] = {}
+    written: dict[int, tuple[list[MemoryRecord], list[NarrativeSource], Narrative]] = {}
 
     def narrate(count: int) -> str:
         """The narrative of the ``count`` first members by priority (in time order)."""
         chosen = sorted(by_priority[:count], key=lambda r: r.memory.age_order)
-        narratives[count] = write_narrative([_source(r) for r in chosen], rule.priority_kinds)
-        return narratives[count].content
+        sources = [_source(r) for r in chosen]
+        written[count] = chosen, sources, write_narrative(sources, rule.priority_kinds)
+        return written[count][2].content
 
     # a session too large for one memory narrates its first members by priority; the others
     # stay live, as those past max_per_narrative do
     count, _ = largest_fitting(len(by_priority), narrate, ctx.max_content_bytes)
-    chosen = sorted(by_priority[:count], key=lambda r: r.memory.age_order)
-    sources = [_source(r) for r in chosen]
-    narrative = narratives[count]
+    chosen, sources, narrative = written[count]
     narrative_id = ctx.new_id("narrative", window.session_id)
     source_chars = sum(len(s.content) for s in sources)
     memory = ctx.new_memory(

@@ -10,7 +10,7 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
-from streams.engine.similarity import SimilarityIndex, similarity_rows
+from streams.engine.similarity import matrix_of, row_totals, similarity_rows
 
 
 def detect_patterns(cycle: CycleContext) -> None:
@@ -32,19 +32,18 @@ def detect_patterns(cycle: CycleContext) -> None:
     new = [m for m in candidates if m.memory_id in changed][-cycle.policy.max_memories_per_cycle :]
     if not new:
         return
-    index = SimilarityIndex(candidates, cycle.dim)
     neighbours = [
         np.flatnonzero(row > rule.min_similarity)
         for _, _, row in similarity_rows(new, candidates, cycle.dim)
     ]
-    for group in _groups_around_new(new, candidates, neighbours, index, rule.min_similarity):
+    for group in _groups_around_new(new, candidates, neighbours, cycle.dim, rule.min_similarity):
         if len(group) < rule.min_support:
             continue
         evidence = sorted(m.memory_id for m in group)
         pattern_id = cycle.new_id("pattern", *evidence)
         if pattern_id in cycle.records:
             continue
-        totals = index.row_totals([m.memory_id for m in group])
+        totals = row_totals(group, cycle.dim)
         size = len(group)  # consistency: the mean of the pairs (one member: like itself)
         consistency = float(totals.sum() / (size * (size - 1))) if size > 1 else 1.0
         ranked = _by_centrality(group, totals)
@@ -87,7 +86,7 @@ def _groups_around_new(
     new: list[Memory],
     candidates: list[Memory],
     neighbours: list[np.ndarray],
-    index: SimilarityIndex,
+    dim: int,
     threshold: float,
 ) -> list[list[Memory]]:
     """For each new memory not yet grouped: the greedy clique it forms with its neighbours
@@ -102,7 +101,7 @@ def _groups_around_new(
         near = [
             m for m in (candidates[int(c)] for c in neighbours[row]) if m.memory_id not in grouped
         ]
-        vectors = index.matrix([m.memory_id for m in near])
+        vectors = matrix_of(near, dim)
         open_to = np.ones(len(near), dtype=bool)  # similar to every member so far
         group: list[Memory] = []
         for position, memory in enumerate(near):
