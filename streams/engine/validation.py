@@ -155,6 +155,11 @@ _ID_FIELDS = frozenset(
     }
 )
 KEY_SEPARATOR = "\x1f"  # joins the ids in the worker's state keys (streams.state_changelog)
+MAX_ID_CHARS = 256
+"""The longest id (user, memory, session, conversation, scope) an event may carry. A
+consolidated memory lists the ids of its sources in one record (``streams.engine.text.budget``
+bounds the list in bytes), and the procedural profile lists up to 200 of them: unbounded ids
+would make those lists, not the number of sources, decide whether a record fits."""
 
 
 def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
@@ -164,6 +169,11 @@ def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
     for name, value in texts:
         if "\x00" in value:
             return Rejection("invalid_text", f"{name} contains a NUL character")
+        if name in _ID_FIELDS and len(value) > MAX_ID_CHARS:
+            return Rejection(
+                "out_of_range",
+                f"{name} is {len(value)} characters long; ids may hold at most {MAX_ID_CHARS}",
+            )
         if KEY_SEPARATOR in value and name in _ID_FIELDS:
             return Rejection(
                 "invalid_text",

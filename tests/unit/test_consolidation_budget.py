@@ -5,14 +5,31 @@ list of events; ``streams.engine.text.budget``)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from streams import codec
 from streams.deadletter import source_headers
 from streams.engine import ledger
 from streams.engine.engine import EngineConfig
 from streams.engine.oracle import OracleRun, replay
-from streams.engine.text.budget import content_bytes, fitting_groups, largest_fitting
+from streams.engine.policy import builtin_profile
+from streams.engine.text.budget import (
+    LISTED_IDS_BYTES,
+    UNION_BYTES,
+    bounded_union,
+    content_bytes,
+    fitting_groups,
+    largest_fitting,
+    listed_bytes,
+    listed_prefix,
+)
 from streams.engine.text.facts import missing_terms
-from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES, Limits
+from streams.engine.validation import (
+    DEFAULT_MAX_CONTENT_BYTES,
+    MAX_EVENT_BYTES,
+    MAX_ID_CHARS,
+    Limits,
+)
 from streams.ingest import IngestProcessor
 from streams.user_states import UserStates
 from tests.scenarios import MINUTE, NOW, Scenario, fifty_message_session
@@ -159,3 +176,112 @@ def test_no_ledger_or_state_record_grows_with_the_episodes_a_cycle_summarizes() 
     summaries = [d for d in emission.ledger_events if d.event_type == "EpisodesSummarized"]
     assert len(summaries) > 1
     assert largest <= DEFAULT_MAX_CONTENT_BYTES + 16 * 1024
+
+
+# --- what a consolidated memory lists ----------------------------------------------------------
+
+LONG = 240  # characters of each id below: within the contract's MAX_ID_CHARS
+
+
+def long_id(prefix: str, n: int) -> str:
+    return f"{prefix}-{n:06d}-".ljust(LONG, "x")
+
+
+def largest_ledger_record(run: OracleRun) -> int:
+    registry = codec.default_registry()
+    return max(len(codec.encode_ledger(d, registry)) for d in run.decisions)
+
+
+def test_listed_prefix_and_bounded_union_keep_lists_within_their_bytes() -> None:
+    assert listed_bytes(["ab", "c"]) == 4  # "ab,c"
+    assert listed_bytes(['a"b']) == 4  # escaped as JSON holds it: a\"b
+    assert listed_prefix(["aaaa"] * 10, 14) == 3  # "aaaa,aaaa,aaaa" is 14 bytes
+    assert listed_prefix(["a" * 50], 10) == 1  # one is always listed
+    assert bounded_union([["b", "a"], ["a"]], 100) == ("a", "b")
+    # over the bytes: the values most groups hold, sorted
+    groups = [["common", f"rare{i}"] for i in range(20)]
+    assert bounded_union(groups, 30) == ("common", "rare0", "rare1", "rare10")
+
+
+def test_groups_also_split_where_their_listed_ids_would_not_fit() -> None:
+    big_ids = {n: f"{n}".ljust(30_000, "i") for n in range(4)}  # two fit LISTED_IDS_BYTES
+
+    groups = fitting_groups(
+        list(range(4)), lambda g: "short", 10_000, lambda g: (big_ids[n] for n in g)
+    )
+    assert [list(g) for g, _ in groups] == [[0, 1], [2, 3]]
+    count, _ = largest_fitting(4, lambda n: "x" * n, 10_000, [big_ids[n] for n in range(4)])
+    assert count == 2
+
+
+def test_a_pattern_over_thousands_of_alike_facts_lists_what_fits_in_one_record() -> None:
+    """4,000 alike facts with 240-character ids: the one pattern that grouped them all listed
+    1.9 MB of ids (metadata and payload), a record the broker refuses, so the worker stopped
+    on the same input at every restart. Its clique now stops where its list would not fit;
+    the merged survivor's tags stop growing the same way; no fact is forgotten."""
+    s = Scenario("dense-user")
+    rng = np.random.default_rng(1)
+    direction = rng.standard_normal(384)
+    for n in range(4000):
+        vector = direction / np.linalg.norm(direction) + 0.12 * rng.standard_normal(384) / 20
+        s.write(
+            long_id("fact", n),
+            f"Deploy note {n}: the pipeline ran step {n}",
+            layer="semantic",
+            tags=[f"source-{n:05d}"],
+            embedding=(vector / np.linalg.norm(vector)).astype("<f4").tobytes(),
+            at=NOW + n * 1000,
+        )
+    s.consolidate(at=NOW + 4001 * 1000)
+
+    run = replay(s.events, EngineConfig())
+
+    patterns = payloads(run, ledger.PatternDetected)
+    assert patterns
+    for found in patterns:
+        assert listed_bytes(found.evidence_ids) <= LISTED_IDS_BYTES
+        assert len(found.evidence_ids) > 200  # still a pattern over many
+        assert listed_bytes(found.pattern.tags) <= UNION_BYTES
+    for merged in payloads(run, ledger.MemoryMerged):
+        assert listed_bytes(merged.survivor.tags) <= UNION_BYTES
+    assert largest_ledger_record(run) <= MAX_EVENT_BYTES
+    state = run.users["dense-user"]
+    assert all(not state.memories[long_id("fact", n)].forgotten for n in range(4000))
+
+
+def test_a_procedure_of_thousands_of_occurrences_lists_the_newest_that_fit() -> None:
+    """4,000 'deploy' episodes in the window, ids of 240 characters: the procedure listed them
+    all as its evidence, 964 KB in one record. It lists the newest that fit and still counts
+    every occurrence."""
+    s = Scenario("budget-5")
+    for i in range(4000):
+        s.write(
+            long_id("deploy", i),
+            f"Deployed build {i} with blue/green",
+            layer="episodic",
+            kind="deploy",
+            success=1.0,
+            trigger_conditions=[f"release-{i:05d}"],
+            at=NOW + i * 1000,
+        )
+    s.consolidate(at=NOW + 4001 * 1000)
+
+    run = replay(s.events, EngineConfig(policy=builtin_profile("memorykit")))
+
+    (procedure,) = [
+        r.memory for r in run.users["budget-5"].memories.values() if r.memory.layer == "procedural"
+    ]
+    evidence = procedure.metadata["evidence"].split(",")
+    assert procedure.metadata["occurrence_count"] == "4000"
+    assert 200 < len(evidence) < 4000
+    assert long_id("deploy", 3999) in evidence  # the newest
+    assert listed_bytes(evidence) <= LISTED_IDS_BYTES
+    assert listed_bytes(procedure.trigger_conditions) <= UNION_BYTES
+    assert largest_ledger_record(run) <= MAX_EVENT_BYTES
+
+
+def test_ids_longer_than_the_contract_allows_are_refused() -> None:
+    s = Scenario("budget-6")
+    s.write("m" * (MAX_ID_CHARS + 1), "too long an id")
+    run = replay(s.events, Limits())
+    assert [rejection.reason for _, rejection in run.rejections] == ["out_of_range"]

@@ -14,11 +14,13 @@ from streams.engine.model import LAYERS, Memory
 from streams.engine.salience import current_salience
 from streams.engine.similarity import similarity_rows
 from streams.engine.state import MemoryRecord, pair_key
+from streams.engine.text.budget import UNION_BYTES, listed_bytes
 
 
 def merge_duplicates(cycle: CycleContext) -> None:
     """Similarity ≥ threshold (and the profile's extra conditions) → the survivor supersedes
-    the other, keeping the union of tags."""
+    the other, keeping the union of tags (while it fits ``UNION_BYTES``: a survivor merged
+    with thousands of alike memories stops gathering theirs)."""
     rule = cycle.policy.duplicates
     if not rule.enabled:
         return
@@ -57,6 +59,8 @@ def merge_duplicates(cycle: CycleContext) -> None:
                     continue  # a pattern quotes its evidence: that is not a duplicate
                 survivor, merged = _choose_survivor(cycle, a, b)
                 tags = tuple(sorted(set(survivor.memory.tags) | set(merged.memory.tags)))
+                if listed_bytes(tags) > UNION_BYTES:  # merged again and again: stop growing
+                    tags = survivor.memory.tags
                 kept = survivor.memory.evolve(
                     tags=tags,
                     metadata={**survivor.memory.metadata, "supersedes": merged.memory.memory_id},

@@ -99,7 +99,12 @@ def _write_narrative(
 
     # a session too large for one memory narrates its first members by priority; the others
     # stay live, as those past max_per_narrative do
-    count, _ = largest_fitting(len(by_priority), narrate, ctx.max_content_bytes)
+    count, _ = largest_fitting(
+        len(by_priority),
+        narrate,
+        ctx.max_content_bytes,
+        [r.memory.memory_id for r in by_priority],
+    )
     chosen, sources, narrative = written[count]
     narrative_id = ctx.new_id("narrative", window.session_id)
     source_chars = sum(len(s.content) for s in sources)

@@ -11,6 +11,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
 from streams.engine.similarity import matrix_of, row_totals, similarity_rows
+from streams.engine.text.budget import LISTED_IDS_BYTES, bounded_union, listed_bytes
 
 
 def detect_patterns(cycle: CycleContext) -> None:
@@ -64,7 +65,7 @@ def detect_patterns(cycle: CycleContext) -> None:
             layer=rule.target_layer,
             kind=kind,
             subtype=category,
-            tags=tuple(sorted({t for m in group for t in m.tags})),
+            tags=bounded_union(m.tags for m in group),
             importance=max(m.importance for m in group),
             confidence=confidence,
             embedding=statement.embedding,
@@ -92,7 +93,8 @@ def _groups_around_new(
     """For each new memory not yet grouped: the greedy clique it forms with its neighbours
     (in window order), each member similar to every other. The clique keeps a mask of the
     neighbours similar to all its members: one product of the neighbours with each member
-    added."""
+    added. It takes at most what its pattern can list (``LISTED_IDS_BYTES``, the seed
+    always); the neighbours left out stay ungrouped, for the next new memory's clique."""
     grouped: set[str] = set()
     groups: list[list[Memory]] = []
     for row, seed in enumerate(new):
@@ -104,10 +106,16 @@ def _groups_around_new(
         vectors = matrix_of(near, dim)
         open_to = np.ones(len(near), dtype=bool)  # similar to every member so far
         group: list[Memory] = []
+        room = LISTED_IDS_BYTES - listed_bytes([seed.memory_id])  # the seed always fits
         for position, memory in enumerate(near):
-            if open_to[position]:
-                group.append(memory)
-                open_to &= np.round(vectors @ vectors[position], 6) > threshold
+            if not open_to[position]:
+                continue
+            if memory.memory_id != seed.memory_id:
+                room -= listed_bytes([memory.memory_id]) + 1
+                if room < 0:  # the pattern lists what it groups: the rest waits for another
+                    continue
+            group.append(memory)
+            open_to &= np.round(vectors @ vectors[position], 6) > threshold
         if seed not in group:
             continue
         grouped.update(m.memory_id for m in group)

@@ -9,6 +9,8 @@ from statistics import fmean
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
+from streams.engine.state import MemoryRecord
+from streams.engine.text.budget import bounded_union, listed_prefix
 
 
 def learn_procedures(cycle: CycleContext) -> None:
@@ -41,9 +43,7 @@ def learn_procedures(cycle: CycleContext) -> None:
             content=latest.memory.content,
             layer="procedural",
             kind=f"{event_type}_learned_pattern",
-            trigger_conditions=tuple(
-                sorted({c for r in records for c in r.memory.trigger_conditions})
-            ),
+            trigger_conditions=bounded_union(r.memory.trigger_conditions for r in records),
             importance=max(r.memory.importance for r in records),
             confidence=round(average, 6),
             success=round(average, 6),
@@ -53,7 +53,7 @@ def learn_procedures(cycle: CycleContext) -> None:
                 "avg_success_rate": repr(round(average, 6)),
                 "success_count": str(_round_half_up(count * average)),
                 "failure_count": str(_round_half_up(count * (1 - average))),
-                "evidence": ",".join(sorted(r.memory.memory_id for r in records)),
+                "evidence": ",".join(sorted(_listed(records))),
             },
             created_at=cycle.request.now,
         )
@@ -84,3 +84,12 @@ def _first_known(*values: int | None) -> int:
 def _round_half_up(value: float) -> int:
     """SQL ROUND (seed 000 computes the counts in SQL), not Python's banker's rounding."""
     return math.floor(round(value, 9) + 0.5)  # round(…, 9): 3 * (1 - 5/6) is 0.4999…
+
+
+def _listed(records: list[MemoryRecord]) -> list[str]:
+    """The ids a procedure lists as its evidence: all of its occurrences, or the newest
+    that fit ``LISTED_IDS_BYTES`` (an agent calling one tool 20,000 times in the window
+    would list 740 KB; ``occurrence_count`` still counts them all)."""
+    newest = sorted(records, key=lambda r: r.memory.age_order, reverse=True)
+    newest_first = [r.memory.memory_id for r in newest]
+    return newest_first[: listed_prefix(newest_first)]

@@ -33,6 +33,7 @@ def summarize_episodes(ctx: CycleContext) -> None:
         episodes,
         lambda group: write_summary([r.memory.content for r in group], chunk_size),
         ctx.max_content_bytes,
+        lambda group: (r.memory.memory_id for r in group),
     )
     for group, content in groups:
         _summarize(ctx, list(group), content)

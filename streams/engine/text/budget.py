@@ -20,16 +20,79 @@ Both write the whole text first, so a memory that fits (every one, in practice) 
 did; only one that does not is written again, from fewer sources. A single source's text is
 taken whatever its size: it derives from one memory the contract admitted, and the worker's
 setting bounds that (``memstream.settings``) so that it fits a record.
+
+The text is not all that grows with the sources. A consolidated memory lists the ids of what
+it derives from, in its metadata and again in its ledger payload: a pattern over 3,000 alike
+facts made a 224 KB ledger record, and 20,000 occurrences of one event type in a procedure's
+window would list 740 KB. So the sources a memory lists are bounded too
+(:data:`LISTED_IDS_BYTES`, :func:`listed_prefix`; both functions above take the ids of a
+group as a second measure of fit), and so are the unions of tags or trigger conditions a
+memory gathers from its sources (:func:`bounded_union`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-__all__ = ["content_bytes", "fitting_groups", "largest_fitting"]
+__all__ = [
+    "LISTED_IDS_BYTES",
+    "UNION_BYTES",
+    "bounded_union",
+    "content_bytes",
+    "fitting_groups",
+    "largest_fitting",
+    "listed_bytes",
+    "listed_prefix",
+]
 
 T = TypeVar("T")
+
+LISTED_IDS_BYTES = 65_536
+"""The most a consolidated memory's list of source ids takes, joined by commas in a JSON
+string (~1,700 UUIDs). A record lists them at most twice (metadata and payload) beside content
+of at most 131,072 bytes (six times that in JSON, escaped), so every record stays within the
+worker's 900,000-byte bound (``streams.engine.validation.MAX_EVENT_BYTES``)."""
+
+UNION_BYTES = 16_384
+"""The most a memory's tags (or trigger conditions) gathered from many sources take."""
+
+
+def listed_bytes(items: Iterable[str]) -> int:
+    """The bytes ``items`` take joined by commas in a JSON string, escapes included."""
+    total = -1
+    for item in items:
+        total += _json_bytes(item) + 1
+    return max(0, total)
+
+
+def listed_prefix(items: Sequence[str], limit: int = LISTED_IDS_BYTES) -> int:
+    """How many of the first ``items`` can be listed within ``limit`` bytes (at least one)."""
+    total = -1
+    for count, item in enumerate(items):
+        total += _json_bytes(item) + 1
+        if total > limit:
+            return max(1, count)
+    return len(items)
+
+
+def bounded_union(groups: Iterable[Iterable[str]], limit: int = UNION_BYTES) -> tuple[str, ...]:
+    """The sorted union of ``groups``; when it would take more than ``limit`` bytes listed,
+    the values most of the groups hold that fit (ties by value)."""
+    counts = Counter(value for group in groups for value in set(group))
+    union = sorted(counts)
+    if listed_bytes(union) <= limit:
+        return tuple(union)
+    by_use = sorted(union, key=lambda value: (-counts[value], value))
+    return tuple(sorted(by_use[: listed_prefix(by_use, limit)]))
+
+
+def _json_bytes(text: str) -> int:
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return len(text)
+    return len(json.dumps(text, ensure_ascii=False).encode()) - 2
 
 
 def content_bytes(text: str) -> int:
@@ -38,22 +101,46 @@ def content_bytes(text: str) -> int:
 
 
 def fitting_groups(
-    sources: Sequence[T], write: Callable[[Sequence[T]], str], limit: int
+    sources: Sequence[T],
+    write: Callable[[Sequence[T]], str],
+    limit: int,
+    ids: Callable[[Sequence[T]], Iterable[str]] = lambda _: (),
 ) -> list[tuple[Sequence[T], str]]:
-    """``sources`` split into consecutive groups whose ``write`` fits ``limit``, with their
-    texts: all of them in one group when that fits, else each half split again."""
+    """``sources`` split into consecutive groups whose ``write`` fits ``limit`` and whose
+    ``ids`` fit :data:`LISTED_IDS_BYTES`, with their texts: all of them in one group when
+    that fits, else each half split again."""
+    if len(sources) > 1 and listed_bytes(ids(sources)) > LISTED_IDS_BYTES:
+        return _halves(sources, write, limit, ids)
     text = write(sources)
     if len(sources) <= 1 or content_bytes(text) <= limit:
         return [(sources, text)]
+    return _halves(sources, write, limit, ids)
+
+
+def _halves(
+    sources: Sequence[T],
+    write: Callable[[Sequence[T]], str],
+    limit: int,
+    ids: Callable[[Sequence[T]], Iterable[str]],
+) -> list[tuple[Sequence[T], str]]:
     half = len(sources) // 2
-    return fitting_groups(sources[:half], write, limit) + fitting_groups(
-        sources[half:], write, limit
+    return fitting_groups(sources[:half], write, limit, ids) + fitting_groups(
+        sources[half:], write, limit, ids
     )
 
 
-def largest_fitting(count: int, write: Callable[[int], str], limit: int) -> tuple[int, str]:
+def largest_fitting(
+    count: int,
+    write: Callable[[int], str],
+    limit: int,
+    ids: Sequence[str] = (),
+) -> tuple[int, str]:
     """The largest ``n`` in 1..``count`` whose ``write(n)`` fits ``limit`` (1 when none
-    does), with its text. A binary search: ``write(n)`` is expected to grow with ``n``."""
+    does), with its text. A binary search: ``write(n)`` is expected to grow with ``n``.
+    ``ids``: the sources' ids in the same order, of which the first ``n`` are listed; ``n``
+    is also at most what :func:`listed_prefix` lets them list."""
+    if ids:
+        count = min(count, listed_prefix(ids))
     text = write(count)
     if count <= 1 or content_bytes(text) <= limit:
         return count, text
