@@ -251,8 +251,7 @@ def test_a_pattern_over_thousands_of_alike_facts_lists_what_fits_in_one_record()
 
 def test_a_procedure_of_thousands_of_occurrences_lists_the_newest_that_fit() -> None:
     """4,000 'deploy' episodes in the window, ids of 240 characters: the procedure listed them
-    all as its evidence, 964 KB in one record. It lists the newest that fit and still counts
-    every occurrence."""
+    all as its evidence, 964 KB in one record. It is learned from the newest that fit."""
     s = Scenario("budget-5")
     for i in range(4000):
         s.write(
@@ -272,16 +271,34 @@ def test_a_procedure_of_thousands_of_occurrences_lists_the_newest_that_fit() -> 
         r.memory for r in run.users["budget-5"].memories.values() if r.memory.layer == "procedural"
     ]
     evidence = procedure.metadata["evidence"].split(",")
-    assert procedure.metadata["occurrence_count"] == "4000"
+    # learned from the newest occurrences that fit, and only from them: what it counts, its
+    # triggers and its evidence agree, so forgetting any of them finds it
     assert 200 < len(evidence) < 4000
-    assert long_id("deploy", 3999) in evidence  # the newest
+    newest = range(4000 - len(evidence), 4000)
+    assert sorted(evidence) == sorted(long_id("deploy", i) for i in newest)
+    assert procedure.metadata["occurrence_count"] == str(len(evidence))
+    assert set(procedure.trigger_conditions) <= {f"release-{i:05d}" for i in newest}
     assert listed_bytes(evidence) <= LISTED_IDS_BYTES
     assert listed_bytes(procedure.trigger_conditions) <= UNION_BYTES
     assert largest_ledger_record(run) <= MAX_EVENT_BYTES
 
 
-def test_ids_longer_than_the_contract_allows_are_refused() -> None:
+def test_written_ids_longer_than_the_contract_allows_are_refused() -> None:
     s = Scenario("budget-6")
+    s.write("m" * MAX_ID_CHARS, "the longest id allowed")
     s.write("m" * (MAX_ID_CHARS + 1), "too long an id")
-    run = replay(s.events, Limits())
-    assert [rejection.reason for _, rejection in run.rejections] == ["out_of_range"]
+    s.write("s1", "too long a session id", session_id="s" * (MAX_ID_CHARS + 1))
+    s.forget("f" * (MAX_ID_CHARS + 1))  # not a write: unknown here, but not refused for length
+    long_user = Scenario("u" * (MAX_ID_CHARS + 1))
+    long_user.write("m1", "too long a user id")
+
+    run = replay([*s.events, *long_user.events], Limits())
+
+    reasons = [(rejection.reason, rejection.detail[:20]) for _, rejection in run.rejections]
+    assert reasons == [
+        ("out_of_range", "memory.memory_id is "),
+        ("out_of_range", "memory.session_id is"),
+        ("unknown_memory", reasons[2][1]),
+        ("out_of_range", "user_id is 257 chara"),
+    ]
+    assert "m" * MAX_ID_CHARS in run.users["budget-6"].memories

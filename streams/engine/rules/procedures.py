@@ -25,9 +25,10 @@ def learn_procedures(cycle: CycleContext) -> None:
         return
     since = cycle.request.now - rule.window_seconds * 1000
     for event_type in cycle.occurrences.event_types():
-        records = [cycle.records[i] for i in cycle.occurrences.since(event_type, since)]
-        if not records:
+        occurrences = [cycle.records[i] for i in cycle.occurrences.since(event_type, since)]
+        if not occurrences:
             continue
+        records = _listed(occurrences)
         count = len(records)
         average = fmean(r.memory.success or 0.0 for r in records)
         if count < rule.min_occurrences or average <= rule.min_success:
@@ -35,7 +36,10 @@ def learn_procedures(cycle: CycleContext) -> None:
         latest = max(records, key=lambda r: r.memory.age_order)
         pattern_id = cycle.new_id("procedure", event_type)
         existing = cycle.records.get(pattern_id)
-        if existing is not None and existing.memory.metadata.get("occurrence_count") == str(count):
+        evidence = ",".join(sorted(r.memory.memory_id for r in records))
+        if existing is not None and _unchanged(
+            existing.memory, count, evidence, records, occurrences
+        ):
             continue
         procedure = Memory(
             memory_id=pattern_id,
@@ -53,7 +57,7 @@ def learn_procedures(cycle: CycleContext) -> None:
                 "avg_success_rate": repr(round(average, 6)),
                 "success_count": str(_round_half_up(count * average)),
                 "failure_count": str(_round_half_up(count * (1 - average))),
-                "evidence": ",".join(sorted(_listed(records))),
+                "evidence": evidence,
             },
             created_at=cycle.request.now,
         )
@@ -86,10 +90,24 @@ def _round_half_up(value: float) -> int:
     return math.floor(round(value, 9) + 0.5)  # round(…, 9): 3 * (1 - 5/6) is 0.4999…
 
 
-def _listed(records: list[MemoryRecord]) -> list[str]:
-    """The ids a procedure lists as its evidence: all of its occurrences, or the newest
-    that fit ``LISTED_IDS_BYTES`` (an agent calling one tool 20,000 times in the window
-    would list 740 KB; ``occurrence_count`` still counts them all)."""
-    newest = sorted(records, key=lambda r: r.memory.age_order, reverse=True)
-    newest_first = [r.memory.memory_id for r in newest]
-    return newest_first[: listed_prefix(newest_first)]
+def _unchanged(
+    existing: Memory,
+    count: int,
+    evidence: str,
+    records: list[MemoryRecord],
+    occurrences: list[MemoryRecord],
+) -> bool:
+    """Nothing to learn again: the same count, and (when it lists only the newest
+    occurrences, whose count stays the same as new ones come) the same evidence."""
+    if existing.metadata.get("occurrence_count") != str(count):
+        return False
+    return len(records) == len(occurrences) or existing.metadata.get("evidence") == evidence
+
+
+def _listed(occurrences: list[MemoryRecord]) -> list[MemoryRecord]:
+    """The occurrences a procedure is learned from and lists as its evidence: all of them,
+    or the newest that fit ``LISTED_IDS_BYTES`` (an agent calling one tool 4,000 times in the
+    window listed 964 KB). Counts, success and triggers come from these same occurrences, so
+    forgetting any of them still finds the procedure through its evidence."""
+    newest = sorted(occurrences, key=lambda r: r.memory.age_order, reverse=True)
+    return newest[: listed_prefix([r.memory.memory_id for r in newest])]
