@@ -158,10 +158,10 @@ KEY_SEPARATOR = "\x1f"  # joins the ids in the worker's state keys (streams.stat
 MAX_ID_CHARS = 256
 """The longest id (user, memory, session, conversation, scope) a written memory may carry
 (only writes are held to it: a user or memory stored with a longer id before the limit can
-still be accessed and forgotten). A
-consolidated memory lists the ids of its sources in one record (``streams.engine.text.budget``
-bounds the list in bytes), and the procedural profile lists up to 200 of them: unbounded ids
-would make those lists, not the number of sources, decide whether a record fits."""
+still be accessed and forgotten). A consolidated memory lists the ids of its sources in one
+record (``streams.engine.text.budget`` bounds the list in bytes), and the procedural profile
+lists up to 200 of them: unbounded ids would make those lists, not the number of sources,
+decide whether a record fits."""
 
 
 def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
@@ -185,18 +185,14 @@ def _check_time(name: str, value: int | None) -> Rejection | None:
     return None
 
 
-def _memory_ids(memory: Memory) -> list[tuple[str, str]]:
-    names = ("memory_id", "scope_id", "conversation_id", "session_id")
-    return [(f"memory.{n}", v) for n in names if isinstance(v := getattr(memory, n), str)]
-
-
 def validate_memory(memory: Memory, user_id: str, limits: Limits) -> Rejection | None:
     if not memory.memory_id:
         return Rejection("missing_field", "memory.memory_id is empty")
     if memory.user_id != user_id:
         return Rejection("user_mismatch", "memory.user_id differs from the event's user_id")
-    for name, value in (("user_id", user_id), *_memory_ids(memory)):
-        if len(value) > MAX_ID_CHARS:
+    texts = _memory_texts(memory)
+    for name, value in (("user_id", user_id), *texts):
+        if name in _ID_FIELDS and len(value) > MAX_ID_CHARS:
             return Rejection(
                 "out_of_range",
                 f"{name} is {len(value)} characters long; ids may hold at most {MAX_ID_CHARS}",
@@ -229,7 +225,7 @@ def validate_memory(memory: Memory, user_id: str, limits: Limits) -> Rejection |
             "reserved_field",
             "memory.status and memory.salience are set by consolidation; leave them unset",
         )
-    if (problem := _check_texts(_memory_texts(memory))) is not None:
+    if (problem := _check_texts(texts)) is not None:
         return problem
     if memory.embedding is not None:
         return _check_embedding(memory.embedding, limits.embedding_dim)

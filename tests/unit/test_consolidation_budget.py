@@ -302,3 +302,21 @@ def test_written_ids_longer_than_the_contract_allows_are_refused() -> None:
         ("out_of_range", "user_id is 257 chara"),
     ]
     assert "m" * MAX_ID_CHARS in run.users["budget-6"].memories
+
+
+def test_a_procedure_marks_its_occurrences_oldest_first_whether_or_not_it_lists_all() -> None:
+    """The ledger order the rule had before its evidence was bounded (c597fdd reversed it)."""
+    s = Scenario("budget-7")
+    for i in range(3):
+        s.write(f"d{i}", f"Deployed attempt {i}", layer="episodic", kind="deploy", success=1.0)
+    s.consolidate()
+
+    run = replay(s.events, EngineConfig(policy=builtin_profile("memorykit")))
+
+    marked = [
+        d.payload.memory.memory_id
+        for d in run.decisions
+        if isinstance(d.payload, ledger.MemoryStored)
+        and "consolidated_to_procedural" in d.payload.memory.metadata
+    ]
+    assert marked == ["d0", "d1", "d2"]

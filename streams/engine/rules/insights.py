@@ -15,7 +15,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
 from streams.engine.similarity import vector_of
-from streams.engine.text.budget import listed_prefix
+from streams.engine.text.budget import listed_tail
 from streams.engine.text.facts import fact_terms
 
 CATEGORY_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -82,8 +82,7 @@ def extract_insights(ctx: CycleContext) -> None:
         if len(cluster) < rule.min_cluster_size:
             continue
         # an insight lists its evidence: the newest narratives of a cluster that fit
-        newest_first = [narratives[i].memory_id for i in reversed(cluster)]
-        cluster = cluster[len(cluster) - listed_prefix(newest_first) :]
+        cluster = list(listed_tail(cluster, lambda i: narratives[i].memory_id))
         members = [narratives[i] for i in cluster]
         _emit_pattern(ctx, members, similarity[np.ix_(cluster, cluster)])
 

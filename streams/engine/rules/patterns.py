@@ -11,7 +11,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
 from streams.engine.similarity import matrix_of, row_totals, similarity_rows
-from streams.engine.text.budget import LISTED_IDS_BYTES, bounded_union, listed_bytes
+from streams.engine.text.budget import LISTED_IDS_BYTES, bounded_union, json_bytes
 
 
 def detect_patterns(cycle: CycleContext) -> None:
@@ -106,12 +106,12 @@ def _groups_around_new(
         vectors = matrix_of(near, dim)
         open_to = np.ones(len(near), dtype=bool)  # similar to every member so far
         group: list[Memory] = []
-        room = LISTED_IDS_BYTES - listed_bytes([seed.memory_id])  # the seed always fits
+        room = LISTED_IDS_BYTES - json_bytes(seed.memory_id)  # the seed always fits
         for position, memory in enumerate(near):
             if not open_to[position]:
                 continue
             if memory.memory_id != seed.memory_id:
-                room -= listed_bytes([memory.memory_id]) + 1
+                room -= json_bytes(memory.memory_id) + 1  # and its comma
                 if room < 0:  # the pattern lists what it groups: the rest waits for another
                     continue
             group.append(memory)

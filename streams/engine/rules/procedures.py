@@ -4,13 +4,14 @@ learned procedure (SPEC §5 decision 5; seed 000 op 3)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import fmean
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
 from streams.engine.state import MemoryRecord
-from streams.engine.text.budget import bounded_union, listed_prefix
+from streams.engine.text.budget import bounded_union, listed_tail
 
 
 def learn_procedures(cycle: CycleContext) -> None:
@@ -28,7 +29,11 @@ def learn_procedures(cycle: CycleContext) -> None:
         occurrences = [cycle.records[i] for i in cycle.occurrences.since(event_type, since)]
         if not occurrences:
             continue
-        records = _listed(occurrences)
+        # what it is learned from and lists as evidence: the newest occurrences that fit
+        # LISTED_IDS_BYTES (an agent calling one tool 4,000 times in the window listed
+        # 964 KB); counts, success and triggers come from these same occurrences, so
+        # forgetting any of them still finds the procedure through its evidence
+        records = listed_tail(occurrences, lambda r: r.memory.memory_id)
         count = len(records)
         average = fmean(r.memory.success or 0.0 for r in records)
         if count < rule.min_occurrences or average <= rule.min_success:
@@ -36,10 +41,8 @@ def learn_procedures(cycle: CycleContext) -> None:
         latest = max(records, key=lambda r: r.memory.age_order)
         pattern_id = cycle.new_id("procedure", event_type)
         existing = cycle.records.get(pattern_id)
-        evidence = ",".join(sorted(r.memory.memory_id for r in records))
-        if existing is not None and _unchanged(
-            existing.memory, count, evidence, records, occurrences
-        ):
+        truncated = count < len(occurrences)
+        if existing is not None and _unchanged(existing.memory, records, truncated):
             continue
         procedure = Memory(
             memory_id=pattern_id,
@@ -57,7 +60,7 @@ def learn_procedures(cycle: CycleContext) -> None:
                 "avg_success_rate": repr(round(average, 6)),
                 "success_count": str(_round_half_up(count * average)),
                 "failure_count": str(_round_half_up(count * (1 - average))),
-                "evidence": evidence,
+                "evidence": _evidence(records),
             },
             created_at=cycle.request.now,
         )
@@ -90,24 +93,13 @@ def _round_half_up(value: float) -> int:
     return math.floor(round(value, 9) + 0.5)  # round(…, 9): 3 * (1 - 5/6) is 0.4999…
 
 
-def _unchanged(
-    existing: Memory,
-    count: int,
-    evidence: str,
-    records: list[MemoryRecord],
-    occurrences: list[MemoryRecord],
-) -> bool:
-    """Nothing to learn again: the same count, and (when it lists only the newest
-    occurrences, whose count stays the same as new ones come) the same evidence."""
-    if existing.metadata.get("occurrence_count") != str(count):
+def _evidence(records: Sequence[MemoryRecord]) -> str:
+    return ",".join(sorted(r.memory.memory_id for r in records))
+
+
+def _unchanged(existing: Memory, records: Sequence[MemoryRecord], truncated: bool) -> bool:
+    """Nothing to learn again: the same count and, when the procedure lists only the newest
+    occurrences (whose count stays the same as new ones come), the same evidence."""
+    if existing.metadata.get("occurrence_count") != str(len(records)):
         return False
-    return len(records) == len(occurrences) or existing.metadata.get("evidence") == evidence
-
-
-def _listed(occurrences: list[MemoryRecord]) -> list[MemoryRecord]:
-    """The occurrences a procedure is learned from and lists as its evidence: all of them,
-    or the newest that fit ``LISTED_IDS_BYTES`` (an agent calling one tool 4,000 times in the
-    window listed 964 KB). Counts, success and triggers come from these same occurrences, so
-    forgetting any of them still finds the procedure through its evidence."""
-    newest = sorted(occurrences, key=lambda r: r.memory.age_order, reverse=True)
-    return newest[: listed_prefix([r.memory.memory_id for r in newest])]
+    return not truncated or existing.metadata.get("evidence") == _evidence(records)

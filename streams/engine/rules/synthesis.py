@@ -18,7 +18,7 @@ from collections import OrderedDict
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.state import MemoryRecord
-from streams.engine.text.budget import largest_fitting, listed_prefix
+from streams.engine.text.budget import largest_fitting, listed_tail
 from streams.engine.text.profile import SupersessionMemo, write_profile
 
 SYNTHESIZED_AT = "synthesized_at"
@@ -66,7 +66,9 @@ def synthesize_profile(ctx: CycleContext) -> None:
         importance=1.0,
         confidence=1.0,
         metadata={
-            "source_semantic_ids": ",".join(_newest_listed(sources[-200:])),
+            "source_semantic_ids": ",".join(
+                r.memory.memory_id for r in listed_tail(sources[-200:], _memory_id)
+            ),
             "source_count": str(len(sources)),
             SYNTHESIZED_AT: str(ctx.request.now),
         },
@@ -100,7 +102,5 @@ def _due(ctx: CycleContext, current: MemoryRecord | None, sources: list[MemoryRe
     return written >= ctx.policy.synthesis.min_new_semantic
 
 
-def _newest_listed(sources: list[MemoryRecord]) -> list[str]:
-    """The ids of the newest ``sources`` that fit ``LISTED_IDS_BYTES``, oldest first."""
-    newest_first = [r.memory.memory_id for r in reversed(sources)]
-    return newest_first[: listed_prefix(newest_first)][::-1]
+def _memory_id(record: MemoryRecord) -> str:
+    return record.memory.memory_id

@@ -44,8 +44,10 @@ __all__ = [
     "content_bytes",
     "fitting_groups",
     "largest_fitting",
+    "json_bytes",
     "listed_bytes",
     "listed_prefix",
+    "listed_tail",
 ]
 
 T = TypeVar("T")
@@ -64,7 +66,7 @@ def listed_bytes(items: Iterable[str]) -> int:
     """The bytes ``items`` take joined by commas in a JSON string, escapes included."""
     total = -1
     for item in items:
-        total += _json_bytes(item) + 1
+        total += json_bytes(item) + 1
     return max(0, total)
 
 
@@ -72,10 +74,17 @@ def listed_prefix(items: Sequence[str], limit: int = LISTED_IDS_BYTES) -> int:
     """How many of the first ``items`` can be listed within ``limit`` bytes (at least one)."""
     total = -1
     for count, item in enumerate(items):
-        total += _json_bytes(item) + 1
+        total += json_bytes(item) + 1
         if total > limit:
             return max(1, count)
     return len(items)
+
+
+def listed_tail(items: Sequence[T], id_of: Callable[[T], str]) -> Sequence[T]:
+    """The last (newest) of ``items`` whose ids can be listed within
+    :data:`LISTED_IDS_BYTES`: all of them when they fit, at least one."""
+    newest_first = [id_of(item) for item in reversed(items)]
+    return items[len(items) - listed_prefix(newest_first) :]
 
 
 def bounded_union(groups: Iterable[Iterable[str]], limit: int = UNION_BYTES) -> tuple[str, ...]:
@@ -89,7 +98,8 @@ def bounded_union(groups: Iterable[Iterable[str]], limit: int = UNION_BYTES) -> 
     return tuple(sorted(by_use[: listed_prefix(by_use, limit)]))
 
 
-def _json_bytes(text: str) -> int:
+def json_bytes(text: str) -> int:
+    """The UTF-8 bytes ``text`` takes inside a JSON string, escapes included."""
     if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
         return len(text)
     return len(json.dumps(text, ensure_ascii=False).encode()) - 2
