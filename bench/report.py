@@ -105,7 +105,7 @@ def render(results: dict[str, Any]) -> str:
 
 def _latency_lines(results: dict[str, Any]) -> list[str]:
     """One block per latency run (200 ev/s, the target, and 80 % of the sustainable rate
-    when the pipeline fell behind at the target)."""
+    when the pipeline did not hold the target rate within the p99 target)."""
     lines = []
     for lat in results.get("latency_runs") or [results["latency"]]:
         drained = lat.get("drained_rate")

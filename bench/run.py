@@ -11,8 +11,9 @@
                        Phases 3 and 4 alternate for ``PROJECTOR_ROUNDS`` rounds, each on a
                        fresh database; the medians are reported
 5. latency             worker + projector, publish at a fixed rate, time until rows show:
-                       at 200 ev/s, at the target (1,000) and, if the pipeline fell behind
-                       at the target, at 80 % of the rate it drained at there
+                       at 200 ev/s, at the target (1,000) and, if the pipeline did not
+                       hold the target rate within the p99 target (it fell behind, or kept
+                       up with a queueing tail), at 80 % of the rate it drained at there
 6. recall              MemoryReader.recall latency for users of 1k, 10k and 50k memories
 
 Each phase has fresh topics with the same partition count; the ratios worker/pass-through
@@ -40,7 +41,7 @@ from bench.latency import LatencyRun, measure_latency
 from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
 from bench.progress import Counter
 from bench.recall_latency import measure_recall
-from bench.report import machine, render, save, source_version
+from bench.report import TARGET_P99_MS, machine, render, save, source_version
 from bench.workload import new_memories, written_events
 from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
@@ -194,8 +195,8 @@ def _run_phases(
     sustainable = sustainable_rate(latency)
     if sustainable is not None:
         progress.phase(
-            f"[5/6] end-to-end latency at 80 % of the pipeline's sustainable rate "
-            f"({latency.drained_rate:.0f} events/s at {latency_rate:.0f}): {sustainable:.0f} "
+            f"[5/6] end-to-end latency at 80 % of the rate drained at {latency_rate:.0f} events/s "
+            f"({latency.drained_rate:.0f} events/s): {sustainable:.0f} "
             f"events/s for {latency_seconds:.0f} s"
         )
         latency_runs.append(
@@ -286,13 +287,16 @@ def latency_rates(target: float) -> list[float]:
 
 
 def sustainable_rate(at_target: LatencyRun) -> float | None:
-    """When the pipeline (worker and projector together, on the same cores as Kafka and
-    PostgreSQL) fell behind at the target rate, 80 % of the rate it drained at: where the
-    p99 is that of a pipeline that keeps up, not of a growing backlog. None when it kept up.
+    """80 % of the rate the pipeline (worker and projector together, on the same cores as
+    Kafka and PostgreSQL) drained at the target rate, when the target rate could not be held
+    within the latency target: it fell behind, or it kept up with a p99 over the target
+    (queueing at near-full load: 545-937 ms in runs that kept up). The 80 % run measures
+    the p99 of a pipeline with headroom. None when the target rate was held within it.
 
     The rate is measured with both processes running, not taken from the worker's own
     throughput phase: run alone, each has the machine to itself."""
-    if at_target.kept_up:
+    p99 = percentiles(at_target.latencies_ms)["p99"] if at_target.latencies_ms else None
+    if at_target.kept_up and p99 is not None and p99 < TARGET_P99_MS:
         return None
     return float(round(SUSTAINABLE_SHARE * at_target.drained_rate))
 
