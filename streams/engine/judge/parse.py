@@ -299,11 +299,12 @@ def _starts_clause(words: list[Word], start: int) -> bool:
 
 def _comma_clause(words: list[Word], i: int) -> bool:
     """ "I switched to Zed, it is my main editor": a comma before a pronoun and its verb
-    starts a clause of its own."""
+    starts a clause of its own. Asked of every word: the comma is checked before the scan."""
+    if words[i].surface != ",":
+        return False
     following = next((word for word in words[i + 1 :] if word.role != PUNCTUATION), None)
     return (
-        words[i].surface == ","
-        and following is not None
+        following is not None
         and following.surface in PRONOUN_SUBJECTS - {"who"}
         and _starts_clause(words, i + 1)
     )
