@@ -11,8 +11,9 @@ from streams import codec
 from streams.deadletter import source_headers
 from streams.engine import ledger
 from streams.engine.engine import EngineConfig
+from streams.engine.model import MemoryEvent
 from streams.engine.oracle import OracleRun, replay
-from streams.engine.policy import builtin_profile
+from streams.engine.policy import builtin_profile, policy_from_toml
 from streams.engine.text.budget import (
     LISTED_IDS_BYTES,
     UNION_BYTES,
@@ -30,7 +31,7 @@ from streams.engine.validation import (
     MAX_ID_CHARS,
     Limits,
 )
-from streams.ingest import IngestProcessor
+from streams.ingest import Emission, IngestProcessor
 from streams.user_states import UserStates
 from tests.scenarios import MINUTE, NOW, Scenario, fifty_message_session
 
@@ -158,11 +159,19 @@ def test_no_ledger_or_state_record_grows_with_the_episodes_a_cycle_summarizes() 
     one summary would hold ~140 KB, make no record over the limit and the ids it carries.
     Summaries of 1,000 such episodes went past Kafka's 1 MB record limit: the broker refused
     the record and the worker stopped on the same input at every restart."""
-    scenario = episodes("budget-4", 160, sentences=12)
+    largest, last = through_the_processor(episodes("budget-4", 160, sentences=12).events)
+    summaries = [d for d in last.ledger_events if d.event_type == "EpisodesSummarized"]
+    assert len(summaries) > 1
+    assert largest <= DEFAULT_MAX_CONTENT_BYTES + 16 * 1024
+
+
+def through_the_processor(events: list[MemoryEvent]) -> tuple[int, Emission]:
+    """The largest ledger record or state entry the worker's processor sends for ``events``,
+    and the last input's emission."""
     registry = codec.default_registry()
     processor = IngestProcessor(EngineConfig(), UserStates(), partitions=1)
     largest = 0
-    for offset, event in enumerate(scenario.events):
+    for offset, event in enumerate(events):
         emission = processor.process(
             event.user_id.encode(),
             codec.encode_event(event, registry),
@@ -173,9 +182,7 @@ def test_no_ledger_or_state_record_grows_with_the_episodes_a_cycle_summarizes() 
         largest = max(
             [largest, *(len(r.value or b"") for r in [*emission.ledger, *emission.state])]
         )
-    summaries = [d for d in emission.ledger_events if d.event_type == "EpisodesSummarized"]
-    assert len(summaries) > 1
-    assert largest <= DEFAULT_MAX_CONTENT_BYTES + 16 * 1024
+    return largest, emission
 
 
 # --- what a consolidated memory lists ----------------------------------------------------------
@@ -185,6 +192,12 @@ LONG = 240  # characters of each id below: within the contract's MAX_ID_CHARS
 
 def long_id(prefix: str, n: int) -> str:
     return f"{prefix}-{n:06d}-".ljust(LONG, "x")
+
+
+def unrelated_embedding(n: int) -> bytes:
+    """A random unit vector of its own: alike to no other memory's."""
+    vector = np.random.default_rng(n).standard_normal(384)
+    return (vector / np.linalg.norm(vector)).astype("<f4").tobytes()
 
 
 def largest_ledger_record(run: OracleRun) -> int:
@@ -320,3 +333,70 @@ def test_a_procedure_marks_its_occurrences_oldest_first_whether_or_not_it_lists_
         and "consolidated_to_procedural" in d.payload.memory.metadata
     ]
     assert marked == ["d0", "d1", "d2"]
+
+
+def test_episodes_whose_ids_would_not_fit_one_summary_are_summarized_in_groups() -> None:
+    """1,000 short episodes with 240-character ids: one summary would list 241 KB of ids
+    (payload and metadata), past what one record may list. The episodes are summarized in
+    consecutive groups, each listing at most LISTED_IDS_BYTES; each episode is carried by
+    exactly one summary and archived into it."""
+    s = Scenario("ids-summary")
+    ids = [long_id("episode", n) for n in range(1000)]
+    for n, memory_id in enumerate(ids):
+        s.write(
+            memory_id,
+            f"Shipped build {n}.",
+            layer="episodic",
+            embedding=unrelated_embedding(n),  # so no two are merged as duplicates first
+            at=NOW + n * 1000,
+        )
+    s.consolidate(at=NOW + 1001 * 1000)
+
+    run = replay(s.events, EngineConfig())
+
+    summaries = payloads(run, ledger.EpisodesSummarized)
+    assert len(summaries) >= 4  # 241 KB of ids in groups of at most 64 KiB
+    for summary in summaries:
+        assert listed_bytes(summary.episode_ids) <= LISTED_IDS_BYTES
+    carried = [i for summary in summaries for i in summary.episode_ids]
+    assert sorted(carried) == sorted(ids)
+    state = run.users["ids-summary"]
+    assert all(state.memories[i].memory.status == "archived" for i in ids)
+    # ledger records and state entries alike: a summary lists its ids twice (the payload's
+    # episode_ids and its metadata's source_episode_ids)
+    largest, _ = through_the_processor(s.events)
+    assert largest <= 2 * LISTED_IDS_BYTES + 16 * 1024
+
+
+def test_a_narrative_lists_the_members_whose_ids_fit_and_keeps_the_rest_live() -> None:
+    """A policy that lets a narrative take 1,000 members, and a session of 400 turns with
+    240-character ids (94 KB of ids): the narrative narrates and lists the members whose ids
+    fit; the others stay live, neither archived nor forgotten."""
+    policy = policy_from_toml("[sessions]\nmax_per_narrative = 1000\n", builtin_profile("default"))
+    s = Scenario("ids-narrative")
+    ids = [long_id("turn", n) for n in range(400)]
+    for n, memory_id in enumerate(ids):
+        s.write(
+            memory_id,
+            f"Turn {n}: checked the deploy.",
+            layer="working",
+            kind="message",
+            conversation_id="chat",
+            session_id="long-session",
+            embedding=unrelated_embedding(n),
+            at=NOW + n * 1000,
+        )
+    s.end_session("long-session", at=NOW + 401 * 1000)
+
+    run = replay(s.events, EngineConfig(policy=policy))
+
+    [consolidated] = payloads(run, ledger.SessionConsolidated)
+    narrated = set(consolidated.source_ids)
+    assert 100 < len(narrated) < len(ids)
+    assert listed_bytes(consolidated.source_ids) <= LISTED_IDS_BYTES
+    state = run.users["ids-narrative"]
+    for memory_id in ids:
+        record = state.memories[memory_id]
+        assert not record.forgotten
+        assert (record.memory.status == "archived") == (memory_id in narrated)
+    assert largest_ledger_record(run) <= MAX_EVENT_BYTES
