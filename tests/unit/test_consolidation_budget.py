@@ -194,10 +194,17 @@ def long_id(prefix: str, n: int) -> str:
     return f"{prefix}-{n:06d}-".ljust(LONG, "x")
 
 
-def unrelated_embedding(n: int) -> bytes:
-    """A random unit vector of its own: alike to no other memory's."""
-    vector = np.random.default_rng(n).standard_normal(384)
-    return (vector / np.linalg.norm(vector)).astype("<f4").tobytes()
+def write_unrelated(
+    s: Scenario, prefix: str, count: int, content: str, **fields: object
+) -> list[str]:
+    """``count`` memories with long ids, a second apart, each with a random unit vector of its
+    own (so no two are merged as duplicates first); ``content`` is formatted with ``n``."""
+    ids = [long_id(prefix, n) for n in range(count)]
+    for n, memory_id in enumerate(ids):
+        vector = np.random.default_rng(n).standard_normal(384)
+        embedding = (vector / np.linalg.norm(vector)).astype("<f4").tobytes()
+        s.write(memory_id, content.format(n=n), embedding=embedding, at=NOW + n * 1000, **fields)
+    return ids
 
 
 def largest_ledger_record(run: OracleRun) -> int:
@@ -341,15 +348,7 @@ def test_episodes_whose_ids_would_not_fit_one_summary_are_summarized_in_groups()
     consecutive groups, each listing at most LISTED_IDS_BYTES; each episode is carried by
     exactly one summary and archived into it."""
     s = Scenario("ids-summary")
-    ids = [long_id("episode", n) for n in range(1000)]
-    for n, memory_id in enumerate(ids):
-        s.write(
-            memory_id,
-            f"Shipped build {n}.",
-            layer="episodic",
-            embedding=unrelated_embedding(n),  # so no two are merged as duplicates first
-            at=NOW + n * 1000,
-        )
+    ids = write_unrelated(s, "episode", 1000, "Shipped build {n}.", layer="episodic")
     s.consolidate(at=NOW + 1001 * 1000)
 
     run = replay(s.events, EngineConfig())
@@ -374,18 +373,16 @@ def test_a_narrative_lists_the_members_whose_ids_fit_and_keeps_the_rest_live() -
     fit; the others stay live, neither archived nor forgotten."""
     policy = policy_from_toml("[sessions]\nmax_per_narrative = 1000\n", builtin_profile("default"))
     s = Scenario("ids-narrative")
-    ids = [long_id("turn", n) for n in range(400)]
-    for n, memory_id in enumerate(ids):
-        s.write(
-            memory_id,
-            f"Turn {n}: checked the deploy.",
-            layer="working",
-            kind="message",
-            conversation_id="chat",
-            session_id="long-session",
-            embedding=unrelated_embedding(n),
-            at=NOW + n * 1000,
-        )
+    ids = write_unrelated(
+        s,
+        "turn",
+        400,
+        "Turn {n}: checked the deploy.",
+        layer="working",
+        kind="message",
+        conversation_id="chat",
+        session_id="long-session",
+    )
     s.end_session("long-session", at=NOW + 401 * 1000)
 
     run = replay(s.events, EngineConfig(policy=policy))
