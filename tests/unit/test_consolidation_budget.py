@@ -194,17 +194,21 @@ def long_id(prefix: str, n: int) -> str:
     return f"{prefix}-{n:06d}-".ljust(LONG, "x")
 
 
-def write_unrelated(
-    s: Scenario, prefix: str, count: int, content: str, **fields: object
+def write_long_ids(
+    s: Scenario, prefix: str, content: str, vectors: np.ndarray, **fields: object
 ) -> list[str]:
-    """``count`` memories with long ids, a second apart, each with a random unit vector of its
-    own (so no two are merged as duplicates first); ``content`` is formatted with ``n``."""
-    ids = [long_id(prefix, n) for n in range(count)]
+    """One memory per row of ``vectors`` (its embedding), with long ids, a second apart;
+    ``content`` is formatted with the memory's number ``n``."""
+    ids = [long_id(prefix, n) for n in range(len(vectors))]
     for n, memory_id in enumerate(ids):
-        vector = np.random.default_rng(n).standard_normal(384)
-        embedding = (vector / np.linalg.norm(vector)).astype("<f4").tobytes()
+        embedding = (vectors[n] / np.linalg.norm(vectors[n])).astype("<f4").tobytes()
         s.write(memory_id, content.format(n=n), embedding=embedding, at=NOW + n * 1000, **fields)
     return ids
+
+
+def unrelated_vectors(count: int) -> np.ndarray:
+    """Random directions: no two memories alike, so none is merged as a duplicate first."""
+    return np.random.default_rng(7).standard_normal((count, 384))
 
 
 def largest_ledger_record(run: OracleRun) -> int:
@@ -348,7 +352,9 @@ def test_episodes_whose_ids_would_not_fit_one_summary_are_summarized_in_groups()
     consecutive groups, each listing at most LISTED_IDS_BYTES; each episode is carried by
     exactly one summary and archived into it."""
     s = Scenario("ids-summary")
-    ids = write_unrelated(s, "episode", 1000, "Shipped build {n}.", layer="episodic")
+    ids = write_long_ids(
+        s, "episode", "Shipped build {n}.", unrelated_vectors(1000), layer="episodic"
+    )
     s.consolidate(at=NOW + 1001 * 1000)
 
     run = replay(s.events, EngineConfig())
@@ -373,11 +379,11 @@ def test_a_narrative_lists_the_members_whose_ids_fit_and_keeps_the_rest_live() -
     fit; the others stay live, neither archived nor forgotten."""
     policy = policy_from_toml("[sessions]\nmax_per_narrative = 1000\n", builtin_profile("default"))
     s = Scenario("ids-narrative")
-    ids = write_unrelated(
+    ids = write_long_ids(
         s,
         "turn",
-        400,
         "Turn {n}: checked the deploy.",
+        unrelated_vectors(400),
         layer="working",
         kind="message",
         conversation_id="chat",
@@ -396,4 +402,36 @@ def test_a_narrative_lists_the_members_whose_ids_fit_and_keeps_the_rest_live() -
         record = state.memories[memory_id]
         assert not record.forgotten
         assert (record.memory.status == "archived") == (memory_id in narrated)
+    assert largest_ledger_record(run) <= MAX_EVENT_BYTES
+
+
+def test_an_insight_over_hundreds_of_alike_narratives_lists_the_newest_that_fit() -> None:
+    """400 narratives of one week, alike (pairwise cosine ~0.7: one cluster, no duplicates),
+    with 240-character ids (94 KB): the insight a maintenance pass writes lists the newest
+    narratives whose ids fit, as its evidence and its metadata."""
+    rng = np.random.default_rng(1)
+    direction = rng.standard_normal(384)
+    vectors = direction / np.linalg.norm(direction) + 0.65 * rng.standard_normal(
+        (400, 384)
+    ) / np.sqrt(384)
+    s = Scenario("ids-insight")
+    ids = write_long_ids(
+        s,
+        "narrative",
+        "Session {n}: Dana reviewed the Lisbon invoices.",
+        vectors,
+        layer="episodic",
+        kind="narrative",
+    )
+    s.consolidate(at=NOW + 401 * 1000, force=True)  # forced: a maintenance pass
+
+    run = replay(s.events, EngineConfig())
+
+    found = payloads(run, ledger.PatternDetected)
+    [insight] = [p for p in found if p.pattern.kind == "learning_pattern"]
+    evidence = list(insight.evidence_ids)
+    assert 200 < len(evidence) < len(ids)
+    assert listed_bytes(evidence) <= LISTED_IDS_BYTES
+    assert evidence == ids[-len(evidence) :]  # the newest, in age order
+    assert insight.pattern.metadata["evidence"] == ",".join(evidence)
     assert largest_ledger_record(run) <= MAX_EVENT_BYTES
