@@ -295,8 +295,8 @@ def sustainable_rate(at_target: LatencyRun) -> float | None:
 
     The rate is measured with both processes running, not taken from the worker's own
     throughput phase: run alone, each has the machine to itself."""
-    p99 = percentiles(at_target.latencies_ms)["p99"] if at_target.latencies_ms else None
-    if at_target.kept_up and p99 is not None and p99 < TARGET_P99_MS:
+    latencies = at_target.latencies_ms
+    if at_target.kept_up and latencies and percentiles(latencies)["p99"] < TARGET_P99_MS:
         return None
     return float(round(SUSTAINABLE_SHARE * at_target.drained_rate))
 
