@@ -87,6 +87,7 @@ def render(results: dict[str, Any]) -> str:
         f"  {'  ratio worker / pass-through':<44}{ratios['worker_vs_passthrough']:>16.2f}"
         f"   target ≥ {TARGET_WORKER_RATIO}: "
         f"{_verdict(ratios['worker_vs_passthrough'] >= TARGET_WORKER_RATIO)}",
+        *_without_cycles(results),
         f"  {'projector (memstream project)':<44}{rates['projector']:>11,.0f} ev/s",
         *_write_only(results),
         f"  {'raw binary COPY of the rows it writes':<44}{rates['copy']:>11,.0f} ev/s",
@@ -149,6 +150,20 @@ def _rounds(results: dict[str, Any], first: str, second: str, label: str) -> lis
         f"{a / 1000:.1f}k / {b / 1000:.1f}k" for a, b in zip(ours, theirs, strict=True)
     )
     return [f"    rounds, {label} (medians above): {pairs}"]
+
+
+def _without_cycles(results: dict[str, Any]) -> list[str]:
+    """The diagnostic worker rate without on-write cycles (absent from older results)."""
+    rate = results["rates"].get("worker_without_cycles")
+    if rate is None:
+        return []
+    ratio = results["ratios"]["worker_without_cycles_vs_passthrough"]
+    return [
+        f"  {'worker, same memories, no on-write cycle':<44}{rate:>11,.0f} ev/s",
+        *_rounds(results, "worker_without_cycles", "passthrough", "no cycle / pass-through"),
+        f"  {'  ratio to pass-through (diagnostic)':<44}{ratio:>16.2f}"
+        "   no target: splits the gap above",
+    ]
 
 
 def _write_only(results: dict[str, Any]) -> list[str]:

@@ -2,9 +2,13 @@
 
 1. worker throughput   N pre-published MemoryWritten → ``memstream worker`` → ledger topic
                        (timed by inputs: its one ``MemoryStored`` per written memory)
-2. pass-through        the same N records → a bare exactly_once Faust agent → output topic.
-                       Phases 1 and 2 alternate for ``THROUGHPUT_ROUNDS`` rounds, each on
-                       topics of its own; the medians are reported
+2. pass-through        the same N records → a bare exactly_once Faust agent → output topic;
+                       then, as a diagnostic, the worker on the same memories without
+                       conversations: no on-write cycle runs, so the two worker rates
+                       split its cost between consolidation and everything else (ingest,
+                       state, changelog, transactions). Phases 1 and 2 alternate for
+                       ``THROUGHPUT_ROUNDS`` rounds, each on topics of its own; the medians
+                       are reported
 3. projector rate      phase 1's full ledger → ``memstream project`` → a fresh database
 4. raw COPY            the rows the projector writes (memory, log, links, reports), binary
                        COPY in batches of its batch size; both rates in ledger events/s.
@@ -48,6 +52,7 @@ from memstream.publisher import MemoryPublisher, PublishError
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
 from streams import codec
+from streams.engine.model import MemoryEvent
 
 DEFAULT_LATENCY_RATE = 1000.0
 DEFAULT_LATENCY_SECONDS = 10.0
@@ -145,13 +150,12 @@ def _run_phases(
     base = harness.base
     host = machine()  # before the phases, so the load average is the one they started with
     progress.phase(f"generating {events} MemoryWritten events for {users} users")
-    workload = written_events(events, users, base.embedding_dim)
-    registry = codec.default_registry()
-    encoded = [(e.user_id.encode(), codec.encode_event(e, registry)) for e in workload]
-    del workload
+    encoded = _encoded(written_events(events, users, base.embedding_dim))
+    uncycled = _encoded(written_events(events, users, base.embedding_dim, conversations=False))
 
     workers: list[Arrivals] = []
     passthroughs: list[Arrivals] = []
+    without_cycles: list[Arrivals] = []
     throughput_prefixes: list[str] = []
     worker_settings = harness.pipeline("worker1")  # its ledger is the projector phase's input
     for n in range(1, THROUGHPUT_ROUNDS + 1):
@@ -166,8 +170,18 @@ def _run_phases(
         )
         passthrough_settings = harness.pipeline(f"passthrough{n}")
         passthroughs.append(_throughput(harness, passthrough_settings, encoded, "passthrough"))
-        throughput_prefixes += [settings.topic_prefix, passthrough_settings.topic_prefix]
-    del encoded
+        progress.phase(
+            f"[2/6] diagnostic, round {n}: memstream worker, the same memories without "
+            f"conversations (no on-write cycle)"
+        )
+        uncycled_settings = harness.pipeline(f"nocycles{n}")
+        without_cycles.append(_throughput(harness, uncycled_settings, uncycled, "worker"))
+        throughput_prefixes += [
+            settings.topic_prefix,
+            passthrough_settings.topic_prefix,
+            uncycled_settings.topic_prefix,
+        ]
+    del encoded, uncycled
     worker = workers[0]
 
     batches = batches_from_ledger(worker.values, base.projector_batch_size)
@@ -213,6 +227,7 @@ def _run_phases(
     rates = {
         "worker": statistics.median(w.rate().per_second for w in workers),
         "passthrough": statistics.median(p.rate().per_second for p in passthroughs),
+        "worker_without_cycles": statistics.median(w.rate().per_second for w in without_cycles),
         "projector": statistics.median(r.projector.per_second for r in rounds),
         "copy": statistics.median(r.copied.rate.per_second for r in rounds),
     }
@@ -233,6 +248,9 @@ def _run_phases(
         "rates": rates,
         "ratios": {
             "worker_vs_passthrough": rates["worker"] / rates["passthrough"],
+            "worker_without_cycles_vs_passthrough": (
+                rates["worker_without_cycles"] / rates["passthrough"]
+            ),
             "projector_vs_copy": rates["projector"] / rates["copy"],
         },
         "latency": _latency_summary(target_rate, latency_seconds, latency),
@@ -243,6 +261,7 @@ def _run_phases(
         "details": {
             "worker": {"rounds": [_arrivals_detail(w) for w in workers]},
             "passthrough": {"rounds": [_arrivals_detail(p) for p in passthroughs]},
+            "worker_without_cycles": {"rounds": [_arrivals_detail(w) for w in without_cycles]},
             "projector": {
                 "rows_per_s_in_write_transactions": _median_or_none(
                     _write_only_rate(r.metrics, events) for r in rounds
@@ -312,6 +331,12 @@ def _latency_summary(rate: float, seconds: float, run: LatencyRun) -> dict[str, 
         "polls": run.polls,
         **{f"{name}_ms": value for name, value in percentiles(run.latencies_ms).items()},
     }
+
+
+def _encoded(workload: list[MemoryEvent]) -> list[tuple[bytes, bytes]]:
+    """(key, value) records of ``workload``, as a service publishes them."""
+    registry = codec.default_registry()
+    return [(e.user_id.encode(), codec.encode_event(e, registry)) for e in workload]
 
 
 def _publish(settings: Settings, encoded: list[tuple[bytes, bytes]]) -> None:

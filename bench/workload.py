@@ -36,11 +36,19 @@ def user_name(index: int) -> str:
 
 
 def new_memories(
-    count: int, users: int, dim: int, seed: int = 11, staggered: bool = False, label: str = ""
+    count: int,
+    users: int,
+    dim: int,
+    seed: int = 11,
+    staggered: bool = False,
+    label: str = "",
+    conversations: bool = True,
 ) -> list[Memory]:
     """``count`` distinct memories, round-robin over ``users`` users, who start at different
     points of their conversations when ``staggered``. A ``label`` names conversations and
-    sessions of their own (a warm-up's), so the next workload's do not continue them."""
+    sessions of their own (a warm-up's), so the next workload's do not continue them.
+    Without ``conversations`` no memory names one, so no on-write cycle runs: the same
+    memories measure the worker's path without consolidation."""
     if count <= 0 or users <= 0:
         raise ValueError("the workload needs at least one event and one user")
     rng = random.Random(seed)
@@ -64,7 +72,11 @@ def new_memories(
                 tags=("bench", f"t{i % 7}"),
                 importance=round(rng.random(), 3),
                 confidence=round(rng.random(), 3),
-                conversation_id=f"{user}-{label}conv-{position // CONVERSATION_LENGTH}",
+                conversation_id=(
+                    f"{user}-{label}conv-{position // CONVERSATION_LENGTH}"
+                    if conversations
+                    else None
+                ),
                 session_id=f"{user}-{label}session-{position // SESSION_LENGTH}",
                 embedding=vectors[i].tobytes(),
                 metadata={"n": str(i)},
@@ -79,11 +91,18 @@ def written(memory: Memory, occurred_at: int, event_id: str) -> MemoryEvent:
 
 
 def written_events(
-    count: int, users: int, dim: int, seed: int = 11, base_time: int = BASE_TIME
+    count: int,
+    users: int,
+    dim: int,
+    seed: int = 11,
+    base_time: int = BASE_TIME,
+    conversations: bool = True,
 ) -> list[MemoryEvent]:
-    """The throughput workload: one ``MemoryWritten`` per new memory, fixed ids and times."""
+    """The throughput workload: one ``MemoryWritten`` per new memory, fixed ids and times
+    (``conversations``: see :func:`new_memories`)."""
     rng = random.Random(seed + 1)
+    memories = new_memories(count, users, dim, seed, conversations=conversations)
     return [
         written(memory, base_time + i, str(uuid.UUID(int=rng.getrandbits(128), version=4)))
-        for i, memory in enumerate(new_memories(count, users, dim, seed))
+        for i, memory in enumerate(memories)
     ]

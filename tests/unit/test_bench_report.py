@@ -3,7 +3,7 @@ COPY baseline, the worker and the bare Faust pass-through."""
 
 from __future__ import annotations
 
-from bench.report import _rounds
+from bench.report import _rounds, _without_cycles
 
 
 def rounds(projector: list[float], copy: list[float]) -> dict[str, object]:
@@ -46,3 +46,27 @@ def test_the_worker_and_pass_through_rounds_are_shown_in_the_order_they_ran() ->
     assert _rounds(results, "worker", "passthrough", "worker / pass-through") == [
         "    rounds, worker / pass-through (medians above): 1.8k / 4.0k, 1.7k / 3.3k, 1.4k / 3.9k"
     ]
+
+
+def test_the_worker_without_cycles_is_shown_beside_the_pass_through_it_is_divided_by() -> None:
+    results = {
+        "rates": {"worker_without_cycles": 2_834.0},
+        "ratios": {"worker_without_cycles_vs_passthrough": 2_834.0 / 2_764.0},
+        "details": {
+            "worker_without_cycles": {"rounds": [{"per_second": r} for r in (2_834.0, 2_799.0)]},
+            "passthrough": {"rounds": [{"per_second": r} for r in (2_764.0, 2_750.0)]},
+        },
+    }
+
+    lines = _without_cycles(results)
+
+    assert lines[0].startswith("  worker, same memories, no on-write cycle")
+    assert lines[0].split()[-2:] == ["2,834", "ev/s"]
+    assert lines[1] == (
+        "    rounds, no cycle / pass-through (medians above): 2.8k / 2.8k, 2.8k / 2.8k"
+    )
+    assert lines[2].split()[:6] == ["ratio", "to", "pass-through", "(diagnostic)", "1.03", "no"]
+
+
+def test_results_of_a_run_without_the_diagnostic_show_no_line_for_it() -> None:
+    assert _without_cycles({"rates": {"worker": 1.0}, "ratios": {}}) == []
