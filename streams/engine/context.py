@@ -13,9 +13,8 @@ the same cycle over the same state always yields the same events.
 
 from __future__ import annotations
 
-import bisect
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +22,7 @@ from streams.engine import ledger
 from streams.engine.fact_index import FactIndex
 from streams.engine.ids import uuid5_text
 from streams.engine.judge import Judgement
+from streams.engine.live_index import LiveIndex
 from streams.engine.model import Layer, Memory, Trigger
 from streams.engine.occurrences import Occurrences
 from streams.engine.policy import Policy
@@ -80,12 +80,13 @@ class CycleContext:
     """Event-type occurrences (procedural learning's window table), kept in step by emit."""
     facts: FactIndex
     """The facts contradiction checks compare against, an overlay kept in step by emit."""
+    live_index: LiveIndex
+    """The live memories, oldest first: the cycle's own copy, kept in step by emit."""
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
     """The most a consolidated memory's content may hold (``streams.engine.text.budget``)."""
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
-    _live: dict[Layer | None, list[MemoryRecord]] = field(default_factory=dict, repr=False)
 
     @property
     def cycle_id(self) -> str:
@@ -100,13 +101,10 @@ class CycleContext:
         """Every live memory, oldest first: what new memories are compared against, so no
         memory is left out of comparison because the user has many.
 
-        The sorted lists (all layers, and each layer) are built in one walk of the records
-        when first asked for, then kept in step by :meth:`emit`, which moves only the records
-        a decision changed: a cycle's steps ask for them a dozen times, and a walk and sort
-        of a large user's records per decision would make the cycle grow with history."""
-        if not self._live:
-            self._live = _live_lists(self.records.values())
-        return list(self._live.get(layer, ()))
+        Read from :attr:`live_index`, which :meth:`emit` keeps in step by moving only the
+        records a decision changed: a cycle's steps ask a dozen times, and a walk and sort
+        of the user's records per ask would make the cycle grow with history."""
+        return self.live_index.records(layer)
 
     def record(self, memory_id: str) -> MemoryRecord | None:
         return self.records.get(memory_id)
@@ -132,8 +130,7 @@ class CycleContext:
             self.records[record.memory.memory_id] = record
             self.occurrences.move(previous, record)
             self.facts.move(previous, record)
-            if self._live:
-                _move(self._live, previous, record)
+            self.live_index.move(previous, record)
 
     def archive(
         self,
@@ -182,34 +179,3 @@ class CycleContext:
 
     def count(self, name: str, by: int = 1) -> None:
         self.counts[name] = self.counts.get(name, 0) + by
-
-
-def _live_lists(records: Iterable[MemoryRecord]) -> dict[Layer | None, list[MemoryRecord]]:
-    """The live records sorted oldest first, under ``None``, and each layer's under its name."""
-    everything = sorted((r for r in records if r.is_live), key=_age_order)
-    lists: dict[Layer | None, list[MemoryRecord]] = {None: everything}
-    for record in everything:
-        lists.setdefault(record.memory.layer, []).append(record)
-    return lists
-
-
-def _move(
-    lists: dict[Layer | None, list[MemoryRecord]],
-    previous: MemoryRecord | None,
-    current: MemoryRecord,
-) -> None:
-    """Replace ``previous`` by ``current`` in the sorted live lists: out of the lists it was
-    in, into the ones it now belongs to (a promotion changes the layer, an archive ends it)."""
-    if previous is not None and previous.is_live:
-        for key in (None, previous.memory.layer):
-            records = lists.get(key, [])
-            at = bisect.bisect_left(records, previous.memory.age_order, key=_age_order)
-            if at < len(records) and records[at].memory.memory_id == previous.memory.memory_id:
-                del records[at]
-    if current.is_live:
-        for key in (None, current.memory.layer):
-            bisect.insort(lists.setdefault(key, []), current, key=_age_order)
-
-
-def _age_order(record: MemoryRecord) -> tuple[int, str]:
-    return record.memory.age_order

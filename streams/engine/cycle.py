@@ -79,6 +79,7 @@ def run_cycle(
         pattern_writer,
         state.occurrences().copy(),
         state.fact_index(_blocks_on_keys(policy)).overlay(),
+        state.live_index().copy(),
         max_content_bytes,
     )
     processed = len(cycle.live())

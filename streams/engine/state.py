@@ -14,6 +14,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from streams.engine import ledger
+from streams.engine.live_index import LiveIndex
 from streams.engine.model import Memory
 from streams.engine.occurrences import Occurrences
 
@@ -284,6 +285,9 @@ class InMemoryUserState:
     # the facts a contradiction check compares against, with their blocking keys: derived
     # and kept like the above (``streams.engine.fact_index``)
     _facts: FactIndex | None = field(default=None, compare=False, repr=False)
+    # the live memories, oldest first, all and per layer: derived and kept like the above
+    # (``streams.engine.live_index``)
+    _live: LiveIndex | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -314,12 +318,18 @@ class InMemoryUserState:
             self._facts = FactIndex.of(self.memories.values(), with_keys)
         return self._facts
 
+    def live_index(self) -> LiveIndex:
+        if self._live is None:
+            self._live = LiveIndex.of(self.memories.values())
+        return self._live
+
     def forget_derived(self) -> None:
         """Memories were replaced wholesale (a restore): recount and re-index when next
         asked."""
         self._working_live = None
         self._occurrences = None
         self._facts = None
+        self._live = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
@@ -367,6 +377,8 @@ class InMemoryUserState:
                 self._occurrences.move(previous, record)
             if self._facts is not None:
                 self._facts.move(previous, record)
+            if self._live is not None:
+                self._live.move(previous, record)
             self.memories[memory_id] = record
 
 

@@ -1,0 +1,78 @@
+"""A user's live memories, oldest first: all of them, and each layer's.
+
+Every cycle walks the live memories in age order and compares what is new with them. The
+cycle used to build these lists when it started, from all of the user's records: a walk of
+the whole history (archived and forgotten memories included) and a sort of the live ones,
+for every cycle. They are kept with the user's state instead, like the fact index
+(``streams.engine.fact_index``): the fold moves the records a decision changes, a user
+loaded from the store builds them on first use, and a cycle works on a copy of the lists
+(references, copied at C speed), which its own decisions keep in step.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streams.engine.model import Layer
+    from streams.engine.state import MemoryRecord
+
+
+class LiveIndex:
+    """The live records sorted by :attr:`Memory.age_order`, under ``None`` all of them and
+    under each layer's name that layer's."""
+
+    def __init__(self, lists: dict[Layer | None, list[MemoryRecord]] | None = None) -> None:
+        self._lists: dict[Layer | None, list[MemoryRecord]] = lists if lists else {None: []}
+
+    @classmethod
+    def of(cls, records: Iterable[MemoryRecord]) -> LiveIndex:
+        everything = sorted((r for r in records if r.is_live), key=_age_order)
+        lists: dict[Layer | None, list[MemoryRecord]] = {None: everything}
+        for record in everything:
+            lists.setdefault(record.memory.layer, []).append(record)
+        return cls(lists)
+
+    def copy(self) -> LiveIndex:
+        """An index of its own for a cycle: the lists copied, the records shared."""
+        return LiveIndex({key: list(records) for key, records in self._lists.items()})
+
+    def records(self, layer: Layer | None = None) -> list[MemoryRecord]:
+        """The live records of ``layer`` (None: of every layer), oldest first, as a list
+        the caller may change."""
+        return list(self._lists.get(layer, ()))
+
+    def move(self, previous: MemoryRecord | None, current: MemoryRecord | None) -> None:
+        """Replace ``previous`` by ``current`` (either may be None): out of the lists it was
+        in, into the ones it now belongs to (a promotion changes the layer, an archive ends
+        it)."""
+        if previous is not None and previous.is_live:
+            for key in (None, previous.memory.layer):
+                records = self._lists.get(key, [])
+                at = bisect.bisect_left(records, previous.memory.age_order, key=_age_order)
+                if at < len(records) and records[at].memory.memory_id == previous.memory.memory_id:
+                    del records[at]
+        if current is not None and current.is_live:
+            for key in (None, current.memory.layer):
+                bisect.insort(self._lists.setdefault(key, []), current, key=_age_order)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LiveIndex):
+            return NotImplemented
+        return self._keyed() == other._keyed()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def _keyed(self) -> dict[Layer | None, list[str]]:
+        """The ids in each non-empty list: what two indexes must agree on."""
+        return {
+            key: [r.memory.memory_id for r in records]
+            for key, records in self._lists.items()
+            if records
+        }
+
+
+def _age_order(record: MemoryRecord) -> tuple[int, str]:
+    return record.memory.age_order
