@@ -24,6 +24,7 @@ from streams.engine.ids import uuid5_text
 from streams.engine.judge import Judgement
 from streams.engine.live_index import LiveIndex
 from streams.engine.model import Layer, Memory, Trigger
+from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
 from streams.engine.policy import Policy
 from streams.engine.state import MemoryRecord, UserFacets, records_after
@@ -82,6 +83,8 @@ class CycleContext:
     """The facts contradiction checks compare against, an overlay kept in step by emit."""
     live_index: LiveIndex
     """The live memories, oldest first: the cycle's own copy, kept in step by emit."""
+    narratives: NarrativeIndex
+    """The narratives, oldest first: the cycle's own copy, kept in step by emit."""
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
     """The most a consolidated memory's content may hold (``streams.engine.text.budget``)."""
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
@@ -131,6 +134,7 @@ class CycleContext:
             self.occurrences.move(previous, record)
             self.facts.move(previous, record)
             self.live_index.move(previous, record)
+            self.narratives.move(previous, record)
 
     def archive(
         self,

@@ -80,6 +80,7 @@ def run_cycle(
         state.occurrences().copy(),
         state.fact_index(_blocks_on_keys(policy)).overlay(),
         state.live_index().copy(),
+        state.narrative_index().copy(),
         max_content_bytes,
     )
     processed = len(cycle.live())

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, overload
 from streams.engine import ledger
 from streams.engine.live_index import LiveIndex
 from streams.engine.model import Memory
+from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
 
 if TYPE_CHECKING:
@@ -288,6 +289,8 @@ class InMemoryUserState:
     # the live memories, oldest first, all and per layer: derived and kept like the above
     # (``streams.engine.live_index``)
     _live: LiveIndex | None = field(default=None, compare=False, repr=False)
+    # the narratives, oldest first, archived ones included (``streams.engine.narrative_index``)
+    _narratives: NarrativeIndex | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -323,6 +326,11 @@ class InMemoryUserState:
             self._live = LiveIndex.of(self.memories.values())
         return self._live
 
+    def narrative_index(self) -> NarrativeIndex:
+        if self._narratives is None:
+            self._narratives = NarrativeIndex.of(self.memories.values())
+        return self._narratives
+
     def forget_derived(self) -> None:
         """Memories were replaced wholesale (a restore): recount and re-index when next
         asked."""
@@ -330,6 +338,7 @@ class InMemoryUserState:
         self._occurrences = None
         self._facts = None
         self._live = None
+        self._narratives = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
@@ -379,6 +388,8 @@ class InMemoryUserState:
                 self._facts.move(previous, record)
             if self._live is not None:
                 self._live.move(previous, record)
+            if self._narratives is not None:
+                self._narratives.move(previous, record)
             self.memories[memory_id] = record
 
 

@@ -1,9 +1,10 @@
 """Seed 002's Insight Extractor: recent narratives clustered into learning patterns.
 
-Narratives of the last ``insights.window_seconds`` (7 days) are compared with one matrix
-product and joined into clusters (connected at ``insights.min_similarity``); a cluster of at
-least ``insights.min_cluster_size`` (3) becomes a ``learning_pattern`` memory
-(``PatternDetected``) with the narratives as evidence, a confidence from support and
+Narratives of the last ``insights.window_seconds`` (7 days), read from the user's narrative
+index (``streams.engine.narrative_index``) rather than a walk of their history, are compared
+with one matrix product and joined into clusters (connected at ``insights.min_similarity``);
+a cluster of at least ``insights.min_cluster_size`` (3) becomes a ``learning_pattern``
+memory (``PatternDetected``) with the narratives as evidence, a confidence from support and
 consistency, and a category. Runs after a cycle that wrote narratives, and in maintenance.
 """
 
@@ -64,16 +65,7 @@ def extract_insights(ctx: CycleContext) -> None:
     if not rule.enabled or not (wrote_narratives or ctx.request.maintenance):
         return
     since = ctx.request.now - rule.window_seconds * 1000
-    narratives = sorted(
-        (
-            r.memory
-            for r in ctx.records.values()
-            if r.memory.kind == "narrative"
-            and not r.forgotten
-            and (r.memory.created_at or 0) >= since
-        ),
-        key=lambda m: m.age_order,
-    )
+    narratives = [ctx.records[memory_id].memory for memory_id in ctx.narratives.since(since)]
     if len(narratives) < rule.min_cluster_size:
         return
     vectors = np.stack([vector_of(m, ctx.dim) for m in narratives])
