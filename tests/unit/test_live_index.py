@@ -16,7 +16,7 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.state import MemoryRecord
 from tests.conversations import long_conversations
-from tests.record_walks import walk_records
+from tests.record_walks import count_builds, walk_records, walk_then_copy
 
 
 def _record(rng: random.Random, memory_id: str) -> MemoryRecord:
@@ -62,15 +62,8 @@ def test_moves_keep_the_lists_equal_to_a_walk_of_the_records() -> None:
 
 
 def test_a_copy_takes_its_own_changes_and_leaves_the_original_as_it_was() -> None:
-    rng = random.Random(12)
-    records: dict[str, MemoryRecord] = {}
     original = LiveIndex()
-    walk_records(rng, original.move, _record, records, steps=600, ids=80)
-    before = dict(records)
-
-    copy = original.copy()
-    changed = dict(records)
-    walk_records(rng, copy.move, _record, changed, steps=600, ids=80)
+    before, copy, changed = walk_then_copy(random.Random(12), original, _record, 600, 80)
 
     assert _ids(copy) == _walked(changed)
     assert _ids(original) == _walked(before)
@@ -96,14 +89,7 @@ def test_cycles_after_the_first_do_not_walk_the_users_records_again(
     the kept lists, however much history (archived memories included) the user has."""
     workload = long_conversations(users=1, sessions_per_user=12, seed=8)
     config = EngineConfig(policy=builtin_profile("default"))
-    built: list[int] = []
-    original = LiveIndex.of.__func__  # type: ignore[attr-defined]
-
-    def counted(cls: type[LiveIndex], records: object) -> LiveIndex:
-        built.append(1)
-        return original(cls, records)
-
-    monkeypatch.setattr(live_index.LiveIndex, "of", classmethod(counted))
+    built = count_builds(monkeypatch, live_index.LiveIndex)
     run = replay(workload.events, config)
 
     cycles = {d.cycle_id for d in run.decisions if d.cycle_id is not None}

@@ -16,7 +16,7 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.state import MemoryRecord
 from tests.conversations import long_conversations
-from tests.record_walks import walk_records
+from tests.record_walks import count_builds, walk_records, walk_then_copy
 
 DAY = 86_400_000
 
@@ -57,21 +57,14 @@ def test_moves_keep_the_index_equal_to_a_walk_of_the_records(since: int) -> None
 
 
 def test_a_copy_takes_its_own_changes_and_leaves_the_original_as_it_was() -> None:
-    rng = random.Random(22)
-    records: dict[str, MemoryRecord] = {}
     original = NarrativeIndex()
-    walk_records(rng, original.move, _record, records, steps=500, ids=60)
-    before = dict(records)
-
-    copy = original.copy()
-    changed = dict(records)
-    walk_records(rng, copy.move, _record, changed, steps=500, ids=60)
-    original.move(None, _record(random.Random(1), "added-after-the-copy"))
+    before, copy, changed = walk_then_copy(random.Random(22), original, _record, 500, 60)
+    added = _record(random.Random(1), "added-after-the-copy")
+    original.move(None, added)
 
     assert copy.since(0) == _walked(changed, 0)
-    assert "added-after-the-copy" not in copy.since(0)
-    before["added-after-the-copy"] = _record(random.Random(1), "added-after-the-copy")
-    assert original.since(0) == _walked(before, 0)
+    assert added.memory.memory_id not in copy.since(0)
+    assert original.since(0) == _walked({**before, added.memory.memory_id: added}, 0)
 
 
 @pytest.mark.parametrize("profile", ["default", "astra"])
@@ -92,14 +85,7 @@ def test_cycles_read_the_narratives_without_walking_the_users_records(
     """The index is built from the records once per user; the cycles that write narratives
     (and so look for insights) read it, however much history the user has."""
     workload = long_conversations(users=1, sessions_per_user=12, seed=10)
-    built: list[int] = []
-    original = NarrativeIndex.of.__func__  # type: ignore[attr-defined]
-
-    def counted(cls: type[NarrativeIndex], records: object) -> NarrativeIndex:
-        built.append(1)
-        return original(cls, records)
-
-    monkeypatch.setattr(narrative_index.NarrativeIndex, "of", classmethod(counted))
+    built = count_builds(monkeypatch, narrative_index.NarrativeIndex)
     run = replay(workload.events, EngineConfig(policy=builtin_profile("default")))
 
     narratives = [d for d in run.decisions if type(d.payload).__name__ == "SessionConsolidated"]
