@@ -72,6 +72,7 @@ _TOKEN = re.compile(
     EMAIL + r"|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+[a-z_]\w*|\d+(?:\.\d+)*|[^\W\d]\w*(?:'s)?|[,;:]"
 )
 _CLAUSE_JOINS = frozenset({"and", "but", "whereas", "while"})
+_COMMA_CLAUSE_SUBJECTS = PRONOUN_SUBJECTS - {"who"}  # "…, who …" describes, it does not assert
 _UPDATE_TARGETS = frozenset({"to", "into"})
 _NOBODY = frozenset({"nothing", "nobody", "none"})
 _PERSONS = frozenset({"user", "we", "he", "she", "they", "you"})
@@ -305,7 +306,7 @@ def _comma_clause(words: list[Word], i: int) -> bool:
     following = next((word for word in words[i + 1 :] if word.role != PUNCTUATION), None)
     return (
         following is not None
-        and following.surface in PRONOUN_SUBJECTS - {"who"}
+        and following.surface in _COMMA_CLAUSE_SUBJECTS
         and _starts_clause(words, i + 1)
     )
 
