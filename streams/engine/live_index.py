@@ -19,13 +19,21 @@ if TYPE_CHECKING:
     from streams.engine.model import Layer
     from streams.engine.state import MemoryRecord
 
+AgeOrder = tuple[int, str]
+
 
 class LiveIndex:
     """The live records sorted by :attr:`Memory.age_order`, under ``None`` all of them and
-    under each layer's name that layer's."""
+    under each layer's name that layer's. Beside each list of records, the list of their
+    age orders, so a move finds its place by a bisection in C rather than one that calls
+    back into Python for every comparison."""
 
     def __init__(self, lists: dict[Layer | None, list[MemoryRecord]] | None = None) -> None:
-        self._lists: dict[Layer | None, list[MemoryRecord]] = lists if lists else {None: []}
+        self._records: dict[Layer | None, list[MemoryRecord]] = lists if lists else {None: []}
+        self._orders: dict[Layer | None, list[AgeOrder]] = {
+            key: [record.memory.age_order for record in records]
+            for key, records in self._records.items()
+        }
 
     @classmethod
     def of(cls, records: Iterable[MemoryRecord]) -> LiveIndex:
@@ -37,26 +45,35 @@ class LiveIndex:
 
     def copy(self) -> LiveIndex:
         """An index of its own for a cycle: the lists copied, the records shared."""
-        return LiveIndex({key: list(records) for key, records in self._lists.items()})
+        other = LiveIndex.__new__(LiveIndex)
+        other._records = {key: list(records) for key, records in self._records.items()}
+        other._orders = {key: list(orders) for key, orders in self._orders.items()}
+        return other
 
     def records(self, layer: Layer | None = None) -> list[MemoryRecord]:
         """The live records of ``layer`` (None: of every layer), oldest first, as a list
         the caller may change."""
-        return list(self._lists.get(layer, ()))
+        return list(self._records.get(layer, ()))
 
     def move(self, previous: MemoryRecord | None, current: MemoryRecord | None) -> None:
         """Replace ``previous`` by ``current`` (either may be None): out of the lists it was
         in, into the ones it now belongs to (a promotion changes the layer, an archive ends
         it)."""
         if previous is not None and previous.is_live:
+            order = previous.memory.age_order
             for key in (None, previous.memory.layer):
-                records = self._lists.get(key, [])
-                at = bisect.bisect_left(records, previous.memory.age_order, key=_age_order)
-                if at < len(records) and records[at].memory.memory_id == previous.memory.memory_id:
-                    del records[at]
+                orders = self._orders.get(key, [])
+                at = bisect.bisect_left(orders, order)
+                if at < len(orders) and orders[at] == order:
+                    del orders[at]
+                    del self._records[key][at]
         if current is not None and current.is_live:
+            order = current.memory.age_order
             for key in (None, current.memory.layer):
-                bisect.insort(self._lists.setdefault(key, []), current, key=_age_order)
+                orders = self._orders.setdefault(key, [])
+                at = bisect.bisect_right(orders, order)
+                orders.insert(at, order)
+                self._records.setdefault(key, []).insert(at, current)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LiveIndex):
@@ -69,7 +86,7 @@ class LiveIndex:
         """The ids in each non-empty list: what two indexes must agree on."""
         return {
             key: [r.memory.memory_id for r in records]
-            for key, records in self._lists.items()
+            for key, records in self._records.items()
             if records
         }
 
