@@ -196,24 +196,27 @@ def _constructor(
     (the decoded keys are not the interned names): 9 µs for a memory's 30 fields, a fifth of
     decoding a ledger record. Setting the slots takes under 3 µs. Only for frozen, slotted
     dataclasses without ``__post_init__``, so nothing ``__init__`` would do is skipped; the
-    datum holds every field because the reader schema is the dataclass, field for field."""
+    datum holds every field because the reader schema is the dataclass, field for field.
+
+    The builder is generated, one line per field, as ``dataclasses`` generates ``__init__``:
+    a loop over (setter, name, conversion) triples cost 4.4-6.8 µs per memory on the bench's
+    ledger, the unrolled lines 3.3-5.3 µs (the projector decodes every ledger event on the
+    thread that sets its rate)."""
     if not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} must be a slotted dataclass without __post_init__")
     converters = convert or {}
-    setters = tuple(
-        (getattr(cls, f.name).__set__, f.name, converters.get(f.name))
-        for f in fields(typing.cast(Any, cls))
-    )
-    new = object.__new__
-
-    def build(datum: Datum) -> T:
-        obj = new(cls)
-        for set_slot, name, conversion in setters:
-            value = datum[name]
-            set_slot(obj, value if conversion is None else conversion(value))
-        return obj
-
-    return build
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    lines = ["def build(datum):", "    obj = new(cls)"]
+    for i, f in enumerate(fields(typing.cast(Any, cls))):
+        namespace[f"set{i}"] = getattr(cls, f.name).__set__
+        value = f"datum[{f.name!r}]"
+        if f.name in converters:
+            namespace[f"convert{i}"] = converters[f.name]
+            value = f"convert{i}({value})"
+        lines.append(f"    set{i}(obj, {value})")
+    lines.append("    return obj")
+    exec("\n".join(lines), namespace)  # noqa: S102 - code made here from the field names
+    return typing.cast(typing.Callable[[Datum], T], namespace["build"])
 
 
 def memory_to_datum(memory: Memory) -> Datum:
