@@ -51,9 +51,9 @@ def test_moves_keep_the_index_equal_to_a_walk_of_the_records(since: int) -> None
     index = NarrativeIndex()
     walk_records(rng, index.move, _record, records, steps=1_500, ids=120)
 
-    assert index.since(0)  # the walk left narratives behind
-    assert index.since(since) == _walked(records, since)
-    assert NarrativeIndex.of(records.values()).since(since) == _walked(records, since)
+    assert index.narratives_since(0)  # the walk left narratives behind
+    assert index.narratives_since(since) == _walked(records, since)
+    assert NarrativeIndex.of(records.values()).narratives_since(since) == _walked(records, since)
 
 
 def test_a_copy_takes_its_own_changes_and_leaves_the_original_as_it_was() -> None:
@@ -62,9 +62,9 @@ def test_a_copy_takes_its_own_changes_and_leaves_the_original_as_it_was() -> Non
     added = _record(random.Random(1), "added-after-the-copy")
     original.move(None, added)
 
-    assert copy.since(0) == _walked(changed, 0)
-    assert added.memory.memory_id not in copy.since(0)
-    assert original.since(0) == _walked({**before, added.memory.memory_id: added}, 0)
+    assert copy.narratives_since(0) == _walked(changed, 0)
+    assert added.memory.memory_id not in copy.narratives_since(0)
+    assert original.narratives_since(0) == _walked({**before, added.memory.memory_id: added}, 0)
 
 
 @pytest.mark.parametrize("profile", ["default", "astra"])
@@ -74,9 +74,10 @@ def test_the_state_keeps_its_index_equal_to_one_built_from_its_memories(profile:
     for user in ("user-0", "user-1"):
         state = run.state(user)
         kept = state.narrative_index()
-        assert kept.since(0)  # sessions became narratives
-        assert kept.since(0) == NarrativeIndex.of(state.memories.values()).since(0)
-        assert kept.since(0) == _walked(state.memories, 0)
+        assert kept.narratives_since(0)  # sessions became narratives
+        rebuilt = NarrativeIndex.of(state.memories.values())
+        assert kept.narratives_since(0) == rebuilt.narratives_since(0)
+        assert kept.narratives_since(0) == _walked(state.memories, 0)
 
 
 def test_cycles_read_the_narratives_without_walking_the_users_records(

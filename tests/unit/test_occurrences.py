@@ -77,4 +77,4 @@ def test_a_change_that_keeps_an_occurrence_leaves_the_lists_shared() -> None:
 
     copy.move(MemoryRecord(memory, 1), MemoryRecord(marked, 2))
 
-    assert copy._by_type["deploy"] is original._by_type["deploy"]
+    assert copy._by_key["deploy"] is original._by_key["deploy"]

@@ -65,7 +65,7 @@ def extract_insights(ctx: CycleContext) -> None:
     if not rule.enabled or not (wrote_narratives or ctx.request.maintenance):
         return
     since = ctx.request.now - rule.window_seconds * 1000
-    narratives = [ctx.records[memory_id].memory for memory_id in ctx.narratives.since(since)]
+    narratives = [ctx.records[i].memory for i in ctx.narratives.narratives_since(since)]
     if len(narratives) < rule.min_cluster_size:
         return
     vectors = np.stack([vector_of(m, ctx.dim) for m in narratives])
