@@ -46,13 +46,11 @@ from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metri
 from bench.progress import Counter
 from bench.recall_latency import measure_recall
 from bench.report import TARGET_P99_MS, machine, render, save, source_version
-from bench.workload import new_memories, written_events
+from bench.workload import encoded_records, new_memories, written_events
 from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
-from streams import codec
-from streams.engine.model import MemoryEvent
 
 DEFAULT_LATENCY_RATE = 1000.0
 DEFAULT_LATENCY_SECONDS = 10.0
@@ -150,8 +148,9 @@ def _run_phases(
     base = harness.base
     host = machine()  # before the phases, so the load average is the one they started with
     progress.phase(f"generating {events} MemoryWritten events for {users} users")
-    encoded = _encoded(written_events(events, users, base.embedding_dim))
-    uncycled = _encoded(written_events(events, users, base.embedding_dim, conversations=False))
+    dim = base.embedding_dim
+    encoded = encoded_records(written_events(events, users, dim))
+    uncycled = encoded_records(written_events(events, users, dim, conversations=False))
 
     workers: list[Arrivals] = []
     passthroughs: list[Arrivals] = []
@@ -331,12 +330,6 @@ def _latency_summary(rate: float, seconds: float, run: LatencyRun) -> dict[str, 
         "polls": run.polls,
         **{f"{name}_ms": value for name, value in percentiles(run.latencies_ms).items()},
     }
-
-
-def _encoded(workload: list[MemoryEvent]) -> list[tuple[bytes, bytes]]:
-    """(key, value) records of ``workload``, as a service publishes them."""
-    registry = codec.default_registry()
-    return [(e.user_id.encode(), codec.encode_event(e, registry)) for e in workload]
 
 
 def _publish(settings: Settings, encoded: list[tuple[bytes, bytes]]) -> None:

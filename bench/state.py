@@ -38,7 +38,7 @@ from bench.flags import add_keep_flag
 from bench.harness import Harness, check_alive
 from bench.measure import TopicReader, scrape_metrics
 from bench.report import RESULTS_DIR, source_version
-from bench.workload import written_events
+from bench.workload import encoded_records, written_events
 from memstream.kafka_security import confluent_config
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
@@ -176,7 +176,7 @@ def memory_vs_users(harness: Harness, sweep: Sequence[int], hot_users: int) -> l
         settings = harness.pipeline(f"users{users}").with_overrides(
             hot_users=hot_users, embedder="HASHING"
         )
-        encoded = _encoded(written_events(users, users, settings.embedding_dim))
+        encoded = encoded_records(written_events(users, users, settings.embedding_dim))
         with MemoryPublisher(settings, source="bench") as publisher:
             for key, value in encoded:
                 publisher.publish_raw(key, value, "MemoryWritten")
@@ -204,11 +204,6 @@ def memory_vs_users(harness: Harness, sweep: Sequence[int], hot_users: int) -> l
     return rows
 
 
-def _encoded(events: list[MemoryEvent]) -> list[tuple[bytes, bytes]]:
-    registry = codec.default_registry()
-    return [(e.user_id.encode(), codec.encode_event(e, registry)) for e in events]
-
-
 # --- 3. SIGKILL → processing again -------------------------------------------------------------
 
 
@@ -222,7 +217,7 @@ def kill_to_processing(harness: Harness) -> dict[str, float]:
     reader = TopicReader(settings, settings.ledger_topic, harness.partitions)
     try:
         with MemoryPublisher(settings, source="bench") as publisher:
-            for key, value in _encoded(first):
+            for key, value in encoded_records(first):
                 publisher.publish_raw(key, value, "MemoryWritten")
             publisher.flush()
             process = harness.start_memstream("worker-recovery", ["worker"], settings)
@@ -231,7 +226,7 @@ def kill_to_processing(harness: Harness) -> dict[str, float]:
             process.kill()
             restarted_at = time.perf_counter()
             again = harness.start_memstream("worker-recovery-2", ["worker"], settings)
-            for key, value in _encoded(second):
+            for key, value in encoded_records(second):
                 publisher.publish_raw(key, value, "MemoryWritten")
             publisher.flush()
             arrivals = reader.collect(1, lambda: check_alive([again]), "input", counting=STORED)

@@ -22,6 +22,7 @@ import uuid
 
 import numpy as np
 
+from streams import codec
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 
 BASE_TIME = 1_790_000_000_000  # fixed event time of the pre-published workload
@@ -106,3 +107,9 @@ def written_events(
         written(memory, base_time + i, str(uuid.UUID(int=rng.getrandbits(128), version=4)))
         for i, memory in enumerate(memories)
     ]
+
+
+def encoded_records(events: list[MemoryEvent]) -> list[tuple[bytes, bytes]]:
+    """(key, value) records of ``events``, as a service publishes them (keyed by user)."""
+    registry = codec.default_registry()
+    return [(e.user_id.encode(), codec.encode_event(e, registry)) for e in events]
