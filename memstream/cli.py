@@ -40,10 +40,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_project(args: argparse.Namespace) -> int:
-    from projections.projector import run_projector
+    from projections.supervisor import run_projector_processes
 
-    run_projector(_settings(args))
-    return 0
+    return run_projector_processes(_settings(args))
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -217,7 +216,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.clean:
         return clean_bench(_settings(args))
-    return run_bench(_settings(args), events=args.events, users=args.users, keep=args.keep)
+    return run_bench(
+        _settings(args),
+        events=args.events,
+        users=args.users,
+        keep=args.keep,
+        projector_processes=args.projector_processes,
+    )
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
@@ -323,6 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="throughput/latency ratios vs a bare Faust agent and raw COPY")
     p.add_argument("--events", type=int, default=20000)
     p.add_argument("--users", type=int, default=50)
+    bench_flags.add_projector_processes_flag(p)
     bench_flags.add_cleanup_flags(p)
     p.set_defaults(func=cmd_bench)
 

@@ -239,3 +239,12 @@ def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         for sample in family.samples:
             samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return samples
+
+
+def process_running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie, killed and awaiting its reaper, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -20,7 +20,7 @@ from projections.schema import migrated_database
 from streams import codec
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
-from tests.support import Pipeline
+from tests.support import Pipeline, process_running
 from tests.workloads import (
     LINK_QUERY,
     REPORT_QUERY,
@@ -77,6 +77,57 @@ def test_projector_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pi
     pipeline.start("projector-replay", ["project"])
     pipeline.wait_for_log_count(len(oracle.decisions))
     assert pipeline.dump_tables() == original
+
+
+def test_a_projector_of_two_processes_killed_mid_stream_loses_and_doubles_nothing(pipeline):
+    """Given the projector runs as two processes in one group (MEMSTREAM_PROJECTOR_PROCESSES),
+    with a static instance id,
+    when its supervisor is SIGKILLed part-way, then its processes die with it;
+    and after a restart the read models equal the oracle's, each ledger event logged once,
+    with both processes members of the group holding every partition."""
+    events = mixed_workload(3000, users=10, seed=17)
+    oracle = replay(events, Limits())
+    two = {"projector_processes": 2, "instance_id": "projector-a"}
+    pipeline.start("worker")
+    first = pipeline.start("projector", ["project"], **two)
+    children = wait_until(
+        lambda: _children(first.pid) if len(_children(first.pid)) == 2 else None,
+        timeout=30,
+        what="the projector's two processes",
+    )
+
+    _publish(pipeline, events[:2000])
+    wait_until(lambda: _log_count(pipeline) >= 200, timeout=90, what="the projector to start")
+    first.kill()
+    wait_until(
+        lambda: not any(process_running(pid) for pid in children),
+        timeout=10,
+        what="the killed projector's processes to die with it",
+    )
+    applied_when_killed = _log_count(pipeline)
+    _publish(pipeline, events[2000:])
+    pipeline.start("projector-2", ["project"], **two)
+    pipeline.wait_for_log_count(len(oracle.decisions))
+
+    assert applied_when_killed < len(oracle.decisions)
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    assert _log_count(pipeline) == len(oracle.decisions)
+    admin = AdminClient(confluent_config(pipeline.settings))
+    group = pipeline.settings.projector_group
+
+    def members_and_partitions() -> tuple[set[str], int] | None:
+        description = admin.describe_consumer_groups([group])[group].result()
+        ids = {m.group_instance_id for m in description.members}
+        held = sum(len(m.assignment.topic_partitions) for m in description.members)
+        return (ids, held) if held == pipeline.settings.partitions else None
+
+    ids, _ = wait_until(members_and_partitions, timeout=30, what="a stable projector group")
+    assert ids == {"projector-a-0", "projector-a-1"}
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        return [int(child) for child in children.read().split()]
 
 
 def test_worker_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pipeline):

@@ -1,0 +1,126 @@
+"""The projector's supervisor (projections/supervisor.py): what each process is told, and that
+the processes start, stop and end together. Real child processes (short Python programs
+standing in for ``memstream project``); no Kafka or PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from memstream.settings import Settings, SettingsError
+from projections.supervisor import ProcessPlan, Supervisor, process_plans
+from tests.support import process_running
+
+SLEEPER = (
+    "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
+    "time.sleep(60)"
+)
+# A supervisor of two sleepers that writes their pids to the file named by its argument.
+SUPERVISOR = f"""
+import os, subprocess, sys
+from memstream.settings import Settings
+from projections.supervisor import ProcessPlan, Supervisor, _die_with_parent
+
+def spawn(plan):
+    child = subprocess.Popen(
+        [sys.executable, "-c", {SLEEPER!r}], preexec_fn=_die_with_parent(os.getpid())
+    )
+    with open(sys.argv[1], "a") as pids:
+        pids.write(f"{{child.pid}}\\n")
+    return child
+
+Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn).run()
+"""
+
+
+def _python(code: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+
+
+def test_each_process_is_one_projector_with_its_own_instance_id_and_metrics_port():
+    settings = Settings(
+        projector_processes=3, instance_id="projector-0", projector_metrics_port=9102
+    )
+    plans = process_plans(settings)
+    assert [p.index for p in plans] == [0, 1, 2]
+    assert [p.settings.instance_id for p in plans] == [
+        "projector-0-0",
+        "projector-0-1",
+        "projector-0-2",
+    ]
+    assert [p.settings.projector_metrics_port for p in plans] == [9102, 9103, 9104]
+    assert {p.settings.projector_processes for p in plans} == {1}
+    # everything else is the instance's: one group, one ledger, one database
+    assert {p.settings.projector_group for p in plans} == {settings.projector_group}
+    assert {p.settings.database_url for p in plans} == {settings.database_url}
+
+
+def test_without_an_instance_id_the_processes_join_dynamically_and_port_0_stays_any_port():
+    plans = process_plans(Settings(projector_processes=2, projector_metrics_port=0))
+    assert [p.settings.instance_id for p in plans] == ["", ""]
+    assert [p.settings.projector_metrics_port for p in plans] == [0, 0]
+
+
+@pytest.mark.parametrize("raw", ["0", "65", "two"])
+def test_a_process_count_out_of_range_is_a_configuration_error_naming_the_variable(raw):
+    with pytest.raises(SettingsError, match="MEMSTREAM_PROJECTOR_PROCESSES"):
+        Settings.from_env(
+            {"MEMSTREAM_PROJECTOR_PROCESSES": raw, "MEMSTREAM_STATE_DIR": "/nonexistent"}
+        )
+
+
+def test_one_process_ending_unasked_stops_the_others_and_gives_its_exit_code():
+    codes = {0: SLEEPER, 1: "import sys, time; time.sleep(0.5); sys.exit(3)", 2: SLEEPER}
+    started: list[subprocess.Popen[bytes]] = []
+
+    def spawn(plan: ProcessPlan) -> subprocess.Popen[bytes]:
+        started.append(_python(codes[plan.index]))
+        return started[-1]
+
+    plans = [ProcessPlan(k, Settings()) for k in codes]
+    began = time.monotonic()
+    assert Supervisor(plans, spawn).run() == 3
+    assert time.monotonic() - began < 20  # the sleepers were stopped, not waited out
+    assert all(child.poll() is not None for child in started)
+
+
+def test_sigterm_to_the_supervisor_stops_every_process_and_exits_cleanly():
+    started: list[subprocess.Popen[bytes]] = []
+
+    def spawn(plan: ProcessPlan) -> subprocess.Popen[bytes]:
+        started.append(_python(SLEEPER))
+        return started[-1]
+
+    supervisor = Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        assert supervisor.run() == 0
+    finally:
+        timer.cancel()
+    assert [child.poll() for child in started] == [0, 0]
+
+
+def test_a_killed_supervisor_takes_its_processes_with_it(tmp_path):
+    """SIGKILL cannot be forwarded: the processes are arranged to die with their parent."""
+    pids = tmp_path / "pids"
+    program = tmp_path / "supervise.py"
+    program.write_text(SUPERVISOR)
+    supervisor = subprocess.Popen([sys.executable, str(program), str(pids)], cwd=os.getcwd())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
+        time.sleep(0.05)
+    children = [int(pid) for pid in pids.read_text().split()]
+    assert len(children) == 2
+    supervisor.kill()
+    supervisor.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(process_running(pid) for pid in children):
+        time.sleep(0.05)
+    assert not any(process_running(pid) for pid in children)
