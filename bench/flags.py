@@ -24,3 +24,14 @@ def add_cleanup_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only remove the topics and databases earlier runs left, then exit",
     )
+
+
+def add_projector_processes_flag(parser: argparse.ArgumentParser) -> None:
+    """``--projector-processes``: how many processes the projector phase runs."""
+    parser.add_argument(
+        "--projector-processes",
+        type=int,
+        default=None,
+        help="projector processes in the projector phase (default: one per core, at most "
+        "one per partition)",
+    )

@@ -67,6 +67,14 @@ def _verdict(ok: bool) -> str:
     return "ok" if ok else "BELOW TARGET"
 
 
+def _projector_label(parameters: dict[str, Any]) -> str:
+    """Older results, from before the projector phase ran several processes, say none."""
+    processes = parameters.get("projector_processes")
+    if processes is None:
+        return "projector (memstream project)"
+    return f"projector (memstream project, {processes} process{'es' if processes > 1 else ''})"
+
+
 def render(results: dict[str, Any]) -> str:
     """The human table of ``results`` (see :func:`bench.run.run_bench` for the keys)."""
     m, p = results["machine"], results["parameters"]
@@ -88,7 +96,7 @@ def render(results: dict[str, Any]) -> str:
         f"   target ≥ {TARGET_WORKER_RATIO}: "
         f"{_verdict(ratios['worker_vs_passthrough'] >= TARGET_WORKER_RATIO)}",
         *_without_cycles(results),
-        f"  {'projector (memstream project)':<44}{rates['projector']:>11,.0f} ev/s",
+        f"  {_projector_label(p):<44}{rates['projector']:>11,.0f} ev/s",
         *_write_only(results),
         f"  {'raw binary COPY of the rows it writes':<44}{rates['copy']:>11,.0f} ev/s",
         *_rounds(results, "projector", "copy", "projector / COPY"),

@@ -9,7 +9,10 @@
                        state, changelog, transactions). Phases 1 and 2 alternate for
                        ``THROUGHPUT_ROUNDS`` rounds, each on topics of its own; the medians
                        are reported
-3. projector rate      phase 1's full ledger → ``memstream project`` → a fresh database
+3. projector rate      phase 1's full ledger → ``memstream project`` → a fresh database;
+                       the projector (one process per core, ``--projector-processes``)
+                       forms its group on an empty ledger topic first, then the ledger is
+                       committed to it in one transaction (bench/projector_input.py)
 4. raw COPY            the rows the projector writes (memory, log, links, reports), binary
                        COPY in batches of its batch size; both rates in ledger events/s.
                        Phases 3 and 4 alternate for ``PROJECTOR_ROUNDS`` rounds, each on a
@@ -27,6 +30,7 @@ process started here is stopped by pid before returning; topics and databases ar
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -44,6 +48,7 @@ from bench.harness import BenchError, Harness, check_alive
 from bench.latency import LatencyRun, measure_latency
 from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
 from bench.progress import Counter
+from bench.projector_input import LedgerRecord, publish_at_once, read_ledger, wait_for_group
 from bench.recall_latency import measure_recall
 from bench.report import TARGET_P99_MS, machine, render, save, source_version
 from bench.workload import encoded_records, new_memories, written_events
@@ -92,6 +97,7 @@ def run_bench(
     latency_rate: float = DEFAULT_LATENCY_RATE,
     latency_seconds: float = DEFAULT_LATENCY_SECONDS,
     keep: bool = False,
+    projector_processes: int | None = None,
 ) -> int:
     """Run every phase, print the table, write ``bench/results/latest.json``; then remove the
     run's topics, consumer groups and databases unless ``keep`` or a phase failed (then they
@@ -104,6 +110,13 @@ def run_bench(
         print("error: --events, --users, --rate and --duration must be positive", file=sys.stderr)
         return 2
     partitions = partitions or settings.partitions
+    processes = projector_processes or default_projector_processes(partitions)
+    if not 1 <= processes <= partitions:
+        print(
+            f"error: --projector-processes must be 1..{partitions} (the partitions)",
+            file=sys.stderr,
+        )
+        return 2
     started = time.perf_counter()
     progress.phase(f"memstream bench: {events} events, {users} users, {partitions} partitions")
     try:
@@ -115,7 +128,7 @@ def run_bench(
     progress.note(f"run {harness.run_id}: logs in {harness.workdir / 'logs'}")
     completed = False
     try:
-        results = _run_phases(harness, events, users, latency_rate, latency_seconds)
+        results = _run_phases(harness, events, users, latency_rate, latency_seconds, processes)
         completed = True
     except (BenchError, StackError, PublishError, KafkaException, psycopg.Error) as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
@@ -142,8 +155,19 @@ def run_bench(
     return 0
 
 
+def default_projector_processes(partitions: int) -> int:
+    """The projector phase's processes: one per core, as an operator would run it on this
+    machine (projections/supervisor.py), never more than there are partitions."""
+    return max(1, min(os.cpu_count() or 1, partitions))
+
+
 def _run_phases(
-    harness: Harness, events: int, users: int, latency_rate: float, latency_seconds: float
+    harness: Harness,
+    events: int,
+    users: int,
+    latency_rate: float,
+    latency_seconds: float,
+    projector_processes: int,
 ) -> dict[str, Any]:
     base = harness.base
     host = machine()  # before the phases, so the load average is the one they started with
@@ -184,20 +208,24 @@ def _run_phases(
     worker = workers[0]
 
     batches = batches_from_ledger(worker.values, base.projector_batch_size)
+    ledger = read_ledger(worker_settings, len(worker.values))
     worker.values.clear()
     rounds: list[ProjectorRound] = []
     for n in range(1, PROJECTOR_ROUNDS + 1):
         progress.phase(
             f"[3/6] projector rate, round {n} of {PROJECTOR_ROUNDS}: the full ledger of "
-            f"phase 1 → a fresh database"
+            f"phase 1 → {projector_processes} projector process(es) → a fresh database"
         )
-        settings = harness.fresh_database(worker_settings, f"bench{harness.run_id}_projector{n}")
-        projector, projector_metrics = _projector(harness, settings, events)
+        settings = harness.fresh_database(
+            harness.pipeline(f"projector{n}"), f"bench{harness.run_id}_projector{n}"
+        ).with_overrides(projector_processes=projector_processes)
+        projector, projector_metrics = _projector(harness, settings, ledger)
         progress.phase(f"[4/6] baseline, round {n}: raw binary COPY of the rows it wrote")
         copied = copy_baseline(settings.database_url, batches)
         progress.note(f"{copied.rate.per_second:,.0f} ledger events/s of rows into bench_copy_*")
         rounds.append(ProjectorRound(projector, projector_metrics, copied, settings))
-    del batches
+    ledger_events = len(ledger)
+    del batches, ledger
 
     e2e_settings = harness.pipeline("e2e", database=True)
     latency_runs: list[tuple[float, LatencyRun]] = []
@@ -239,6 +267,7 @@ def _run_phases(
             "commit_interval_seconds": base.commit_interval_seconds,
             "projector_batch_size": base.projector_batch_size,
             "projector_batch_ms": base.projector_batch_ms,
+            "projector_processes": projector_processes,
             "embedding_dim": base.embedding_dim,
             "latency_rate": latency_rate,
             "latency_seconds": latency_seconds,
@@ -263,13 +292,15 @@ def _run_phases(
             "worker_without_cycles": {"rounds": [_arrivals_detail(w) for w in without_cycles]},
             "projector": {
                 "rows_per_s_in_write_transactions": _median_or_none(
-                    _write_only_rate(r.metrics, events) for r in rounds
+                    _write_only_rate(r.metrics, ledger_events) for r in rounds
                 ),
                 "rounds": [
                     {
                         **_rate_detail(r.projector),
                         "metrics": r.metrics,
-                        "rows_per_s_in_write_transactions": _write_only_rate(r.metrics, events),
+                        "rows_per_s_in_write_transactions": _write_only_rate(
+                            r.metrics, ledger_events
+                        ),
                     }
                     for r in rounds
                 ],
@@ -380,35 +411,48 @@ def _throughput(
     return arrivals
 
 
-def _projector(harness: Harness, settings: Settings, events: int) -> tuple[Rate, dict[str, float]]:
+def _projector(
+    harness: Harness, settings: Settings, ledger: list[LedgerRecord]
+) -> tuple[Rate, dict[str, float]]:
+    """The projector's rate over ``ledger``, published at once to its group already formed
+    (bench/projector_input.py), and its metrics summed over its processes."""
     process = harness.start_memstream("projector", ["project"], settings)
-    progress.note(f"projector pid {process.pid}; polling consolidation_log")
+    progress.note(f"projector pid {process.pid}; waiting for its group to form")
+    wait_for_group(settings, settings.projector_processes, lambda: check_alive([process]))
+    publish_at_once(settings, ledger)
+    progress.note("ledger committed; polling consolidation_log")
     watch = watch_count(
         settings.database_url,
         "SELECT count(*) FROM consolidation_log",
-        events,
+        len(ledger),
         lambda: check_alive([process]),
         "ledger events projected",
         interval=POLL_INTERVAL_S,
     )
-    metrics = _projector_metrics(settings.projector_metrics_port)
+    metrics = _projector_metrics(settings.projector_metrics_port, settings.projector_processes)
     harness.stop(process)
     rate = watch.rate
     progress.note(f"{rate.per_second:,.0f} rows/s ({rate.count} rows in {rate.seconds:.2f} s)")
     return rate, metrics
 
 
-def _projector_metrics(port: int) -> dict[str, float]:
-    try:
-        sums = scrape_metrics(port)
-    except OSError:
-        return {}
+def _projector_metrics(port: int, processes: int) -> dict[str, float]:
+    """The projector's counters summed over its processes (process k serves port + k)."""
     wanted = (
         "memstream_projector_rows_total",
         "memstream_projector_batch_seconds_sum",
         "memstream_projector_batch_seconds_count",
     )
-    return {name: sums[name] for name in wanted if name in sums}
+    totals: dict[str, float] = {}
+    for k in range(processes):
+        try:
+            sums = scrape_metrics(port + k)
+        except OSError:
+            return {}
+        for name in wanted:
+            if name in sums:
+                totals[name] = totals.get(name, 0.0) + sums[name]
+    return totals
 
 
 def _write_only_rate(metrics: dict[str, float], rows: int) -> float | None:

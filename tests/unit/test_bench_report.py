@@ -1,9 +1,15 @@
-"""The bench's printed table says which rounds its medians came from: the projector and its
-COPY baseline, the worker and the bare Faust pass-through."""
+"""The bench's printed table says which rounds its medians came from (the projector and its
+COPY baseline, the worker and the bare Faust pass-through) and how many processes ran the
+projector."""
 
 from __future__ import annotations
 
-from bench.report import _rounds, _without_cycles
+import os
+
+import pytest
+
+from bench.report import _projector_label, _rounds, _without_cycles
+from bench.run import default_projector_processes
 
 
 def rounds(projector: list[float], copy: list[float]) -> dict[str, object]:
@@ -70,3 +76,23 @@ def test_the_worker_without_cycles_is_shown_beside_the_pass_through_it_is_divide
 
 def test_results_of_a_run_without_the_diagnostic_show_no_line_for_it() -> None:
     assert _without_cycles({"rates": {"worker": 1.0}, "ratios": {}}) == []
+
+
+def test_the_projector_line_says_how_many_processes_ran_it_and_older_results_say_none() -> None:
+    assert _projector_label({"projector_processes": 2}) == (
+        "projector (memstream project, 2 processes)"
+    )
+    assert _projector_label({"projector_processes": 1}) == (
+        "projector (memstream project, 1 process)"
+    )
+    assert _projector_label({"events": 20_000}) == "projector (memstream project)"
+
+
+def test_the_projector_phase_runs_a_process_per_core_but_never_more_than_partitions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert default_projector_processes(12) == 2
+    assert default_projector_processes(1) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert default_projector_processes(12) == 1
