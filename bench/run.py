@@ -292,14 +292,14 @@ def _run_phases(
             "worker_without_cycles": {"rounds": [_arrivals_detail(w) for w in without_cycles]},
             "projector": {
                 "rows_per_s_in_write_transactions": _median_or_none(
-                    _write_only_rate(r.metrics, ledger_events) for r in rounds
+                    _write_only_rate(r.metrics, ledger_events, projector_processes) for r in rounds
                 ),
                 "rounds": [
                     {
                         **_rate_detail(r.projector),
                         "metrics": r.metrics,
                         "rows_per_s_in_write_transactions": _write_only_rate(
-                            r.metrics, ledger_events
+                            r.metrics, ledger_events, projector_processes
                         ),
                     }
                     for r in rounds
@@ -455,9 +455,11 @@ def _projector_metrics(port: int, processes: int) -> dict[str, float]:
     return totals
 
 
-def _write_only_rate(metrics: dict[str, float], rows: int) -> float | None:
+def _write_only_rate(metrics: dict[str, float], rows: int, processes: int) -> float | None:
+    """The rate if only the write transactions took time. The processes write side by side,
+    so their summed seconds are divided among them: each wrote its share in its own time."""
     seconds = metrics.get("memstream_projector_batch_seconds_sum")
-    return rows / seconds if seconds else None
+    return rows * processes / seconds if seconds else None
 
 
 def _median_or_none(values: Iterable[float | None]) -> float | None:
