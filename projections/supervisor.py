@@ -73,13 +73,12 @@ def run_projector_processes(settings: Settings) -> int:
 
         run_projector(settings)
         return 0
-    if settings.projector_metrics_port and (
-        settings.projector_metrics_port + settings.projector_processes - 1 > 65_535
-    ):
+    first, count = settings.projector_metrics_port, settings.projector_processes
+    if first and first + count - 1 > 65_535:
         raise SystemExit(
-            f"memstream projector: {settings.projector_processes} processes need metrics "
-            f"ports {settings.projector_metrics_port}.. and past 65535; lower "
-            "MEMSTREAM_PROJECTOR_METRICS_PORT or MEMSTREAM_PROJECTOR_PROCESSES"
+            f"memstream projector: {count} processes need metrics ports {first}-"
+            f"{first + count - 1}, past 65535; lower MEMSTREAM_PROJECTOR_METRICS_PORT or "
+            "MEMSTREAM_PROJECTOR_PROCESSES"
         )
     migrate_when_reachable(settings)
     plans = process_plans(settings)

@@ -14,7 +14,12 @@ import time
 import pytest
 
 from memstream.settings import Settings, SettingsError
-from projections.supervisor import ProcessPlan, Supervisor, process_plans
+from projections.supervisor import (
+    ProcessPlan,
+    Supervisor,
+    process_plans,
+    run_projector_processes,
+)
 from tests.support import process_running
 
 SLEEPER = (
@@ -65,6 +70,12 @@ def test_without_an_instance_id_the_processes_join_dynamically_and_port_0_stays_
     plans = process_plans(Settings(projector_processes=2, projector_metrics_port=0))
     assert [p.settings.instance_id for p in plans] == ["", ""]
     assert [p.settings.projector_metrics_port for p in plans] == [0, 0]
+
+
+def test_metrics_ports_past_the_last_port_stop_the_start_with_what_to_change():
+    settings = Settings(projector_processes=3, projector_metrics_port=65_534)
+    with pytest.raises(SystemExit, match="ports 65534-65536, past 65535; lower MEMSTREAM_"):
+        run_projector_processes(settings)
 
 
 @pytest.mark.parametrize("raw", ["0", "65", "two"])
