@@ -179,7 +179,7 @@ def _run_phases(
     workers: list[Arrivals] = []
     passthroughs: list[Arrivals] = []
     without_cycles: list[Arrivals] = []
-    throughput_prefixes: list[str] = []
+    phase_prefixes: list[str] = []
     worker_settings = harness.pipeline("worker1")  # its ledger is the projector phase's input
     for n in range(1, THROUGHPUT_ROUNDS + 1):
         progress.phase(
@@ -199,7 +199,7 @@ def _run_phases(
         )
         uncycled_settings = harness.pipeline(f"nocycles{n}")
         without_cycles.append(_throughput(harness, uncycled_settings, uncycled, "worker"))
-        throughput_prefixes += [
+        phase_prefixes += [
             settings.topic_prefix,
             passthrough_settings.topic_prefix,
             uncycled_settings.topic_prefix,
@@ -219,6 +219,7 @@ def _run_phases(
         settings = harness.fresh_database(
             harness.pipeline(f"projector{n}"), f"bench{harness.run_id}_projector{n}"
         ).with_overrides(projector_processes=projector_processes)
+        phase_prefixes.append(settings.topic_prefix)
         projector, projector_metrics = _projector(harness, settings, ledger)
         progress.phase(f"[4/6] baseline, round {n}: raw binary COPY of the rows it wrote")
         copied = copy_baseline(settings.database_url, batches)
@@ -314,7 +315,7 @@ def _run_phases(
         "run": {
             "run_id": harness.run_id,
             "source": source_version(),
-            "topic_prefixes": [*throughput_prefixes, e2e_settings.topic_prefix],
+            "topic_prefixes": [*phase_prefixes, e2e_settings.topic_prefix],
             "databases": [
                 *(_dbname(r.settings) for r in rounds),
                 _dbname(e2e_settings),
