@@ -9,11 +9,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 from memstream.settings import Settings, SettingsError
+from memstream.waiting import wait_until
 from projections.supervisor import (
     ProcessPlan,
     Supervisor,
@@ -22,30 +22,34 @@ from projections.supervisor import (
 )
 from tests.support import process_running
 
-SLEEPER = (
-    "import signal, sys, time; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
-    "time.sleep(60)"
+# Stands in for a projector process: stops cleanly on SIGTERM, and says it is ready for it
+# by creating a file named by its pid in the directory given as its argument.
+WAITER = (
+    "import os, signal, sys; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
+    "open(os.path.join(sys.argv[1], str(os.getpid())), 'w').close(); signal.pause()"
 )
-# A supervisor of two sleepers that writes their pids to the file named by its argument.
-SUPERVISOR = f"""
-import os, subprocess, sys
+# A supervisor of two processes that only wait, writing their pids to the file named by its
+# argument.
+SUPERVISOR = """
+import os, signal, subprocess, sys
 from memstream.settings import Settings
 from projections.supervisor import ProcessPlan, Supervisor, _die_with_parent
 
 def spawn(plan):
     child = subprocess.Popen(
-        [sys.executable, "-c", {SLEEPER!r}], preexec_fn=_die_with_parent(os.getpid())
+        [sys.executable, "-c", "import signal; signal.pause()"],
+        preexec_fn=_die_with_parent(os.getpid()),
     )
     with open(sys.argv[1], "a") as pids:
-        pids.write(f"{{child.pid}}\\n")
+        pids.write(f"{child.pid}\\n")
     return child
 
 Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn).run()
 """
 
 
-def _python(code: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
+def _python(code: str, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdin=subprocess.DEVNULL)
 
 
 def test_each_process_is_one_projector_with_its_own_instance_id_and_metrics_port():
@@ -86,36 +90,38 @@ def test_a_process_count_out_of_range_is_a_configuration_error_naming_the_variab
         )
 
 
-def test_one_process_ending_unasked_stops_the_others_and_gives_its_exit_code():
-    codes = {0: SLEEPER, 1: "import sys, time; time.sleep(0.5); sys.exit(3)", 2: SLEEPER}
+def test_one_process_ending_unasked_stops_the_others_and_gives_its_exit_code(tmp_path):
+    codes = {0: WAITER, 1: "import sys; sys.exit(3)", 2: WAITER}
+    started: dict[int, subprocess.Popen[bytes]] = {}
+
+    def spawn(plan: ProcessPlan) -> subprocess.Popen[bytes]:
+        started[plan.index] = _python(codes[plan.index], str(tmp_path))
+        return started[plan.index]
+
+    assert Supervisor([ProcessPlan(k, Settings()) for k in codes], spawn).run() == 3
+    # the waiters never end by themselves: they were sent SIGTERM (clean exit, or killed by
+    # it before their handler was in place), never SIGKILLed after the stop timeout
+    assert {started[0].returncode, started[2].returncode} <= {0, -signal.SIGTERM}
+
+
+def test_sigterm_to_the_supervisor_stops_every_process_and_exits_cleanly(tmp_path):
     started: list[subprocess.Popen[bytes]] = []
 
     def spawn(plan: ProcessPlan) -> subprocess.Popen[bytes]:
-        started.append(_python(codes[plan.index]))
+        started.append(_python(WAITER, str(tmp_path)))
         return started[-1]
 
-    plans = [ProcessPlan(k, Settings()) for k in codes]
-    began = time.monotonic()
-    assert Supervisor(plans, spawn).run() == 3
-    assert time.monotonic() - began < 20  # the sleepers were stopped, not waited out
-    assert all(child.poll() is not None for child in started)
+    def terminate_when_ready() -> None:
+        wait_until(lambda: len(list(tmp_path.iterdir())) == 2, timeout=30, what="both ready")
+        os.kill(os.getpid(), signal.SIGTERM)
 
-
-def test_sigterm_to_the_supervisor_stops_every_process_and_exits_cleanly():
-    started: list[subprocess.Popen[bytes]] = []
-
-    def spawn(plan: ProcessPlan) -> subprocess.Popen[bytes]:
-        started.append(_python(SLEEPER))
-        return started[-1]
-
-    supervisor = Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn)
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
-    timer.start()
+    terminator = threading.Thread(target=terminate_when_ready)
+    terminator.start()
     try:
-        assert supervisor.run() == 0
+        assert Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn).run() == 0
     finally:
-        timer.cancel()
-    assert [child.poll() for child in started] == [0, 0]
+        terminator.join()
+    assert [child.returncode for child in started] == [0, 0]
 
 
 def test_a_killed_supervisor_takes_its_processes_with_it(tmp_path):
@@ -124,14 +130,16 @@ def test_a_killed_supervisor_takes_its_processes_with_it(tmp_path):
     program = tmp_path / "supervise.py"
     program.write_text(SUPERVISOR)
     supervisor = subprocess.Popen([sys.executable, str(program), str(pids)], cwd=os.getcwd())
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (not pids.exists() or len(pids.read_text().split()) < 2):
-        time.sleep(0.05)
-    children = [int(pid) for pid in pids.read_text().split()]
-    assert len(children) == 2
+
+    def both_started() -> list[int] | None:
+        started = [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+        return started if len(started) == 2 else None
+
+    children = wait_until(both_started, timeout=30, what="the supervisor's two processes")
     supervisor.kill()
     supervisor.wait(10)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(process_running(pid) for pid in children):
-        time.sleep(0.05)
-    assert not any(process_running(pid) for pid in children)
+    wait_until(
+        lambda: not any(process_running(pid) for pid in children),
+        timeout=10,
+        what="the processes to die with their supervisor",
+    )
