@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import psycopg
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness import BenchError
@@ -50,9 +50,29 @@ def chunked_rate(
     return Rate(total, last_at - started, f"start→last {what} (all arrived at once)")
 
 
+@dataclass(frozen=True)
+class TopicRecord:
+    """A record as read, with what publishing it again needs (bench/projector_input.py)."""
+
+    partition: int
+    key: bytes | None
+    value: bytes
+    headers: list[tuple[str, str | bytes | None]] | None
+
+    @classmethod
+    def of(cls, message: Message) -> TopicRecord:
+        headers = message.headers()  # librdkafka gives a list of pairs, or none
+        return cls(
+            message.partition() or 0,
+            message.key(),
+            message.value() or b"",
+            headers if isinstance(headers, list) else None,
+        )
+
+
 @dataclass
 class Arrivals:
-    """What a :class:`TopicReader` saw: arrival times, producer timestamps, the values."""
+    """What a :class:`TopicReader` saw: arrival times, producer timestamps, the records."""
 
     count: int = 0
     started: float = 0.0
@@ -61,7 +81,7 @@ class Arrivals:
     last_at: float = 0.0
     min_timestamp_ms: int | None = None
     max_timestamp_ms: int | None = None
-    values: list[bytes] = field(default_factory=list)
+    records: list[TopicRecord] = field(default_factory=list)
 
     def rate(self) -> Rate:
         return chunked_rate(
@@ -101,7 +121,7 @@ class TopicReader:
         expected: int,
         check: Check,
         label: str,
-        keep_values: bool = False,
+        keep_records: bool = False,
         first_timeout: float = 180.0,
         stall_timeout: float = 60.0,
         counting: tuple[str, bytes] | None = None,
@@ -109,7 +129,7 @@ class TopicReader:
         """Read until ``expected`` records arrived; raise if they stop coming. ``counting``:
         count only the records with this header (name, value), e.g. the worker's one
         ``MemoryStored`` per input, so a rate is inputs/s however many records an input
-        makes; every record is still kept with ``keep_values``."""
+        makes; every record is still kept with ``keep_records``."""
         seen = Arrivals(started=time.perf_counter())
         bar = Counter(expected, label)
         last_progress = seen.started
@@ -121,8 +141,8 @@ class TopicReader:
                 for message in messages:
                     if message.error() is not None:
                         continue
-                    if keep_values:
-                        seen.values.append(message.value() or b"")
+                    if keep_records:
+                        seen.records.append(TopicRecord.of(message))
                     if counting is not None and counting not in (message.headers() or ()):
                         continue
                     got += 1

@@ -13,87 +13,20 @@ none of them before the commit and all of them after it.
 
 from __future__ import annotations
 
-import time
 import uuid
-from dataclasses import dataclass
 
-from confluent_kafka import (
-    OFFSET_BEGINNING,
-    Consumer,
-    ConsumerGroupState,
-    Message,
-    Producer,
-    TopicPartition,
-)
+from confluent_kafka import ConsumerGroupState, Producer
 
 from bench.harness import BenchError
-from bench.measure import Check
+from bench.measure import Check, TopicRecord
 from bench.progress import Counter
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from memstream.stack import LocalStack
+from memstream.waiting import WaitTimeout, wait_until
 
 GROUP_TIMEOUT_SECONDS = 120.0
 PUBLISH_TIMEOUT_SECONDS = 120.0
-
-
-@dataclass(frozen=True)
-class LedgerRecord:
-    partition: int
-    key: bytes | None
-    value: bytes
-    headers: list[tuple[str, str | bytes | None]] | None
-
-
-def read_ledger(
-    settings: Settings, expected: int, stall_timeout: float = 60.0
-) -> list[LedgerRecord]:
-    """Every committed record of ``settings``' ledger topic, ``expected`` of them."""
-    consumer = Consumer(
-        {
-            **confluent_config(settings),
-            "group.id": f"bench-ledger-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
-    )
-    consumer.assign(
-        [
-            TopicPartition(settings.ledger_topic, p, OFFSET_BEGINNING)
-            for p in range(settings.partitions)
-        ]
-    )
-    records: list[LedgerRecord] = []
-    last_progress = time.monotonic()
-    try:
-        while len(records) < expected:
-            messages = consumer.consume(2000, 0.2)
-            for message in messages:
-                if message.error() is None:
-                    records.append(
-                        LedgerRecord(
-                            message.partition() or 0,
-                            message.key(),
-                            message.value() or b"",
-                            _headers(message),
-                        )
-                    )
-            if messages:
-                last_progress = time.monotonic()
-            elif time.monotonic() - last_progress > stall_timeout:
-                raise BenchError(
-                    f"read {len(records)} of {expected} ledger records of "
-                    f"{settings.ledger_topic}, then nothing for {stall_timeout:.0f} s"
-                )
-    finally:
-        consumer.close()
-    return records
-
-
-def _headers(message: Message) -> list[tuple[str, str | bytes | None]] | None:
-    """A consumed record's headers (librdkafka gives a list of pairs, or none)."""
-    headers = message.headers()
-    return headers if isinstance(headers, list) else None
 
 
 def wait_for_group(settings: Settings, members: int, check: Check) -> None:
@@ -101,9 +34,9 @@ def wait_for_group(settings: Settings, members: int, check: Check) -> None:
     partition of the ledger topic."""
     admin = LocalStack(settings).kafka_admin()
     group = settings.projector_group
-    deadline = time.monotonic() + GROUP_TIMEOUT_SECONDS
-    seen = "no description yet"
-    while time.monotonic() < deadline:
+    seen = ["no description yet"]
+
+    def formed() -> bool:
         check()
         description = admin.describe_consumer_groups([group])[group].result()
         assigned = sum(
@@ -112,23 +45,28 @@ def wait_for_group(settings: Settings, members: int, check: Check) -> None:
             for tp in (member.assignment.topic_partitions if member.assignment else [])
             if tp.topic == settings.ledger_topic
         )
-        seen = (
+        seen[0] = (
             f"{description.state.name}, {len(description.members)} members, {assigned} partitions"
         )
-        if (
+        return (
             description.state == ConsumerGroupState.STABLE
             and len(description.members) == members
             and assigned == settings.partitions
-        ):
-            return
-        time.sleep(0.2)
-    raise BenchError(
-        f"projector group {group} not stable with {members} member(s) holding "
-        f"{settings.partitions} partitions after {GROUP_TIMEOUT_SECONDS:.0f} s ({seen})"
-    )
+        )
+
+    try:
+        wait_until(
+            formed,
+            timeout=GROUP_TIMEOUT_SECONDS,
+            what=f"projector group {group} stable with {members} member(s) holding "
+            f"{settings.partitions} partitions",
+            describe=lambda: seen[0],
+        )
+    except WaitTimeout as exc:
+        raise BenchError(str(exc)) from None
 
 
-def publish_at_once(settings: Settings, records: list[LedgerRecord]) -> None:
+def publish_at_once(settings: Settings, records: list[TopicRecord]) -> None:
     """All of ``records`` to ``settings``' ledger topic in one transaction."""
     producer = Producer(
         {

@@ -46,9 +46,17 @@ from bench.baselines import CopyResult, batches_from_ledger, copy_baseline
 from bench.cleanup import remove_run
 from bench.harness import BenchError, Harness, check_alive
 from bench.latency import LatencyRun, measure_latency
-from bench.measure import Arrivals, Rate, TopicReader, percentiles, scrape_metrics, watch_count
+from bench.measure import (
+    Arrivals,
+    Rate,
+    TopicReader,
+    TopicRecord,
+    percentiles,
+    scrape_metrics,
+    watch_count,
+)
 from bench.progress import Counter
-from bench.projector_input import LedgerRecord, publish_at_once, read_ledger, wait_for_group
+from bench.projector_input import publish_at_once, wait_for_group
 from bench.recall_latency import measure_recall
 from bench.report import TARGET_P99_MS, machine, render, save, source_version
 from bench.workload import encoded_records, new_memories, written_events
@@ -187,7 +195,7 @@ def _run_phases(
             f"memstream worker → ledger"
         )
         settings = worker_settings if n == 1 else harness.pipeline(f"worker{n}")
-        workers.append(_throughput(harness, settings, encoded, "worker", keep_values=n == 1))
+        workers.append(_throughput(harness, settings, encoded, "worker", keep_records=n == 1))
         progress.phase(
             f"[2/6] baseline, round {n}: bare Faust pass-through agent, the same {events} records"
         )
@@ -207,9 +215,9 @@ def _run_phases(
     del encoded, uncycled
     worker = workers[0]
 
-    batches = batches_from_ledger(worker.values, base.projector_batch_size)
-    ledger = read_ledger(worker_settings, len(worker.values))
-    worker.values.clear()
+    # the projector and the COPY baseline take the same records: the ledger as phase 1 read it
+    ledger, worker.records = worker.records, []
+    batches = batches_from_ledger((r.value for r in ledger), base.projector_batch_size)
     rounds: list[ProjectorRound] = []
     for n in range(1, PROJECTOR_ROUNDS + 1):
         progress.phase(
@@ -381,7 +389,7 @@ def _throughput(
     settings: Settings,
     encoded: list[tuple[bytes, bytes]],
     kind: str,
-    keep_values: bool = False,
+    keep_records: bool = False,
 ) -> Arrivals:
     """Pre-publish, start the process, time its output from first to last record."""
     _publish(settings, encoded)
@@ -401,7 +409,7 @@ def _throughput(
             len(encoded),
             lambda: check_alive([process]),
             "inputs done",
-            keep_values=keep_values,
+            keep_records=keep_records,
             counting=counting,
         )
     finally:
@@ -413,7 +421,7 @@ def _throughput(
 
 
 def _projector(
-    harness: Harness, settings: Settings, ledger: list[LedgerRecord]
+    harness: Harness, settings: Settings, ledger: list[TopicRecord]
 ) -> tuple[Rate, dict[str, float]]:
     """The projector's rate over ``ledger``, published at once to its group already formed
     (bench/projector_input.py), and its metrics summed over its processes."""
