@@ -33,10 +33,9 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from streams.worker import run_worker
+    from streams.worker_processes import run_worker_processes
 
-    run_worker(_settings(args), loglevel=args.loglevel)
-    return 0
+    return run_worker_processes(_settings(args), loglevel=args.loglevel)
 
 
 def cmd_project(args: argparse.Namespace) -> int:

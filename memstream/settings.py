@@ -51,6 +51,9 @@ class Settings:
     # Projector processes in one group (projections/supervisor.py): its Python work holds
     # one interpreter's lock, so a second process is what lets it use a second core.
     projector_processes: int = 1
+    # Worker processes in one group (streams/worker_processes.py), for the same reason: one
+    # worker process runs its engine on one core.
+    worker_processes: int = 1
     retry_attempts: int = 3
     retry_backoff_seconds: float = 5.0
     max_content_bytes: int = 65536
@@ -165,6 +168,7 @@ _FIELD_KINDS: dict[str, type] = {
     "projector_batch_size": int,
     "projector_batch_ms": int,
     "projector_processes": int,
+    "worker_processes": int,
     "retry_attempts": int,
     "retry_backoff_seconds": float,
     "max_content_bytes": int,
@@ -213,6 +217,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "projector_batch_size": (1, 1_000_000),  # librdkafka's consume() limit
     "projector_batch_ms": (1, 60_000),
     "projector_processes": (1, 64),
+    "worker_processes": (1, 64),
     "retry_attempts": (1, 100),
     "retry_backoff_seconds": (0, 3_600),
     "commit_interval_seconds": (0.01, 60),

@@ -112,17 +112,74 @@ def test_a_projector_of_two_processes_killed_mid_stream_loses_and_doubles_nothin
     assert applied_when_killed < len(oracle.decisions)
     assert pipeline.memory_rows() == expected_rows(oracle)
     assert _log_count(pipeline) == len(oracle.decisions)
+    settings = pipeline.settings
+    members = _group_members(pipeline, settings.projector_group, settings.ledger_topic)
+    assert members == {"projector-a-0", "projector-a-1"}
+
+
+def test_a_worker_of_two_processes_killed_mid_stream_loses_and_doubles_nothing(pipeline):
+    """Given the worker runs as two processes in one group (MEMSTREAM_WORKER_PROCESSES), with
+    a static instance id, each with its own local store,
+    when its supervisor is SIGKILLed part-way through a stream with consolidation cycles,
+    then its processes die with it; and after a restart the ledger holds each decision
+    once and the read models equal the oracle's, with both processes members of the group
+    holding every partition."""
+    events = mixed_workload(3000, users=10, seed=29)
+    oracle = replay(events, Limits())
+    two = {"worker_processes": 2, "instance_id": "worker-a"}
+    pipeline.start("projector", ["project"])
+    first = pipeline.start("worker", ["worker"], **two)
+    children = wait_until(
+        lambda: _children(first.pid) if len(_children(first.pid)) == 2 else None,
+        timeout=30,
+        what="the worker's two processes",
+    )
+
+    _publish(pipeline, events[:2000])
+    wait_until(lambda: _log_count(pipeline) >= 200, timeout=120, what="the worker to start")
+    first.kill()
+    wait_until(
+        lambda: not any(process_running(pid) for pid in children),
+        timeout=10,
+        what="the killed worker's processes to die with it",
+    )
+    applied_when_killed = _log_count(pipeline)
+    _publish(pipeline, events[2000:])
+    pipeline.start("worker-2", ["worker"], **two)
+    pipeline.wait_for_log_count(len(oracle.decisions), timeout=180)
+
+    assert applied_when_killed < len(oracle.decisions)
+    ledger = pipeline.read_topic(pipeline.settings.ledger_topic, expected=len(oracle.decisions))
+    assert sorted(codec.decode_ledger(m.value()).event_id for m in ledger) == sorted(
+        d.event_id for d in oracle.decisions
+    )
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    members = _group_members(pipeline, pipeline.settings.app_id, pipeline.settings.events_topic)
+    assert members == {"worker-a-0", "worker-a-1"}
+    data = pipeline.workdir / "worker-data"
+    assert sorted(p.name for p in data.iterdir() if p.name.startswith("process-")) == [
+        "process-0",
+        "process-1",
+    ]
+
+
+def _group_members(pipeline, group: str, topic: str) -> set[str | None]:
+    """The static ids of ``group``'s members, once they hold every partition of ``topic``."""
     admin = AdminClient(confluent_config(pipeline.settings))
-    group = pipeline.settings.projector_group
 
-    def members_and_partitions() -> tuple[set[str], int] | None:
+    def members() -> set[str | None] | None:
         description = admin.describe_consumer_groups([group])[group].result()
-        ids = {m.group_instance_id for m in description.members}
-        held = sum(len(m.assignment.topic_partitions) for m in description.members)
-        return (ids, held) if held == pipeline.settings.partitions else None
+        held = {
+            tp.partition
+            for m in description.members
+            for tp in (m.assignment.topic_partitions if m.assignment else [])
+            if tp.topic == topic
+        }
+        if len(held) < pipeline.settings.partitions:
+            return None
+        return {m.group_instance_id for m in description.members}
 
-    ids, _ = wait_until(members_and_partitions, timeout=30, what="a stable projector group")
-    assert ids == {"projector-a-0", "projector-a-1"}
+    return wait_until(members, timeout=30, what=f"group {group} holding all of {topic}")
 
 
 def _children(pid: int) -> list[int]:

@@ -1,6 +1,7 @@
-"""The projector's supervisor (projections/supervisor.py): what each process is told, and that
-the processes start, stop and end together. Real child processes (short Python programs
-standing in for ``memstream project``); no Kafka or PostgreSQL."""
+"""The supervisor of several worker or projector processes (memstream/supervisor.py): what
+each process is told, and that the processes start, stop and end together. Real child
+processes (short Python programs standing in for ``memstream worker``/``project``); no Kafka
+or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,17 +14,14 @@ import threading
 import pytest
 
 from memstream.settings import Settings, SettingsError
+from memstream.supervisor import ProcessPlan, Supervisor
 from memstream.waiting import wait_until
-from projections.supervisor import (
-    ProcessPlan,
-    Supervisor,
-    process_plans,
-    run_projector_processes,
-)
+from projections.supervisor import process_plans, run_projector_processes
+from streams import worker_processes
 from tests.support import process_running
 
-# Stands in for a projector process: stops cleanly on SIGTERM, and says it is ready for it
-# by creating a file named by its pid in the directory given as its argument.
+# Stands in for a worker or projector process: stops cleanly on SIGTERM, and says it is ready
+# for it by creating a file named by its pid in the directory given as its argument.
 WAITER = (
     "import os, signal, sys; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
     "open(os.path.join(sys.argv[1], str(os.getpid())), 'w').close(); signal.pause()"
@@ -33,18 +31,18 @@ WAITER = (
 SUPERVISOR = """
 import os, signal, subprocess, sys
 from memstream.settings import Settings
-from projections.supervisor import ProcessPlan, Supervisor, _die_with_parent
+from memstream.supervisor import ProcessPlan, Supervisor, die_with_parent
 
 def spawn(plan):
     child = subprocess.Popen(
         [sys.executable, "-c", "import signal; signal.pause()"],
-        preexec_fn=_die_with_parent(os.getpid()),
+        preexec_fn=die_with_parent(os.getpid()),
     )
     with open(sys.argv[1], "a") as pids:
         pids.write(f"{child.pid}\\n")
     return child
 
-Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn).run()
+Supervisor("worker", [ProcessPlan(k, Settings()) for k in range(2)], spawn).run()
 """
 
 
@@ -76,18 +74,46 @@ def test_without_an_instance_id_the_processes_join_dynamically_and_port_0_stays_
     assert [p.settings.projector_metrics_port for p in plans] == [0, 0]
 
 
+def test_each_process_is_one_worker_with_its_own_local_store_instance_id_and_metrics_port(
+    tmp_path,
+):
+    settings = Settings(
+        worker_processes=2,
+        instance_id="worker-1",
+        worker_metrics_port=9101,
+        worker_data_dir=tmp_path / "worker",
+    )
+    plans = worker_processes.process_plans(settings)
+    assert [p.index for p in plans] == [0, 1]
+    assert [p.settings.instance_id for p in plans] == ["worker-1-0", "worker-1-1"]
+    assert [p.settings.worker_metrics_port for p in plans] == [9101, 9102]
+    # two processes never open one RocksDB directory
+    assert [p.settings.worker_data_dir for p in plans] == [
+        tmp_path / "worker" / "process-0",
+        tmp_path / "worker" / "process-1",
+    ]
+    assert {p.settings.worker_processes for p in plans} == {1}
+    # one group, one input, one ledger, one state changelog
+    assert {p.settings.app_id for p in plans} == {settings.app_id}
+    assert {p.settings.topic_prefix for p in plans} == {settings.topic_prefix}
+
+
 def test_metrics_ports_past_the_last_port_stop_the_start_with_what_to_change():
     settings = Settings(projector_processes=3, projector_metrics_port=65_534)
-    with pytest.raises(SystemExit, match="ports 65534-65536, past 65535; lower MEMSTREAM_"):
+    with pytest.raises(SystemExit, match="ports 65534-65536, past 65535; lower MEMSTREAM_PROJ"):
         run_projector_processes(settings)
+    settings = Settings(worker_processes=2, worker_metrics_port=65_535)
+    with pytest.raises(SystemExit, match="ports 65535-65536, past 65535; lower MEMSTREAM_WORK"):
+        worker_processes.run_worker_processes(settings)
 
 
 @pytest.mark.parametrize("raw", ["0", "65", "two"])
-def test_a_process_count_out_of_range_is_a_configuration_error_naming_the_variable(raw):
-    with pytest.raises(SettingsError, match="MEMSTREAM_PROJECTOR_PROCESSES"):
-        Settings.from_env(
-            {"MEMSTREAM_PROJECTOR_PROCESSES": raw, "MEMSTREAM_STATE_DIR": "/nonexistent"}
-        )
+@pytest.mark.parametrize(
+    "variable", ["MEMSTREAM_PROJECTOR_PROCESSES", "MEMSTREAM_WORKER_PROCESSES"]
+)
+def test_a_process_count_out_of_range_is_a_configuration_error_naming_the_variable(raw, variable):
+    with pytest.raises(SettingsError, match=variable):
+        Settings.from_env({variable: raw, "MEMSTREAM_STATE_DIR": "/nonexistent"})
 
 
 def test_one_process_ending_unasked_stops_the_others_and_gives_its_exit_code(tmp_path):
@@ -98,7 +124,7 @@ def test_one_process_ending_unasked_stops_the_others_and_gives_its_exit_code(tmp
         started[plan.index] = _python(codes[plan.index], str(tmp_path))
         return started[plan.index]
 
-    assert Supervisor([ProcessPlan(k, Settings()) for k in codes], spawn).run() == 3
+    assert Supervisor("projector", [ProcessPlan(k, Settings()) for k in codes], spawn).run() == 3
     # the waiters never end by themselves: they were sent SIGTERM (clean exit, or killed by
     # it before their handler was in place), never SIGKILLed after the stop timeout
     assert {started[0].returncode, started[2].returncode} <= {0, -signal.SIGTERM}
@@ -118,7 +144,10 @@ def test_sigterm_to_the_supervisor_stops_every_process_and_exits_cleanly(tmp_pat
     terminator = threading.Thread(target=terminate_when_ready)
     terminator.start()
     try:
-        assert Supervisor([ProcessPlan(k, Settings()) for k in range(2)], spawn).run() == 0
+        assert (
+            Supervisor("projector", [ProcessPlan(k, Settings()) for k in range(2)], spawn).run()
+            == 0
+        )
     finally:
         terminator.join()
     assert [child.returncode for child in started] == [0, 0]

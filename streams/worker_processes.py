@@ -1,0 +1,77 @@
+"""``memstream worker`` with ``MEMSTREAM_WORKER_PROCESSES`` > 1: that many workers in one
+consumer group (memstream/supervisor.py).
+
+Why: a worker's engine, Faust's stream and the transactions' bookkeeping hold one
+interpreter's lock. In the bench's worker phase one process ran at 0.96 of a core while the
+broker used 0.22, with the second core idle (README, "Worker processes"). The input is keyed
+by user and all of a user's state lives with the partition that holds the user, so workers
+of one group never share state; each process is an ordinary group member with its own
+transactions, state changelog partitions and local store, and every guarantee in "Failure
+semantics" holds per process as it does per instance.
+
+Process ``k`` keeps its local store in ``<worker data dir>/process-k``: two processes must
+never open one RocksDB directory. A process that comes back with other partitions than it
+had restores them from the state changelog, as a new instance would.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from memstream.settings import Settings
+from memstream.supervisor import (
+    ProcessPlan,
+    Supervisor,
+    check_metrics_ports,
+    process_instance_id,
+    process_metrics_port,
+    spawn_memstream,
+)
+
+
+def process_plans(settings: Settings) -> list[ProcessPlan]:
+    """One plan per process: each a single worker, with its own local store directory,
+    instance id (when the instance has one) and metrics port."""
+    return [
+        ProcessPlan(
+            k,
+            settings.with_overrides(
+                worker_processes=1,
+                instance_id=process_instance_id(settings, k),
+                worker_metrics_port=process_metrics_port(settings.worker_metrics_port, k),
+                worker_data_dir=settings.worker_data_dir / f"process-{k}",
+            ),
+        )
+        for k in range(settings.worker_processes)
+    ]
+
+
+def run_worker_processes(settings: Settings, loglevel: str = "INFO") -> int:
+    """Run the worker as configured: in this process when one is asked for, else as a
+    supervisor of ``worker_processes`` of them. Returns the exit code."""
+    from streams.worker import TopologyError, check_topics, run_worker
+
+    if settings.worker_processes == 1:
+        run_worker(settings, loglevel=loglevel)
+        return 0
+    check_metrics_ports(
+        "worker",
+        settings.worker_metrics_port,
+        settings.worker_processes,
+        "MEMSTREAM_WORKER_METRICS_PORT",
+        "MEMSTREAM_WORKER_PROCESSES",
+    )
+    try:  # once here, so a missing topic is said once rather than by every process
+        check_topics(settings)
+    except TopologyError as exc:
+        print(f"memstream worker: {exc}", file=sys.stderr)
+        return 2
+    plans = process_plans(settings)
+    print(
+        f"memstream worker: {len(plans)} processes, {settings.events_topic} -> "
+        f"{settings.ledger_topic} (local stores {settings.worker_data_dir}/process-0.."
+        f"{len(plans) - 1}; metrics {settings.metrics_bind}:"
+        f"{plans[0].settings.worker_metrics_port}..{plans[-1].settings.worker_metrics_port})",
+        flush=True,
+    )
+    return Supervisor("worker", plans, spawn_memstream("worker", "--loglevel", loglevel)).run()
