@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from bench.cleanup import clean_bench
-from bench.flags import add_cleanup_flags, add_projector_processes_flag
+from bench.flags import add_cleanup_flags, add_processes_flags
 from bench.run import DEFAULT_LATENCY_RATE, DEFAULT_LATENCY_SECONDS, run_bench
 from memstream.settings import Settings, SettingsError
 
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_LATENCY_SECONDS,
         help="latency phase seconds of publishing",
     )
-    add_projector_processes_flag(parser)
+    add_processes_flags(parser)
     add_cleanup_flags(parser)
     return parser
 
@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             latency_seconds=args.duration,
             keep=args.keep,
             projector_processes=args.projector_processes,
+            worker_processes=args.worker_processes,
         )
     except KeyboardInterrupt:
         return 130

@@ -26,8 +26,16 @@ def add_cleanup_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_projector_processes_flag(parser: argparse.ArgumentParser) -> None:
-    """``--projector-processes``: how many processes the projector phase runs."""
+def add_processes_flags(parser: argparse.ArgumentParser) -> None:
+    """``--worker-processes`` and ``--projector-processes``: how many processes the
+    throughput phases run."""
+    parser.add_argument(
+        "--worker-processes",
+        type=int,
+        default=None,
+        help="worker processes in the worker phases, and pass-through agents in its baseline "
+        "(default: one per core, at most one per partition)",
+    )
     parser.add_argument(
         "--projector-processes",
         type=int,

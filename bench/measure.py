@@ -52,7 +52,7 @@ def chunked_rate(
 
 @dataclass(frozen=True)
 class TopicRecord:
-    """A record as read, with what publishing it again needs (bench/projector_input.py)."""
+    """A record as read, with what publishing it again needs (bench/group_input.py)."""
 
     partition: int
     key: bytes | None

@@ -17,8 +17,13 @@ from memstream.settings import Settings
 from streams.app import faust_app, raw_topic
 
 
+def passthrough_group(settings: Settings) -> str:
+    """The pass-through's Faust app id, which is its consumer group."""
+    return f"{settings.app_id}-passthrough"
+
+
 def build_app(settings: Settings) -> faust.App:
-    app = faust_app(settings, f"{settings.app_id}-passthrough")
+    app = faust_app(settings, passthrough_group(settings))
     source = raw_topic(app, settings.events_topic, settings)
     target = raw_topic(app, settings.ledger_topic, settings)
 

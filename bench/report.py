@@ -68,11 +68,24 @@ def _verdict(ok: bool) -> str:
 
 
 def _projector_label(parameters: dict[str, Any]) -> str:
-    """Older results, from before the projector phase ran several processes, say none."""
-    processes = parameters.get("projector_processes")
+    return _label("projector (memstream project", parameters.get("projector_processes"))
+
+
+def _worker_label(parameters: dict[str, Any]) -> str:
+    return _label("worker (memstream worker, exactly_once", parameters.get("worker_processes"))
+
+
+def _passthrough_label(parameters: dict[str, Any]) -> str:
+    return _label("bare Faust pass-through agent (", parameters.get("worker_processes"))
+
+
+def _label(opening: str, processes: int | None) -> str:
+    """``opening`` closed with the phase's process count. Older results, from before the
+    phase ran several processes, have none, and say none."""
     if processes is None:
-        return "projector (memstream project)"
-    return f"projector (memstream project, {processes} process{'es' if processes > 1 else ''})"
+        return f"{opening})".replace(" ()", "")
+    separator = "" if opening.endswith("(") else ", "
+    return f"{opening}{separator}{processes} process{'es' if processes > 1 else ''})"
 
 
 def render(results: dict[str, Any]) -> str:
@@ -89,8 +102,8 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"  {'measurement':<44}{'value':>16}",
         f"  {'-' * 60}",
-        f"  {'worker (memstream worker, exactly_once)':<44}{rates['worker']:>11,.0f} ev/s",
-        f"  {'bare Faust pass-through agent':<44}{rates['passthrough']:>11,.0f} ev/s",
+        f"  {_worker_label(p):<44}{rates['worker']:>11,.0f} ev/s",
+        f"  {_passthrough_label(p):<44}{rates['passthrough']:>11,.0f} ev/s",
         *_rounds(results, "worker", "passthrough", "worker / pass-through"),
         f"  {'  ratio worker / pass-through':<44}{ratios['worker_vs_passthrough']:>16.2f}"
         f"   target ≥ {TARGET_WORKER_RATIO}: "

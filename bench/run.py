@@ -1,18 +1,22 @@
 """``memstream bench``: the six benchmark phases in one run on the local stack (SPEC §9).
 
-1. worker throughput   N pre-published MemoryWritten → ``memstream worker`` → ledger topic
-                       (timed by inputs: its one ``MemoryStored`` per written memory)
-2. pass-through        the same N records → a bare exactly_once Faust agent → output topic;
+1. worker throughput   N MemoryWritten → ``memstream worker`` → ledger topic (timed by
+                       inputs: its one ``MemoryStored`` per written memory); one process
+                       per core (``--worker-processes``)
+2. pass-through        the same N records → bare exactly_once Faust agents, as many
+                       processes as the worker's → output topic;
                        then, as a diagnostic, the worker on the same memories without
                        conversations: no on-write cycle runs, so the two worker rates
                        split its cost between consolidation and everything else (ingest,
                        state, changelog, transactions). Phases 1 and 2 alternate for
                        ``THROUGHPUT_ROUNDS`` rounds, each on topics of its own; the medians
-                       are reported
+                       are reported. Each starts on an empty input topic, and its N
+                       records are committed in one transaction once its group has formed
+                       (bench/group_input.py)
 3. projector rate      phase 1's full ledger → ``memstream project`` → a fresh database;
                        the projector (one process per core, ``--projector-processes``)
                        forms its group on an empty ledger topic first, then the ledger is
-                       committed to it in one transaction (bench/projector_input.py)
+                       committed to it in one transaction (bench/group_input.py)
 4. raw COPY            the rows the projector writes (memory, log, links, reports), binary
                        COPY in batches of its batch size; both rates in ledger events/s.
                        Phases 3 and 4 alternate for ``PROJECTOR_ROUNDS`` rounds, each on a
@@ -44,6 +48,7 @@ from confluent_kafka import KafkaException
 from bench import progress
 from bench.baselines import CopyResult, batches_from_ledger, copy_baseline
 from bench.cleanup import remove_run
+from bench.group_input import input_records, publish_at_once, wait_for_group
 from bench.harness import BenchError, Harness, check_alive
 from bench.latency import LatencyRun, measure_latency
 from bench.measure import (
@@ -55,8 +60,7 @@ from bench.measure import (
     scrape_metrics,
     watch_count,
 )
-from bench.progress import Counter
-from bench.projector_input import publish_at_once, wait_for_group
+from bench.passthrough import passthrough_group
 from bench.recall_latency import measure_recall
 from bench.report import TARGET_P99_MS, machine, render, save, source_version
 from bench.workload import encoded_records, new_memories, written_events
@@ -106,6 +110,7 @@ def run_bench(
     latency_seconds: float = DEFAULT_LATENCY_SECONDS,
     keep: bool = False,
     projector_processes: int | None = None,
+    worker_processes: int | None = None,
 ) -> int:
     """Run every phase, print the table, write ``bench/results/latest.json``; then remove the
     run's topics, consumer groups and databases unless ``keep`` or a phase failed (then they
@@ -118,13 +123,17 @@ def run_bench(
         print("error: --events, --users, --rate and --duration must be positive", file=sys.stderr)
         return 2
     partitions = partitions or settings.partitions
-    processes = projector_processes or default_projector_processes(partitions)
-    if not 1 <= processes <= partitions:
-        print(
-            f"error: --projector-processes must be 1..{partitions} (the partitions)",
-            file=sys.stderr,
-        )
-        return 2
+    processes = Processes(
+        worker=worker_processes or default_processes(partitions),
+        projector=projector_processes or default_processes(partitions),
+    )
+    for flag, count in (
+        ("--worker-processes", processes.worker),
+        ("--projector-processes", processes.projector),
+    ):
+        if not 1 <= count <= partitions:
+            print(f"error: {flag} must be 1..{partitions} (the partitions)", file=sys.stderr)
+            return 2
     started = time.perf_counter()
     progress.phase(f"memstream bench: {events} events, {users} users, {partitions} partitions")
     try:
@@ -163,9 +172,18 @@ def run_bench(
     return 0
 
 
-def default_projector_processes(partitions: int) -> int:
-    """The projector phase's processes: one per core, as an operator would run it on this
-    machine (projections/supervisor.py), never more than there are partitions."""
+@dataclass(frozen=True)
+class Processes:
+    """How many processes the throughput phases run: the worker's (and the pass-through's,
+    the same number) and the projector's."""
+
+    worker: int
+    projector: int
+
+
+def default_processes(partitions: int) -> int:
+    """A throughput phase's processes: one per core, as an operator would run the role on
+    this machine (memstream/supervisor.py), never more than there are partitions."""
     return max(1, min(os.cpu_count() or 1, partitions))
 
 
@@ -175,14 +193,18 @@ def _run_phases(
     users: int,
     latency_rate: float,
     latency_seconds: float,
-    projector_processes: int,
+    processes: Processes,
 ) -> dict[str, Any]:
     base = harness.base
     host = machine()  # before the phases, so the load average is the one they started with
     progress.phase(f"generating {events} MemoryWritten events for {users} users")
     dim = base.embedding_dim
-    encoded = encoded_records(written_events(events, users, dim))
-    uncycled = encoded_records(written_events(events, users, dim, conversations=False))
+    partitions = harness.partitions
+    encoded = input_records(encoded_records(written_events(events, users, dim)), partitions)
+    uncycled = input_records(
+        encoded_records(written_events(events, users, dim, conversations=False)), partitions
+    )
+    n_workers = processes.worker
 
     workers: list[Arrivals] = []
     passthroughs: list[Arrivals] = []
@@ -192,21 +214,28 @@ def _run_phases(
     for n in range(1, THROUGHPUT_ROUNDS + 1):
         progress.phase(
             f"[1/6] worker throughput, round {n} of {THROUGHPUT_ROUNDS}: {events} events → "
-            f"memstream worker → ledger"
+            f"memstream worker ({n_workers} process(es)) → ledger"
         )
         settings = worker_settings if n == 1 else harness.pipeline(f"worker{n}")
-        workers.append(_throughput(harness, settings, encoded, "worker", keep_records=n == 1))
+        workers.append(
+            _throughput(harness, settings, encoded, "worker", n_workers, keep_records=n == 1)
+        )
         progress.phase(
-            f"[2/6] baseline, round {n}: bare Faust pass-through agent, the same {events} records"
+            f"[2/6] baseline, round {n}: bare Faust pass-through agents ({n_workers} "
+            f"process(es)), the same {events} records"
         )
         passthrough_settings = harness.pipeline(f"passthrough{n}")
-        passthroughs.append(_throughput(harness, passthrough_settings, encoded, "passthrough"))
+        passthroughs.append(
+            _throughput(harness, passthrough_settings, encoded, "passthrough", n_workers)
+        )
         progress.phase(
             f"[2/6] diagnostic, round {n}: memstream worker, the same memories without "
             f"conversations (no on-write cycle)"
         )
         uncycled_settings = harness.pipeline(f"nocycles{n}")
-        without_cycles.append(_throughput(harness, uncycled_settings, uncycled, "worker"))
+        without_cycles.append(
+            _throughput(harness, uncycled_settings, uncycled, "worker", n_workers)
+        )
         phase_prefixes += [
             settings.topic_prefix,
             passthrough_settings.topic_prefix,
@@ -222,11 +251,11 @@ def _run_phases(
     for n in range(1, PROJECTOR_ROUNDS + 1):
         progress.phase(
             f"[3/6] projector rate, round {n} of {PROJECTOR_ROUNDS}: the full ledger of "
-            f"phase 1 → {projector_processes} projector process(es) → a fresh database"
+            f"phase 1 → {processes.projector} projector process(es) → a fresh database"
         )
         settings = harness.fresh_database(
             harness.pipeline(f"projector{n}"), f"bench{harness.run_id}_projector{n}"
-        ).with_overrides(projector_processes=projector_processes)
+        ).with_overrides(projector_processes=processes.projector)
         phase_prefixes.append(settings.topic_prefix)
         projector, projector_metrics = _projector(harness, settings, ledger)
         progress.phase(f"[4/6] baseline, round {n}: raw binary COPY of the rows it wrote")
@@ -276,7 +305,8 @@ def _run_phases(
             "commit_interval_seconds": base.commit_interval_seconds,
             "projector_batch_size": base.projector_batch_size,
             "projector_batch_ms": base.projector_batch_ms,
-            "projector_processes": projector_processes,
+            "projector_processes": processes.projector,
+            "worker_processes": processes.worker,
             "embedding_dim": base.embedding_dim,
             "latency_rate": latency_rate,
             "latency_seconds": latency_seconds,
@@ -301,14 +331,14 @@ def _run_phases(
             "worker_without_cycles": {"rounds": [_arrivals_detail(w) for w in without_cycles]},
             "projector": {
                 "rows_per_s_in_write_transactions": _median_or_none(
-                    _write_only_rate(r.metrics, ledger_events, projector_processes) for r in rounds
+                    _write_only_rate(r.metrics, ledger_events, processes.projector) for r in rounds
                 ),
                 "rounds": [
                     {
                         **_rate_detail(r.projector),
                         "metrics": r.metrics,
                         "rows_per_s_in_write_transactions": _write_only_rate(
-                            r.metrics, ledger_events, projector_processes
+                            r.metrics, ledger_events, processes.projector
                         ),
                     }
                     for r in rounds
@@ -372,49 +402,58 @@ def _latency_summary(rate: float, seconds: float, run: LatencyRun) -> dict[str, 
     }
 
 
-def _publish(settings: Settings, encoded: list[tuple[bytes, bytes]]) -> None:
-    counter = Counter(len(encoded), f"events published to {settings.events_topic}")
-    with MemoryPublisher(settings, source="bench") as publisher:
-        for i, (key, value) in enumerate(encoded, 1):
-            publisher.publish_raw(key, value, "MemoryWritten")
-            if i % 1000 == 0:
-                counter.show(i)
-        publisher.flush()
-    counter.show(len(encoded))
-    counter.finish()
-
-
 def _throughput(
     harness: Harness,
     settings: Settings,
-    encoded: list[tuple[bytes, bytes]],
+    records: list[TopicRecord],
     kind: str,
+    processes: int,
     keep_records: bool = False,
 ) -> Arrivals:
-    """Pre-publish, start the process, time its output from first to last record."""
-    _publish(settings, encoded)
+    """Start ``processes`` of ``kind`` on the empty input topic, commit ``records`` to it once
+    their group has formed (bench/group_input.py), time the output first to last record."""
     reader = TopicReader(settings, settings.ledger_topic, harness.partitions)
     try:
         if kind == "worker":
-            process = harness.start_memstream("worker", ["worker"], settings)
+            started = [
+                harness.start_memstream(
+                    "worker", ["worker"], settings.with_overrides(worker_processes=processes)
+                )
+            ]
+            group = settings.app_id
         else:
-            process = harness.start_module("passthrough", "bench.passthrough", settings)
+            started = [
+                harness.start_module(
+                    f"passthrough-{k}",
+                    "bench.passthrough",
+                    # a data directory each, as the worker's processes have
+                    settings.with_overrides(
+                        worker_data_dir=settings.worker_data_dir / f"process-{k}"
+                    ),
+                )
+                for k in range(processes)
+            ]
+            group = passthrough_group(settings)
+
+        def check() -> None:
+            check_alive(started)
+
         progress.note(
-            f"{kind} pid {process.pid}; waiting for its output on {settings.ledger_topic}"
+            f"{kind} pid(s) {', '.join(str(p.pid) for p in started)}; waiting for group {group}"
         )
+        wait_for_group(settings, group, settings.events_topic, processes, check)
+        publish_at_once(settings, settings.events_topic, records)
+        progress.note(f"input committed; waiting for its output on {settings.ledger_topic}")
         # The worker writes several ledger records per input (its decisions); the pass-through
         # one. Both are timed by inputs: the worker's one MemoryStored per written memory.
         counting = ("event_type", b"MemoryStored") if kind == "worker" else None
         arrivals = reader.collect(
-            len(encoded),
-            lambda: check_alive([process]),
-            "inputs done",
-            keep_records=keep_records,
-            counting=counting,
+            len(records), check, "inputs done", keep_records=keep_records, counting=counting
         )
     finally:
         reader.close()
-    harness.stop(process)
+    for process in started:
+        harness.stop(process)
     rate = arrivals.rate()
     progress.note(f"{rate.per_second:,.0f} events/s ({rate.count} records in {rate.seconds:.2f} s)")
     return arrivals
@@ -424,11 +463,17 @@ def _projector(
     harness: Harness, settings: Settings, ledger: list[TopicRecord]
 ) -> tuple[Rate, dict[str, float]]:
     """The projector's rate over ``ledger``, published at once to its group already formed
-    (bench/projector_input.py), and its metrics summed over its processes."""
+    (bench/group_input.py), and its metrics summed over its processes."""
     process = harness.start_memstream("projector", ["project"], settings)
     progress.note(f"projector pid {process.pid}; waiting for its group to form")
-    wait_for_group(settings, settings.projector_processes, lambda: check_alive([process]))
-    publish_at_once(settings, ledger)
+    wait_for_group(
+        settings,
+        settings.projector_group,
+        settings.ledger_topic,
+        settings.projector_processes,
+        lambda: check_alive([process]),
+    )
+    publish_at_once(settings, settings.ledger_topic, ledger)
     progress.note("ledger committed; polling consolidation_log")
     watch = watch_count(
         settings.database_url,

@@ -221,6 +221,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         users=args.users,
         keep=args.keep,
         projector_processes=args.projector_processes,
+        worker_processes=args.worker_processes,
     )
 
 
@@ -327,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="throughput/latency ratios vs a bare Faust agent and raw COPY")
     p.add_argument("--events", type=int, default=20000)
     p.add_argument("--users", type=int, default=50)
-    bench_flags.add_projector_processes_flag(p)
+    bench_flags.add_processes_flags(p)
     bench_flags.add_cleanup_flags(p)
     p.set_defaults(func=cmd_bench)
 

@@ -8,8 +8,14 @@ import os
 
 import pytest
 
-from bench.report import _projector_label, _rounds, _without_cycles
-from bench.run import default_projector_processes
+from bench.report import (
+    _passthrough_label,
+    _projector_label,
+    _rounds,
+    _without_cycles,
+    _worker_label,
+)
+from bench.run import default_processes
 
 
 def rounds(projector: list[float], copy: list[float]) -> dict[str, object]:
@@ -88,11 +94,25 @@ def test_the_projector_line_says_how_many_processes_ran_it_and_older_results_say
     assert _projector_label({"events": 20_000}) == "projector (memstream project)"
 
 
-def test_the_projector_phase_runs_a_process_per_core_but_never_more_than_partitions(
+def test_the_worker_and_pass_through_lines_say_how_many_processes_ran_each() -> None:
+    assert _worker_label({"worker_processes": 2}) == (
+        "worker (memstream worker, exactly_once, 2 processes)"
+    )
+    assert _passthrough_label({"worker_processes": 2}) == (
+        "bare Faust pass-through agent (2 processes)"
+    )
+    assert (
+        _passthrough_label({"worker_processes": 1}) == "bare Faust pass-through agent (1 process)"
+    )
+    assert _worker_label({}) == "worker (memstream worker, exactly_once)"
+    assert _passthrough_label({}) == "bare Faust pass-through agent"
+
+
+def test_the_throughput_phases_run_a_process_per_core_but_never_more_than_partitions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    assert default_projector_processes(12) == 2
-    assert default_projector_processes(1) == 1
+    assert default_processes(12) == 2
+    assert default_processes(1) == 1
     monkeypatch.setattr(os, "cpu_count", lambda: None)
-    assert default_projector_processes(12) == 1
+    assert default_processes(12) == 1

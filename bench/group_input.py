@@ -1,14 +1,16 @@
-"""The projector phase's input: the worker's ledger, published again, whole and at once, to a
-projector whose consumer group is already in place.
+"""A throughput phase's input, published whole and at once to processes whose consumer group
+is already in place: the worker's and the pass-through's input events, and the projector's
+ledger (the worker's, published again).
 
-Why not start the projector on the worker's ledger as it lies: the phase lasts 1-2 s, and a
-projector of several processes (``MEMSTREAM_PROJECTOR_PROCESSES``) forms its group while it
-works. With the first member holding every partition until the others' join is noticed
-(seconds: the next heartbeat), the phase measured one process and a rebalance, not the
-projector. So the projector starts on an empty ledger topic, the bench waits until its group
-is stable with every partition assigned, and then the worker's records (same partitions,
-keys, values and headers) are committed in one transaction: read_committed consumers see
-none of them before the commit and all of them after it.
+Why not start the processes on an input that is already there: a role of several processes
+(``MEMSTREAM_WORKER_PROCESSES``, ``MEMSTREAM_PROJECTOR_PROCESSES``, or pass-through agents
+started side by side) forms its group while it works. With the first member holding every
+partition until the others' join is noticed (seconds: the next heartbeat), the phase
+measured one process and a rebalance, not the role. So the processes start on an empty
+topic, the bench waits until their group is stable with every partition assigned, and then
+the records (partitions, keys, values and headers) are committed in one transaction:
+read_committed consumers see none of them before the commit and all of them after it.
+Every throughput phase is timed the same way, from its first output record to its last.
 """
 
 from __future__ import annotations
@@ -24,16 +26,16 @@ from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from memstream.stack import LocalStack
 from memstream.waiting import WaitTimeout, wait_until
+from streams.ingest import partition_for
 
 GROUP_TIMEOUT_SECONDS = 120.0
 PUBLISH_TIMEOUT_SECONDS = 120.0
 
 
-def wait_for_group(settings: Settings, members: int, check: Check) -> None:
-    """Until the projector group is stable with ``members`` members holding every
-    partition of the ledger topic."""
+def wait_for_group(settings: Settings, group: str, topic: str, members: int, check: Check) -> None:
+    """Until ``group`` is stable with ``members`` members holding every partition of
+    ``topic``."""
     admin = LocalStack(settings).kafka_admin()
-    group = settings.projector_group
     seen = ["no description yet"]
 
     def formed() -> bool:
@@ -43,7 +45,7 @@ def wait_for_group(settings: Settings, members: int, check: Check) -> None:
             1
             for member in description.members
             for tp in (member.assignment.topic_partitions if member.assignment else [])
-            if tp.topic == settings.ledger_topic
+            if tp.topic == topic
         )
         seen[0] = (
             f"{description.state.name}, {len(description.members)} members, {assigned} partitions"
@@ -58,32 +60,41 @@ def wait_for_group(settings: Settings, members: int, check: Check) -> None:
         wait_until(
             formed,
             timeout=GROUP_TIMEOUT_SECONDS,
-            what=f"projector group {group} stable with {members} member(s) holding "
-            f"{settings.partitions} partitions",
+            what=f"group {group} stable with {members} member(s) holding the "
+            f"{settings.partitions} partitions of {topic}",
             describe=lambda: seen[0],
         )
     except WaitTimeout as exc:
         raise BenchError(str(exc)) from None
 
 
-def publish_at_once(settings: Settings, records: list[TopicRecord]) -> None:
-    """All of ``records`` to ``settings``' ledger topic in one transaction."""
+def input_records(encoded: list[tuple[bytes, bytes]], partitions: int) -> list[TopicRecord]:
+    """``MemoryWritten`` (key, value) pairs as a service's publisher sends them: to the
+    partition Kafka's default partitioner picks for the key, with the event-type header."""
+    return [
+        TopicRecord(partition_for(key, partitions), key, value, [("event_type", b"MemoryWritten")])
+        for key, value in encoded
+    ]
+
+
+def publish_at_once(settings: Settings, topic: str, records: list[TopicRecord]) -> None:
+    """All of ``records`` to ``topic`` in one transaction, each to its own partition."""
     producer = Producer(
         {
             **confluent_config(settings),
-            "transactional.id": f"bench-ledger-{uuid.uuid4().hex[:8]}",
+            "transactional.id": f"bench-input-{uuid.uuid4().hex[:8]}",
             "linger.ms": 20,
             "batch.size": 524_288,
         }
     )
     producer.init_transactions(PUBLISH_TIMEOUT_SECONDS)
     producer.begin_transaction()
-    bar = Counter(len(records), "ledger records published (committed at the end)")
+    bar = Counter(len(records), f"records published to {topic} (committed at the end)")
     for n, record in enumerate(records, 1):
         while True:
             try:
                 producer.produce(
-                    settings.ledger_topic,
+                    topic,
                     value=record.value,
                     key=record.key,
                     headers=record.headers,
