@@ -72,7 +72,10 @@ def _projector_label(parameters: dict[str, Any]) -> str:
 
 
 def _worker_label(parameters: dict[str, Any]) -> str:
-    return _label("worker (memstream worker, exactly_once", parameters.get("worker_processes"))
+    processes = parameters.get("worker_processes")
+    if processes is None:
+        return "worker (memstream worker, exactly_once)"
+    return _label("worker (memstream worker", processes)
 
 
 def _passthrough_label(parameters: dict[str, Any]) -> str:

@@ -265,7 +265,9 @@ def _run_phases(
     ledger_events = len(ledger)
     del batches, ledger
 
-    e2e_settings = harness.pipeline("e2e", database=True)
+    # the worker as in phase 1 (the pipeline's rate is the worker's); one projector process,
+    # the product's default: at these rates a process of it has ~15x the capacity needed
+    e2e_settings = harness.pipeline("e2e", database=True).with_overrides(worker_processes=n_workers)
     latency_runs: list[tuple[float, LatencyRun]] = []
     for rate in latency_rates(latency_rate):
         progress.phase(f"[5/6] end-to-end latency: {rate:.0f} events/s for {latency_seconds:.0f} s")
@@ -532,7 +534,13 @@ def _latency(
     def check() -> None:
         check_alive(processes)
 
-    progress.note(f"worker pid {processes[0].pid}, projector pid {processes[1].pid}; warming up")
+    progress.note(f"worker pid {processes[0].pid}, projector pid {processes[1].pid}")
+    # a worker of several processes forms its group before the first event: a rebalance
+    # while the warm-up or the run publishes would measure the rebalance
+    wait_for_group(
+        settings, settings.app_id, settings.events_topic, settings.worker_processes, check
+    )
+    progress.note("worker group formed; warming up")
     dim = settings.embedding_dim
     warmup_rate = min(rate, WARMUP_MAX_RATE)
     warmup_count = max(users, int(warmup_rate * WARMUP_SECONDS))

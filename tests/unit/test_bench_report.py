@@ -95,9 +95,7 @@ def test_the_projector_line_says_how_many_processes_ran_it_and_older_results_say
 
 
 def test_the_worker_and_pass_through_lines_say_how_many_processes_ran_each() -> None:
-    assert _worker_label({"worker_processes": 2}) == (
-        "worker (memstream worker, exactly_once, 2 processes)"
-    )
+    assert _worker_label({"worker_processes": 2}) == "worker (memstream worker, 2 processes)"
     assert _passthrough_label({"worker_processes": 2}) == (
         "bare Faust pass-through agent (2 processes)"
     )
