@@ -19,7 +19,7 @@ from pathlib import Path
 from memstream.processes import ManagedProcess, start_command
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackInfo
-from memstream.stack.ports import pick_port
+from memstream.stack.ports import free_port_range
 from projections.schema import migrated_database
 
 
@@ -34,6 +34,8 @@ class Harness:
     base: Settings
     stack: StackInfo
     partitions: int
+    # metrics ports kept free per role: one per process of the phases' worker or projector
+    port_span: int = 1
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     processes: list[ManagedProcess] = field(default_factory=list)
 
@@ -44,6 +46,10 @@ class Harness:
     def pipeline(self, phase: str, database: bool = False) -> Settings:
         """Settings for a fresh pipeline named ``phase``; its topics exist when this returns."""
         name = f"bench{self.run_id}-{phase}"
+        worker_port = free_port_range(self.port_span)
+        projector_port = free_port_range(
+            self.port_span, avoid=range(worker_port, worker_port + self.port_span)
+        )
         settings = self.base.with_overrides(
             kafka_bootstrap=self.stack.kafka_bootstrap,
             database_url=self.stack.database_url,
@@ -52,8 +58,8 @@ class Harness:
             app_id=f"{name}-worker",
             projector_group=f"{name}-projector",
             worker_data_dir=self.workdir / phase / "worker-data",
-            worker_metrics_port=pick_port(None)[0],
-            projector_metrics_port=pick_port(None)[0],
+            worker_metrics_port=worker_port,
+            projector_metrics_port=projector_port,
             **_memory_store(),
         )
         LocalStack(settings).create_topics(settings.topic_prefix, self.partitions)

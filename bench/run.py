@@ -141,7 +141,7 @@ def run_bench(
     except StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    harness = Harness(settings, stack, partitions)
+    harness = Harness(settings, stack, partitions, max(processes.worker, processes.projector))
     progress.note(f"run {harness.run_id}: logs in {harness.workdir / 'logs'}")
     completed = False
     try:

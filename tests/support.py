@@ -24,7 +24,7 @@ from memstream.processes import ManagedProcess, start_command
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
 from memstream.stack import LocalStack
-from memstream.stack.ports import pick_port
+from memstream.stack.ports import free_port_range
 from memstream.waiting import wait_until
 from projections.schema import LAYER_TABLES, ensure_database, migrate, migrated_database
 
@@ -65,6 +65,10 @@ class Pipeline:
         database_url = ensure_database(stack.database_url, f"t_{run}")
         policy_file = workdir / "policy.toml"
         policy_file.write_text(policy_toml or QUIET_DEFAULT_POLICY)
+        # room for two processes of each role (MEMSTREAM_*_PROCESSES): process k serves its
+        # role's metrics port + k
+        worker_port = free_port_range(2)
+        projector_port = free_port_range(2, avoid=(worker_port, worker_port + 1))
         settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(stack.state_dir)}).with_overrides(
             kafka_bootstrap=stack.kafka_bootstrap,
             database_url=database_url,
@@ -73,8 +77,8 @@ class Pipeline:
             app_id=f"worker-{run}",
             projector_group=f"projector-{run}",
             worker_data_dir=workdir / "worker-data",
-            worker_metrics_port=pick_port(None)[0],
-            projector_metrics_port=pick_port(None)[0],
+            worker_metrics_port=worker_port,
+            projector_metrics_port=projector_port,
             projector_batch_ms=50,
             commit_interval_seconds=0.1,
             retry_backoff_seconds=0.5,

@@ -25,6 +25,18 @@ def free_port(avoid: Iterable[int] = ()) -> int:
     raise OSError("could not find a free TCP port on 127.0.0.1")
 
 
+def free_port_range(count: int, avoid: Iterable[int] = ()) -> int:
+    """The first of ``count`` consecutive free TCP ports on 127.0.0.1, none in ``avoid``: the
+    metrics ports of a role's processes (process k serves the first + k)."""
+    avoided = set(avoid)
+    for _ in range(50):
+        first = free_port(avoided)
+        ports = range(first, first + count)
+        if ports[-1] <= 65_535 and avoided.isdisjoint(ports) and all(map(port_is_free, ports)):
+            return first
+    raise OSError(f"could not find {count} consecutive free TCP ports on 127.0.0.1")
+
+
 def port_is_free(port: int) -> bool:
     """True when a server could bind 127.0.0.1:``port`` now.
 

@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from memstream.settings import Settings, SettingsError
+from memstream.stack.ports import free_port_range, port_is_free
 from memstream.supervisor import ProcessPlan, Supervisor
 from memstream.waiting import wait_until
 from projections.supervisor import process_plans, run_projector_processes
@@ -172,3 +173,10 @@ def test_a_killed_supervisor_takes_its_processes_with_it(tmp_path):
         timeout=10,
         what="the processes to die with their supervisor",
     )
+
+
+def test_a_port_range_for_a_roles_processes_is_free_and_clear_of_the_ports_avoided():
+    first = free_port_range(3)
+    assert all(port_is_free(port) for port in range(first, first + 3))
+    second = free_port_range(3, avoid=range(first, first + 3))
+    assert not set(range(second, second + 3)) & set(range(first, first + 3))
