@@ -3,11 +3,11 @@ consumer group (memstream/supervisor.py).
 
 Why: a worker's engine, Faust's stream and the transactions' bookkeeping hold one
 interpreter's lock. In the bench's worker phase one process ran at 0.96 of a core while the
-broker used 0.22, with the second core idle (README, "Worker processes"). The input is keyed
-by user and all of a user's state lives with the partition that holds the user, so workers
-of one group never share state; each process is an ordinary group member with its own
-transactions, state changelog partitions and local store, and every guarantee in "Failure
-semantics" holds per process as it does per instance.
+broker used 0.22, with the second core idle (README, Benchmark, "Runs at 3616dd1"). The
+input is keyed by user and all of a user's state lives with the partition that holds the
+user, so workers of one group never share state; each process is an ordinary group member
+with its own transactions, state changelog partitions and local store, and every guarantee
+in "Failure semantics" holds per process as it does per instance.
 
 Process ``k`` keeps its local store in ``<worker data dir>/process-k``: two processes must
 never open one RocksDB directory. A process that comes back with other partitions than it

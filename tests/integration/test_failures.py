@@ -87,26 +87,9 @@ def test_a_projector_of_two_processes_killed_mid_stream_loses_and_doubles_nothin
     with both processes members of the group holding every partition."""
     events = mixed_workload(3000, users=10, seed=17)
     oracle = replay(events, Limits())
-    two = {"projector_processes": 2, "instance_id": "projector-a"}
     pipeline.start("worker")
-    first = pipeline.start("projector", ["project"], **two)
-    children = wait_until(
-        lambda: _children(first.pid) if len(_children(first.pid)) == 2 else None,
-        timeout=30,
-        what="the projector's two processes",
-    )
-
-    _publish(pipeline, events[:2000])
-    wait_until(lambda: _log_count(pipeline) >= 200, timeout=90, what="the projector to start")
-    first.kill()
-    wait_until(
-        lambda: not any(process_running(pid) for pid in children),
-        timeout=10,
-        what="the killed projector's processes to die with it",
-    )
-    applied_when_killed = _log_count(pipeline)
-    _publish(pipeline, events[2000:])
-    pipeline.start("projector-2", ["project"], **two)
+    two = {"projector_processes": 2, "instance_id": "projector-a"}
+    applied_when_killed = _kill_two_processes_mid_stream(pipeline, "projector", two, events)
     pipeline.wait_for_log_count(len(oracle.decisions))
 
     assert applied_when_killed < len(oracle.decisions)
@@ -126,26 +109,9 @@ def test_a_worker_of_two_processes_killed_mid_stream_loses_and_doubles_nothing(p
     holding every partition."""
     events = mixed_workload(3000, users=10, seed=29)
     oracle = replay(events, Limits())
+    pipeline.start("projector")
     two = {"worker_processes": 2, "instance_id": "worker-a"}
-    pipeline.start("projector", ["project"])
-    first = pipeline.start("worker", ["worker"], **two)
-    children = wait_until(
-        lambda: _children(first.pid) if len(_children(first.pid)) == 2 else None,
-        timeout=30,
-        what="the worker's two processes",
-    )
-
-    _publish(pipeline, events[:2000])
-    wait_until(lambda: _log_count(pipeline) >= 200, timeout=120, what="the worker to start")
-    first.kill()
-    wait_until(
-        lambda: not any(process_running(pid) for pid in children),
-        timeout=10,
-        what="the killed worker's processes to die with it",
-    )
-    applied_when_killed = _log_count(pipeline)
-    _publish(pipeline, events[2000:])
-    pipeline.start("worker-2", ["worker"], **two)
+    applied_when_killed = _kill_two_processes_mid_stream(pipeline, "worker", two, events)
     pipeline.wait_for_log_count(len(oracle.decisions), timeout=180)
 
     assert applied_when_killed < len(oracle.decisions)
@@ -161,6 +127,31 @@ def test_a_worker_of_two_processes_killed_mid_stream_loses_and_doubles_nothing(p
         "process-0",
         "process-1",
     ]
+
+
+def _kill_two_processes_mid_stream(pipeline, role: str, two: dict, events) -> int:
+    """Start ``role`` (worker or projector) as the two processes ``two`` asks for, publish
+    2,000 of ``events``, SIGKILL its supervisor once 200 decisions are applied, see its
+    processes die with it, then publish the rest and start it again. Returns the decisions
+    applied when it was killed."""
+    first = pipeline.start(role, **two)
+    children = wait_until(
+        lambda: _children(first.pid) if len(_children(first.pid)) == 2 else None,
+        timeout=30,
+        what=f"the {role}'s two processes",
+    )
+    _publish(pipeline, events[:2000])
+    wait_until(lambda: _log_count(pipeline) >= 200, timeout=120, what=f"the {role} to start")
+    first.kill()
+    wait_until(
+        lambda: not any(process_running(pid) for pid in children),
+        timeout=10,
+        what=f"the killed {role}'s processes to die with it",
+    )
+    applied_when_killed = _log_count(pipeline)
+    _publish(pipeline, events[2000:])
+    pipeline.start(f"{role}-2", **two)
+    return applied_when_killed
 
 
 def _group_members(pipeline, group: str, topic: str) -> set[str | None]:
