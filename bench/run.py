@@ -21,7 +21,8 @@
                        COPY in batches of its batch size; both rates in ledger events/s.
                        Phases 3 and 4 alternate for ``PROJECTOR_ROUNDS`` rounds, each on a
                        fresh database; the medians are reported
-5. latency             worker + projector, publish at a fixed rate, time until rows show:
+5. latency             worker (as in phase 1, its group formed before the first event) +
+                       projector (one process), publish at a fixed rate, time until rows show:
                        at 200 ev/s, at the target (1,000) and, if the pipeline did not
                        hold the target rate within the p99 target (it fell behind, or kept
                        up with a queueing tail), at 80 % of the rate it drained at there
