@@ -19,7 +19,7 @@ from pathlib import Path
 from memstream.processes import ManagedProcess, start_command
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackInfo
-from memstream.stack.ports import free_port_range
+from memstream.stack.ports import free_port_ranges
 from projections.schema import migrated_database
 
 
@@ -46,10 +46,7 @@ class Harness:
     def pipeline(self, phase: str, database: bool = False) -> Settings:
         """Settings for a fresh pipeline named ``phase``; its topics exist when this returns."""
         name = f"bench{self.run_id}-{phase}"
-        worker_port = free_port_range(self.port_span)
-        projector_port = free_port_range(
-            self.port_span, avoid=range(worker_port, worker_port + self.port_span)
-        )
+        worker_port, projector_port = free_port_ranges(self.port_span, 2)
         settings = self.base.with_overrides(
             kafka_bootstrap=self.stack.kafka_bootstrap,
             database_url=self.stack.database_url,

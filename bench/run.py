@@ -69,6 +69,7 @@ from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
+from streams.worker_processes import process_plans as worker_process_plans
 
 DEFAULT_LATENCY_RATE = 1000.0
 DEFAULT_LATENCY_SECONDS = 10.0
@@ -417,24 +418,14 @@ def _throughput(
     their group has formed (bench/group_input.py), time the output first to last record."""
     reader = TopicReader(settings, settings.ledger_topic, harness.partitions)
     try:
+        settings = settings.with_overrides(worker_processes=processes)
         if kind == "worker":
-            started = [
-                harness.start_memstream(
-                    "worker", ["worker"], settings.with_overrides(worker_processes=processes)
-                )
-            ]
+            started = [harness.start_memstream("worker", ["worker"], settings)]
             group = settings.app_id
-        else:
+        else:  # agents side by side, each told what the worker's process would be told
             started = [
-                harness.start_module(
-                    f"passthrough-{k}",
-                    "bench.passthrough",
-                    # a data directory each, as the worker's processes have
-                    settings.with_overrides(
-                        worker_data_dir=settings.worker_data_dir / f"process-{k}"
-                    ),
-                )
-                for k in range(processes)
+                harness.start_module(f"passthrough-{p.index}", "bench.passthrough", p.settings)
+                for p in worker_process_plans(settings)
             ]
             group = passthrough_group(settings)
 

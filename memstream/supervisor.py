@@ -29,8 +29,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
-from memstream.settings import Settings
+from memstream.settings import ENV_PREFIX, Settings
 
 STOP_TIMEOUT_SECONDS = 30.0
 _PR_SET_PDEATHSIG = 1
@@ -44,26 +45,44 @@ class ProcessPlan:
     settings: Settings
 
 
-def process_instance_id(settings: Settings, index: int) -> str:
-    """Process ``index``'s static group member id: the instance's with ``-index``, or none
-    (dynamic membership) when the instance has none."""
-    return f"{settings.instance_id}-{index}" if settings.instance_id else ""
+@dataclass(frozen=True)
+class Role:
+    """What tells one role's processes apart from another's: its name in messages and the
+    settings fields of its process count and of its first metrics port."""
 
+    name: str
+    count_setting: str
+    port_setting: str
 
-def process_metrics_port(first: int, index: int) -> int:
-    """Process ``index``'s metrics port: ``first + index``; 0 (pick any) stays 0."""
-    return first + index if first else 0
+    def process_plans(
+        self, settings: Settings, more: Callable[[int], dict[str, Any]] | None = None
+    ) -> list[ProcessPlan]:
+        """One plan per process: each a single process of the role, with its own instance id
+        (``<instance id>-k`` when the instance has one) and metrics port (the first + k; 0,
+        pick any, stays 0), and what ``more(k)`` adds."""
+        first: int = getattr(settings, self.port_setting)
+        return [
+            ProcessPlan(
+                k,
+                settings.with_overrides(
+                    **{self.count_setting: 1, self.port_setting: first + k if first else 0},
+                    instance_id=f"{settings.instance_id}-{k}" if settings.instance_id else "",
+                    **(more(k) if more else {}),
+                ),
+            )
+            for k in range(getattr(settings, self.count_setting))
+        ]
 
-
-def check_metrics_ports(
-    role: str, first: int, count: int, port_variable: str, count_variable: str
-) -> None:
-    """Exit with what to change when ``count`` ports from ``first`` run past 65535."""
-    if first and first + count - 1 > 65_535:
-        raise SystemExit(
-            f"memstream {role}: {count} processes need metrics ports {first}-"
-            f"{first + count - 1}, past 65535; lower {port_variable} or {count_variable}"
-        )
+    def check_metrics_ports(self, settings: Settings) -> None:
+        """Exit with what to change when the processes' ports run past 65535."""
+        first: int = getattr(settings, self.port_setting)
+        count: int = getattr(settings, self.count_setting)
+        if first and first + count - 1 > 65_535:
+            raise SystemExit(
+                f"memstream {self.name}: {count} processes need metrics ports {first}-"
+                f"{first + count - 1}, past 65535; lower {ENV_PREFIX}"
+                f"{self.port_setting.upper()} or {ENV_PREFIX}{self.count_setting.upper()}"
+            )
 
 
 class Supervisor:

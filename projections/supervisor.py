@@ -12,31 +12,10 @@ models are migrated once, by the supervisor, before any process starts.
 from __future__ import annotations
 
 from memstream.settings import Settings
-from memstream.supervisor import (
-    ProcessPlan,
-    Supervisor,
-    check_metrics_ports,
-    process_instance_id,
-    process_metrics_port,
-    spawn_memstream,
-)
+from memstream.supervisor import Role, Supervisor, spawn_memstream
 from projections.startup import database_name, migrate_when_reachable
 
-
-def process_plans(settings: Settings) -> list[ProcessPlan]:
-    """One plan per process: each a single projector, with its own instance id (when the
-    instance has one) and metrics port."""
-    return [
-        ProcessPlan(
-            k,
-            settings.with_overrides(
-                projector_processes=1,
-                instance_id=process_instance_id(settings, k),
-                projector_metrics_port=process_metrics_port(settings.projector_metrics_port, k),
-            ),
-        )
-        for k in range(settings.projector_processes)
-    ]
+PROJECTOR = Role("projector", "projector_processes", "projector_metrics_port")
 
 
 def run_projector_processes(settings: Settings) -> int:
@@ -47,19 +26,13 @@ def run_projector_processes(settings: Settings) -> int:
 
         run_projector(settings)
         return 0
-    check_metrics_ports(
-        "projector",
-        settings.projector_metrics_port,
-        settings.projector_processes,
-        "MEMSTREAM_PROJECTOR_METRICS_PORT",
-        "MEMSTREAM_PROJECTOR_PROCESSES",
-    )
+    PROJECTOR.check_metrics_ports(settings)
     migrate_when_reachable(settings)
-    plans = process_plans(settings)
+    plans = PROJECTOR.process_plans(settings)
     print(
         f"memstream projector: {len(plans)} processes, {settings.ledger_topic} -> "
         f"{database_name(settings.database_url)} (metrics {settings.metrics_bind}:"
         f"{plans[0].settings.projector_metrics_port}..{plans[-1].settings.projector_metrics_port})",
         flush=True,
     )
-    return Supervisor("projector", plans, spawn_memstream("project")).run()
+    return Supervisor(PROJECTOR.name, plans, spawn_memstream("project")).run()

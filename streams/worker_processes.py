@@ -19,31 +19,16 @@ from __future__ import annotations
 import sys
 
 from memstream.settings import Settings
-from memstream.supervisor import (
-    ProcessPlan,
-    Supervisor,
-    check_metrics_ports,
-    process_instance_id,
-    process_metrics_port,
-    spawn_memstream,
-)
+from memstream.supervisor import ProcessPlan, Role, Supervisor, spawn_memstream
+
+WORKER = Role("worker", "worker_processes", "worker_metrics_port")
 
 
 def process_plans(settings: Settings) -> list[ProcessPlan]:
-    """One plan per process: each a single worker, with its own local store directory,
-    instance id (when the instance has one) and metrics port."""
-    return [
-        ProcessPlan(
-            k,
-            settings.with_overrides(
-                worker_processes=1,
-                instance_id=process_instance_id(settings, k),
-                worker_metrics_port=process_metrics_port(settings.worker_metrics_port, k),
-                worker_data_dir=settings.worker_data_dir / f"process-{k}",
-            ),
-        )
-        for k in range(settings.worker_processes)
-    ]
+    """The role's plans, each process with its own local store directory."""
+    return WORKER.process_plans(
+        settings, lambda k: {"worker_data_dir": settings.worker_data_dir / f"process-{k}"}
+    )
 
 
 def run_worker_processes(settings: Settings, loglevel: str = "INFO") -> int:
@@ -54,13 +39,7 @@ def run_worker_processes(settings: Settings, loglevel: str = "INFO") -> int:
     if settings.worker_processes == 1:
         run_worker(settings, loglevel=loglevel)
         return 0
-    check_metrics_ports(
-        "worker",
-        settings.worker_metrics_port,
-        settings.worker_processes,
-        "MEMSTREAM_WORKER_METRICS_PORT",
-        "MEMSTREAM_WORKER_PROCESSES",
-    )
+    WORKER.check_metrics_ports(settings)
     try:  # once here, so a missing topic is said once rather than by every process
         check_topics(settings)
     except TopologyError as exc:
@@ -74,4 +53,4 @@ def run_worker_processes(settings: Settings, loglevel: str = "INFO") -> int:
         f"{plans[0].settings.worker_metrics_port}..{plans[-1].settings.worker_metrics_port})",
         flush=True,
     )
-    return Supervisor("worker", plans, spawn_memstream("worker", "--loglevel", loglevel)).run()
+    return Supervisor(WORKER.name, plans, spawn_memstream("worker", "--loglevel", loglevel)).run()

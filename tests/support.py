@@ -24,7 +24,7 @@ from memstream.processes import ManagedProcess, start_command
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
 from memstream.stack import LocalStack
-from memstream.stack.ports import free_port_range
+from memstream.stack.ports import free_port_ranges
 from memstream.waiting import wait_until
 from projections.schema import LAYER_TABLES, ensure_database, migrate, migrated_database
 
@@ -67,8 +67,7 @@ class Pipeline:
         policy_file.write_text(policy_toml or QUIET_DEFAULT_POLICY)
         # room for two processes of each role (MEMSTREAM_*_PROCESSES): process k serves its
         # role's metrics port + k
-        worker_port = free_port_range(2)
-        projector_port = free_port_range(2, avoid=(worker_port, worker_port + 1))
+        worker_port, projector_port = free_port_ranges(2, 2)
         settings = Settings.from_env({"MEMSTREAM_STATE_DIR": str(stack.state_dir)}).with_overrides(
             kafka_bootstrap=stack.kafka_bootstrap,
             database_url=database_url,

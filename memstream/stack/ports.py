@@ -37,6 +37,16 @@ def free_port_range(count: int, avoid: Iterable[int] = ()) -> int:
     raise OSError(f"could not find {count} consecutive free TCP ports on 127.0.0.1")
 
 
+def free_port_ranges(count: int, ranges: int) -> list[int]:
+    """The first ports of ``ranges`` disjoint runs of ``count`` free ports: one run per role
+    (worker, projector) whose processes serve consecutive metrics ports."""
+    firsts: list[int] = []
+    for _ in range(ranges):
+        taken = [port for first in firsts for port in range(first, first + count)]
+        firsts.append(free_port_range(count, avoid=taken))
+    return firsts
+
+
 def port_is_free(port: int) -> bool:
     """True when a server could bind 127.0.0.1:``port`` now.
 

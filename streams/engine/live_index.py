@@ -15,11 +15,11 @@ import bisect
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from streams.engine.age_index import AgeOrder
+
 if TYPE_CHECKING:
     from streams.engine.model import Layer
     from streams.engine.state import MemoryRecord
-
-AgeOrder = tuple[int, str]
 
 
 class LiveIndex:

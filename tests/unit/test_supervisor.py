@@ -14,10 +14,10 @@ import threading
 import pytest
 
 from memstream.settings import Settings, SettingsError
-from memstream.stack.ports import free_port_range, port_is_free
+from memstream.stack.ports import free_port_range, free_port_ranges, port_is_free
 from memstream.supervisor import ProcessPlan, Supervisor
 from memstream.waiting import wait_until
-from projections.supervisor import process_plans, run_projector_processes
+from projections.supervisor import PROJECTOR, run_projector_processes
 from streams import worker_processes
 from tests.support import process_running
 
@@ -55,7 +55,7 @@ def test_each_process_is_one_projector_with_its_own_instance_id_and_metrics_port
     settings = Settings(
         projector_processes=3, instance_id="projector-0", projector_metrics_port=9102
     )
-    plans = process_plans(settings)
+    plans = PROJECTOR.process_plans(settings)
     assert [p.index for p in plans] == [0, 1, 2]
     assert [p.settings.instance_id for p in plans] == [
         "projector-0-0",
@@ -70,7 +70,7 @@ def test_each_process_is_one_projector_with_its_own_instance_id_and_metrics_port
 
 
 def test_without_an_instance_id_the_processes_join_dynamically_and_port_0_stays_any_port():
-    plans = process_plans(Settings(projector_processes=2, projector_metrics_port=0))
+    plans = PROJECTOR.process_plans(Settings(projector_processes=2, projector_metrics_port=0))
     assert [p.settings.instance_id for p in plans] == ["", ""]
     assert [p.settings.projector_metrics_port for p in plans] == [0, 0]
 
@@ -180,3 +180,10 @@ def test_a_port_range_for_a_roles_processes_is_free_and_clear_of_the_ports_avoid
     assert all(port_is_free(port) for port in range(first, first + 3))
     second = free_port_range(3, avoid=range(first, first + 3))
     assert not set(range(second, second + 3)) & set(range(first, first + 3))
+
+
+def test_the_port_ranges_of_the_roles_are_free_and_disjoint():
+    firsts = free_port_ranges(3, 2)
+    runs = [set(range(first, first + 3)) for first in firsts]
+    assert len(runs) == 2 and not runs[0] & runs[1]
+    assert all(port_is_free(port) for run in runs for port in run)
