@@ -7,10 +7,16 @@ from every field of every word each time (frozen dataclasses do not cache it): h
 more than the work it saved. Keying on ``id()`` costs nothing. The cache
 holds the argument itself, so an id cannot be reused by another object while its entry
 lives. Results depend on the argument's value only: memoising changes no answer.
+
+Entries leave first in, first out, from an ``OrderedDict``: deleting a plain dict's oldest
+key as ``next(iter(cache))`` walks past every slot deleted before it until the dict is
+rebuilt, so a memo that churned (more live memories than it holds) spent more time evicting
+than computing.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import wraps
 from typing import TypeVar
@@ -23,7 +29,7 @@ def by_identity(maxsize: int) -> Callable[[Callable[[A], R]], Callable[[A], R]]:
     """Remember ``fn(arg)`` for the last ``maxsize`` argument objects (first in, first out)."""
 
     def decorate(fn: Callable[[A], R]) -> Callable[[A], R]:
-        cache: dict[int, tuple[A, R]] = {}
+        cache: OrderedDict[int, tuple[A, R]] = OrderedDict()
 
         @wraps(fn)
         def memoised(arg: A) -> R:
@@ -32,7 +38,7 @@ def by_identity(maxsize: int) -> Callable[[Callable[[A], R]], Callable[[A], R]]:
                 return hit[1]
             result = fn(arg)
             if len(cache) >= maxsize:
-                del cache[next(iter(cache))]  # dicts keep insertion order: the oldest
+                cache.popitem(last=False)  # the oldest
             cache[id(arg)] = (arg, result)
             return result
 
