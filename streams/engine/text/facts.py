@@ -176,6 +176,8 @@ _MONEY = re.compile(
 _PERCENT = re.compile(
     r"(?:(?<![\w.,/:\-])-|(?<![\w.,/:\-]))(" + _INT + r")(\.[0-9]+)?[ \t]?(%|percent(?![\w]))"
 )
+_ASCII_DIGIT = re.compile(r"[0-9]")
+_CURRENCY_SIGNS = "$€£¥"
 _NUMBER = re.compile(
     r"((?<![\w.,/:\-])-|(?<![\w.,/:\-]))(" + _INT + r")(\.[0-9]+)?([^\W\d_]+)?(?![\w])"
 )
@@ -230,22 +232,35 @@ def find_terms(text: str) -> tuple[FactTerm, ...]:
     date before its day number, money before a plain number); a span taken by one pattern is
     masked so later patterns cannot read it again.
     """
+    # A pattern is skipped when the text lacks a character every match of it contains: most
+    # texts have no digit, and a skipped pattern could have found (and masked) nothing.
     scan = _Scan(text)
-    scan.take(_EMAIL, "email", lambda m: m.group(0).casefold())
-    scan.take(_URL, "url", _url)
-    scan.take(_ISO_DATE, "date", _iso_date)
-    scan.take(_SLASH_DATE, "date", lambda m: m.group(0))
-    scan.take(_PHONE, "phone", _phone)
-    scan.take(_AM_PM, "time", _am_pm)
-    scan.take(_CLOCK, "time", _clock)
-    scan.take(_OCLOCK, "time", lambda m: _hh_mm(int(m.group(1)), 0, 23))
-    scan.take(_DAY_MONTH, "date", lambda m: _date(m.group(2), m.group(1), m.group(3)))
-    scan.take(_MONTH_DAY, "date", lambda m: _date(m.group(1), m.group(2), m.group(3)))
-    scan.take(_MONTH_YEAR, "date", lambda m: f"{m.group(1).casefold()} {m.group(2)}")
+    digits = _ASCII_DIGIT.search(text) is not None
+    if "@" in text:
+        scan.take(_EMAIL, "email", lambda m: m.group(0).casefold())
+    if "://" in text or "www." in text.casefold():
+        scan.take(_URL, "url", _url)
+    if digits:
+        if "-" in text:
+            scan.take(_ISO_DATE, "date", _iso_date)
+        if "/" in text:
+            scan.take(_SLASH_DATE, "date", lambda m: m.group(0))
+        scan.take(_PHONE, "phone", _phone)
+        scan.take(_AM_PM, "time", _am_pm)
+        if ":" in text:
+            scan.take(_CLOCK, "time", _clock)
+        if "clock" in text:
+            scan.take(_OCLOCK, "time", lambda m: _hh_mm(int(m.group(1)), 0, 23))
+        scan.take(_DAY_MONTH, "date", lambda m: _date(m.group(2), m.group(1), m.group(3)))
+        scan.take(_MONTH_DAY, "date", lambda m: _date(m.group(1), m.group(2), m.group(3)))
+        scan.take(_MONTH_YEAR, "date", lambda m: f"{m.group(1).casefold()} {m.group(2)}")
     scan.take(_WEEKDAY_RE, "date", lambda m: m.group(1).casefold())
-    scan.take(_MONEY, "number", _money)
-    scan.take(_PERCENT, "number", _percent)
-    scan.numbers()
+    if digits:
+        if any(sign in text for sign in _CURRENCY_SIGNS):
+            scan.take(_MONEY, "number", _money)
+        if "%" in text or "percent" in text:
+            scan.take(_PERCENT, "number", _percent)
+        scan.numbers()
     scan.entities()
     return tuple(sorted(scan.found, key=lambda found: (found.start, found.end, found.term)))
 
