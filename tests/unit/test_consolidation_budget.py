@@ -80,6 +80,27 @@ def test_largest_fitting_finds_the_most_sources_that_fit() -> None:
     assert largest_fitting(100, write, 3) == (1, "x" * 7)
 
 
+def test_largest_fitting_agrees_with_every_count_and_writes_near_what_fits() -> None:
+    """The most sources that fit, for every limit over texts of uneven growth; once all do
+    not fit, no text is written from more than twice the sources that do (a profile that
+    outgrew the limit costs what fits, not what the user holds)."""
+    sizes = [0]
+    for n in range(1, 301):
+        sizes.append(sizes[-1] + 1 + n % 7)  # each source adds 1-7 bytes
+    for limit in (1, 5, 40, 333, 1_000, sizes[300] - 1, sizes[300]):
+        written: list[int] = []
+
+        def write(n: int, written: list[int] = written) -> str:
+            written.append(n)
+            return "x" * sizes[n]
+
+        count, text = largest_fitting(300, write, limit)
+        fitting = max((n for n in range(1, 301) if sizes[n] <= limit), default=1)
+        assert (count, text) == (fitting, "x" * sizes[fitting])
+        if count < 300:
+            assert max(written[1:]) <= 2 * count  # after the whole text, nothing near it
+
+
 def test_episodes_too_many_for_one_summary_become_several_that_keep_every_fact() -> None:
     """Given 60 fact-laden episodes and a 2 KB content limit, a manual cycle writes several
     summaries, each within the limit and holding every fact term of the episodes it carries;

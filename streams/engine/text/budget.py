@@ -146,16 +146,30 @@ def largest_fitting(
     ids: Sequence[str] = (),
 ) -> tuple[int, str]:
     """The largest ``n`` in 1..``count`` whose ``write(n)`` fits ``limit`` (1 when none
-    does), with its text. A binary search: ``write(n)`` is expected to grow with ``n``.
-    ``ids``: the sources' ids in the same order, of which the first ``n`` are listed; ``n``
-    is also at most what :func:`listed_prefix` lets them list."""
+    does), with its text. ``write(n)`` is expected to grow with ``n``. ``ids``: the sources'
+    ids in the same order, of which the first ``n`` are listed; ``n`` is also at most what
+    :func:`listed_prefix` lets them list.
+
+    When all ``count`` do not fit, the search gallops up from 1 (1, 2, 4, …) and then
+    halves the last step: every text it writes is from at most twice the sources that fit.
+    A binary search over 1..``count`` wrote texts from half of all the sources and more, so
+    a narrative or profile that outgrew the limit cost more with every source the user
+    added, however few of them fit."""
     if ids:
         count = min(count, listed_prefix(ids))
     text = write(count)
     if count <= 1 or content_bytes(text) <= limit:
         return count, text
     best, best_text = 1, write(1)
-    low, high = 2, count - 1
+    if content_bytes(best_text) > limit:
+        return best, best_text
+    step = 2
+    while step < count:
+        candidate = write(step)
+        if content_bytes(candidate) > limit:
+            break
+        best, best_text, step = step, candidate, step * 2
+    low, high = best + 1, min(step, count) - 1  # write(min(step, count)) does not fit
     while low <= high:
         middle = (low + high) // 2
         candidate = write(middle)
