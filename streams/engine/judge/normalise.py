@@ -20,7 +20,8 @@ from .lexicons import CURRENCY_SYMBOLS, GO_ACTIVITIES, MAGNITUDES, PHRASES, PREA
 from .quantities import MONTHS
 
 # (pattern, replacement, needle): a match always contains the needle, so a text without it
-# skips the pattern (most texts have no apostrophe, and no idiom below).
+# skips the pattern (most texts have no apostrophe, and no idiom below). normalise() checks
+# the same way, on the text as it stands, before each pattern that always matches a needle.
 _CONTRACTIONS = tuple(
     (re.compile(pattern), replacement, needle)
     for pattern, replacement, needle in (
@@ -209,13 +210,15 @@ def normalise(text: str) -> str:
     # Most of the patterns below read numbers; a text without a digit skips them (one scan
     # instead of ten: the judge normalises every fact it reads).
     has_digit = _DIGIT.search(text) is not None
-    if has_digit:
+    if has_digit and ("+" in text or "(" in text or "-" in text):
         text = _PHONE.sub(_phone, text)
     if "@" in text or "tel_" in text:  # an email address, or a phone number read above
         text = _REACHED.sub(_reach, text)
         text = _REACH.sub(_reach, text)
-    text = _OUTCOME.sub("is", text)
-    text = _LOOSE_PRESENT.sub("", text)
+    if "up" in text or "total" in text or "amount" in text:
+        text = _OUTCOME.sub("is", text)
+    if "days" in text or "late" in text:
+        text = _LOOSE_PRESENT.sub("", text)
     text = _PHRASE.sub(lambda match: PHRASES[match.group(1)], text)
     if "-" in text:
         text = _UNHYPHENATED.sub(r"\1", text)
@@ -228,16 +231,21 @@ def normalise(text: str) -> str:
     if "midnight" in text:
         text, midnights = _MIDNIGHT.subn("00:00", text)
         has_digit = has_digit or midnights > 0
-    text = _BEEN_DOING.sub(r"gone \1", text)  # "been skiing" is "gone skiing"
+    if "been" in text:
+        text = _BEEN_DOING.sub(r"gone \1", text)  # "been skiing" is "gone skiing"
     if not has_digit:
         return text
     text = _AM_PM.sub(_am_pm, text)
-    text = _CLOCK.sub(_clock, text)
-    text = _THOUSANDS.sub("", text)
-    text = _MONEY.sub(_money, text)
+    if ":" in text:
+        text = _CLOCK.sub(_clock, text)
+    if "," in text:
+        text = _THOUSANDS.sub("", text)
+    if any(symbol in text for symbol in CURRENCY_SYMBOLS):
+        text = _MONEY.sub(_money, text)
     text = _MAGNITUDE.sub(lambda match: _scaled(match.group(1), match.group(2)), text)
     text = _GLUED_UNIT.sub(r"\1 \2", text)
-    text = _AGE.sub(r"\1", text)  # "14 years old" is an age, not a duration
+    if "old" in text:
+        text = _AGE.sub(r"\1", text)  # "14 years old" is an age, not a duration
     text = _ORDINAL.sub(r"\1", text)
     return _DAY_MONTH.sub(r"\2 \1", text)
 
