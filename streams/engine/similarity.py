@@ -108,13 +108,27 @@ ROWS_PER_PRODUCT = 1024  # bounds a product's memory: 1024 × 100k memories × 8
 
 
 def similarity_rows(
-    new: Sequence[Memory], candidates: Sequence[Memory], dim: int
+    new: Sequence[Memory],
+    candidates: Sequence[Memory],
+    dim: int,
+    at: Sequence[int] | None = None,
+    others: np.ndarray | None = None,
 ) -> Iterator[tuple[int, Memory, np.ndarray]]:
     """(position, memory, its similarity to every candidate) for each of ``new``: one matrix
-    product per chunk of new memories, never a Python loop over pairs."""
-    others = matrix_of(candidates, dim)
+    product per chunk of new memories, never a Python loop over pairs.
+
+    ``at``: where each of ``new`` is among ``candidates`` (the rules compare what is new
+    with everything, new included), so its row is taken from the candidates' matrix rather
+    than built again; ``others``: that matrix, when the caller built it. Either way the
+    rows are bit for bit :func:`matrix_of`'s."""
+    if others is None:
+        others = matrix_of(candidates, dim)
     for start in range(0, len(new), ROWS_PER_PRODUCT):
         chunk = new[start : start + ROWS_PER_PRODUCT]
-        products = matrix_of(chunk, dim) @ others.T
+        if at is None:
+            rows = matrix_of(chunk, dim)
+        else:
+            rows = others[list(at[start : start + ROWS_PER_PRODUCT])]
+        products = rows @ others.T
         for offset, memory in enumerate(chunk):
             yield start + offset, memory, products[offset]

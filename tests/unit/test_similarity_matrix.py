@@ -78,3 +78,18 @@ def test_an_embedding_of_the_wrong_size_is_refused_as_row_by_row_refuses_it() ->
 
     with pytest.raises(ValueError):
         matrix_of(memories, DIM)
+
+
+def test_new_rows_taken_from_the_candidates_matrix_give_the_same_similarities() -> None:
+    """The rules pass where each new memory sits among the candidates, so its row is taken
+    from the candidates' matrix instead of built again: the products must not change, for
+    a mix of memories with and without an embedding too."""
+    memories = embedded(40) + [Memory("plain", "u", "a note without an embedding")]
+    at = [3, 17, 40, 39]
+    new = [memories[i] for i in at]
+    built = list(similarity.similarity_rows(new, memories, DIM))
+    taken = list(similarity.similarity_rows(new, memories, DIM, at))
+    given = list(similarity.similarity_rows(new, memories, DIM, at, matrix_of(memories, DIM)))
+    assert [(p, m) for p, m, _ in built] == [(p, m) for p, m, _ in taken]
+    for (_, _, a), (_, _, b), (_, _, c) in zip(built, taken, given, strict=True):
+        assert np.array_equal(a, b) and np.array_equal(a, c)

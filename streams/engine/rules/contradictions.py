@@ -31,11 +31,12 @@ def detect_contradictions(cycle: CycleContext) -> None:
     fact_ids = cycle.facts.ordered_ids()
     facts = [cycle.records[memory_id].memory for memory_id in fact_ids]
     changed = cycle.facets.changed_ids
-    new = [m for m in facts if m.memory_id in changed]
-    if not new:
+    at = [j for j, m in enumerate(facts) if m.memory_id in changed]
+    if not at:
         return
+    new = [facts[j] for j in at]
     paired = _paired_on_keys(cycle, new, fact_ids) if rule.entity_candidates else {}
-    for _, first, similarity_row in similarity_rows(new, facts, cycle.dim):
+    for _, first, similarity_row in similarity_rows(new, facts, cycle.dim, at):
         band = np.flatnonzero(
             (similarity_row > rule.min_similarity) & (similarity_row < rule.max_similarity)
         )

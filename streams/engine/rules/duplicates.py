@@ -38,7 +38,8 @@ def merge_duplicates(cycle: CycleContext) -> None:
         position = {m.memory_id: i for i, m in enumerate(memories)}
         live = np.ones(len(memories), dtype=bool)
         compared: set[tuple[str, str]] = set()
-        for _, first, row in similarity_rows(new, memories, cycle.dim):
+        new_at = [position[m.memory_id] for m in new]
+        for _, first, row in similarity_rows(new, memories, cycle.dim, new_at):
             at = position[first.memory_id]
             row = np.round(row, 6)
             for j in np.flatnonzero((row >= rule.threshold) & live):

@@ -30,14 +30,17 @@ def detect_patterns(cycle: CycleContext) -> None:
         if (r.memory.created_at or 0) >= since and "pattern_of" not in r.memory.metadata
     ]
     changed = cycle.facets.changed_ids
-    new = [m for m in candidates if m.memory_id in changed][-cycle.policy.max_memories_per_cycle :]
-    if not new:
+    at = [i for i, m in enumerate(candidates) if m.memory_id in changed]
+    at = at[-cycle.policy.max_memories_per_cycle :]
+    if not at:
         return
+    new = [candidates[i] for i in at]
+    vectors = matrix_of(candidates, cycle.dim)
     neighbours = [
         np.flatnonzero(row > rule.min_similarity)
-        for _, _, row in similarity_rows(new, candidates, cycle.dim)
+        for _, _, row in similarity_rows(new, candidates, cycle.dim, at, vectors)
     ]
-    for group in _groups_around_new(new, candidates, neighbours, cycle.dim, rule.min_similarity):
+    for group in _groups_around_new(new, candidates, neighbours, vectors, rule.min_similarity):
         if len(group) < rule.min_support:
             continue
         evidence = sorted(m.memory_id for m in group)
@@ -87,7 +90,7 @@ def _groups_around_new(
     new: list[Memory],
     candidates: list[Memory],
     neighbours: list[np.ndarray],
-    dim: int,
+    candidate_vectors: np.ndarray,
     threshold: float,
 ) -> list[list[Memory]]:
     """For each new memory not yet grouped: the greedy clique it forms with its neighbours
@@ -100,10 +103,9 @@ def _groups_around_new(
     for row, seed in enumerate(new):
         if seed.memory_id in grouped:
             continue
-        near = [
-            m for m in (candidates[int(c)] for c in neighbours[row]) if m.memory_id not in grouped
-        ]
-        vectors = matrix_of(near, dim)
+        near_at = [int(c) for c in neighbours[row] if candidates[int(c)].memory_id not in grouped]
+        near = [candidates[c] for c in near_at]
+        vectors = candidate_vectors[near_at]  # their rows of the candidates' matrix
         open_to = np.ones(len(near), dtype=bool)  # similar to every member so far
         group: list[Memory] = []
         room = LISTED_IDS_BYTES - json_bytes(seed.memory_id)  # the seed always fits
