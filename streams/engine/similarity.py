@@ -36,7 +36,8 @@ def matrix_of(memories: Sequence[Memory], dim: int) -> np.ndarray:
     rows are bit for bit its vectors (and IEEE division per element whichever way it is
     done). They used to be memoised per embedding; with more live memories on a worker than
     the memo held, every cycle recomputed them one by one, and the memo's evictions grew
-    slower as it churned: 40 % of a cycle at 800 memories per user."""
+    slower as it churned: a sixth of the engine's time at 800 inputs per user
+    (``python -m bench.engine_growth``)."""
     if not memories:
         return np.zeros((0, dim))
     size = dim * FLOAT32_BYTES
