@@ -19,24 +19,22 @@ import argparse
 import time
 
 from bench.workload import encoded_records, written_events
+from memstream.settings import Settings, SettingsError
+from streams.app import engine_config
 from streams.collector import tune_collector
-from streams.engine.engine import EngineConfig
-from streams.engine.policy import builtin_profile
-from streams.engine.validation import Limits
 from streams.ingest import IngestProcessor, Input, partition_for
 
 USERS = 50
 PARTITIONS = 6  # a worker process's share of the bench's 12 partitions, with two processes
-DIM = 384
 BATCH = 500  # inputs per process_batch call, about what the worker's agent takes at once
 
 
-def slice_costs(inputs: int, slices: int) -> list[float]:
-    """µs per input of each of ``slices`` consecutive slices of ``inputs`` inputs."""
-    records = encoded_records(written_events(inputs, USERS, DIM))
+def slice_costs(settings: Settings, inputs: int, slices: int) -> list[float]:
+    """µs per input of each of ``slices`` consecutive slices of ``inputs`` inputs, the engine
+    configured as the worker configures it for ``settings`` (policy, contract limits)."""
+    records = encoded_records(written_events(inputs, USERS, settings.embedding_dim))
     batch = [Input(key, value, [], partition_for(key, PARTITIONS)) for key, value in records]
-    config = EngineConfig(builtin_profile("default"), Limits(DIM, 8192))
-    processor = IngestProcessor(config, partitions=PARTITIONS)
+    processor = IngestProcessor(engine_config(settings), partitions=PARTITIONS)
     tune_collector()  # as the worker runs
     size = inputs // slices
     costs = []
@@ -55,9 +53,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.inputs < args.slices or args.slices < 1:
         parser.error("--inputs must be at least --slices, and --slices at least 1")
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        parser.error(str(exc))
     size = args.inputs // args.slices
     print(f"{args.inputs:,} inputs, {USERS} users; µs per input by slice of {size:,}:")
-    for number, cost in enumerate(slice_costs(args.inputs, args.slices)):
+    for number, cost in enumerate(slice_costs(settings, args.inputs, args.slices)):
         per_user = (number + 1) * size // USERS
         print(
             f"  inputs {number * size:>7,}-{(number + 1) * size:<7,} (to {per_user:,} per user)"
