@@ -133,11 +133,18 @@ class SessionWindow:
     narrative_id: str | None = None
 
     def with_member(self, memory_id: str, at: int) -> SessionWindow:
-        return replace(
-            self,
-            member_ids=self.member_ids.plus(memory_id),
+        # every written memory joins its session: built directly, not by
+        # ``dataclasses.replace``, which checks each field by name first; a field added to
+        # the window must be added here
+        return SessionWindow(
+            session_id=self.session_id,
+            conversation_id=self.conversation_id,
             started_at=min(self.started_at, at),
             last_event_at=max(self.last_event_at, at),
+            member_ids=self.member_ids.plus(memory_id),
+            status=self.status,
+            ended_at=self.ended_at,
+            narrative_id=self.narrative_id,
         )
 
 

@@ -4,7 +4,7 @@ has had."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
@@ -66,3 +66,17 @@ def test_a_copy_and_its_original_keep_their_own_index() -> None:
 
     assert _active(copy) == {"b"}
     assert _active(facets) == {"a"}
+
+
+def test_a_new_member_keeps_every_other_field_of_the_session() -> None:
+    """``with_member`` builds the window field by field: one it forgot would be reset to its
+    default. Every other field holds a distinct object here, so any field not carried is seen."""
+    changed = {"member_ids", "started_at", "last_event_at"}
+    kept = {f.name: object() for f in fields(SessionWindow) if f.name not in changed}
+    window = SessionWindow(**kept, started_at=100, last_event_at=200)  # type: ignore[arg-type]
+
+    grown = window.with_member("m-1", 50)
+
+    assert (list(grown.member_ids), grown.started_at, grown.last_event_at) == (["m-1"], 50, 200)
+    for name, value in kept.items():
+        assert getattr(grown, name) is value, name

@@ -4,6 +4,8 @@ emission; processing the input again completes it with byte-identical events."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from streams import codec
 from streams.engine import ledger
 from streams.engine.emissions import EmissionAssembler, complete_emissions, numbered
@@ -117,3 +119,15 @@ def _rebuilt(emissions: list[Emission]) -> InMemoryUserState:
     states = UserStates()
     states.rebuild_partition(0, [d for e in emissions for d in e.ledger_events])
     return states.user("cycle-user", 0)
+
+
+def test_numbering_keeps_every_other_field_of_each_event() -> None:
+    """``numbered`` builds each event field by field: one it forgot would be reset to its
+    default. Every field holds a distinct object here, so any field not carried is seen."""
+    names = [f.name for f in dataclasses.fields(ledger.ConsolidationEvent)]
+    events = [ledger.ConsolidationEvent(**{name: object() for name in names}) for _ in range(3)]
+
+    for index, (event, number) in enumerate(zip(events, numbered(events), strict=True)):
+        assert (number.emission_index, number.emission_size) == (index, 3)
+        for name in set(names) - {"emission_index", "emission_size"}:
+            assert getattr(number, name) is getattr(event, name), name
