@@ -198,6 +198,9 @@ def third_person(sentence: str, speaker: str | None) -> str:
     while i < len(parts):
         word = parts[i]
         low = word.casefold().replace("’", "'")
+        if low not in _PRONOUNS and word != "us":
+            i += 2  # not a pronoun (most words): _clause_initial re-joins the text before it
+            continue
         replacement, agreement = _pronoun(low, word, me, you, _clause_initial(parts, i))
         if replacement is None:
             i += 2
@@ -219,6 +222,41 @@ def third_person(sentence: str, speaker: str | None) -> str:
     return "".join(out)
 
 
+_SINGULAR: dict[str, tuple[str, str]] = {
+    # word → (replacement, with {me} and {you} for the parties; agreement, "you" for "full"
+    # at the start of a clause and "aux" elsewhere)
+    "i": ("{me}", "full"),
+    "i'm": ("{me} is", "none"),
+    "i've": ("{me} has", "none"),
+    "i'll": ("{me} will", "none"),
+    "i'd": ("{me} would", "none"),
+    "me": ("{me}", "none"),
+    "my": ("{me}'s", "none"),
+    "mine": ("{me}'s", "none"),
+    "myself": ("{me}", "none"),
+    "you": ("{you}", "you"),
+    "you're": ("{you} is", "none"),
+    "you've": ("{you} has", "none"),
+    "you'll": ("{you} will", "none"),
+    "you'd": ("{you} would", "none"),
+    "your": ("{you}'s", "none"),
+    "yours": ("{you}'s", "none"),
+    "yourself": ("{you}", "none"),
+}
+_PLURAL = {
+    "we": "they",
+    "we're": "they are",
+    "we've": "they have",
+    "we'll": "they will",
+    "we'd": "they would",
+    "our": "their",
+    "ours": "theirs",
+    "ourselves": "themselves",
+}
+_PRONOUNS = frozenset(_SINGULAR) | frozenset(_PLURAL)
+"""The case-folded words :func:`_pronoun` replaces (and "us", written in lower case)."""
+
+
 def _pronoun(
     low: str, word: str, me: str, you: str, clause_initial: bool
 ) -> tuple[str | None, str]:
@@ -227,40 +265,14 @@ def _pronoun(
     "full": auxiliaries and verbs ("I live" → "the user lives"); "aux": auxiliaries only, for a
     "you" that may be an object ("tell you things" must not become "tell the user thing"s).
     """
-    you_agree = "full" if clause_initial else "aux"
-    singular: dict[str, tuple[str, str]] = {
-        "i": (me, "full"),
-        "i'm": (f"{me} is", "none"),
-        "i've": (f"{me} has", "none"),
-        "i'll": (f"{me} will", "none"),
-        "i'd": (f"{me} would", "none"),
-        "me": (me, "none"),
-        "my": (f"{me}'s", "none"),
-        "mine": (f"{me}'s", "none"),
-        "myself": (me, "none"),
-        "you": (you, you_agree),
-        "you're": (f"{you} is", "none"),
-        "you've": (f"{you} has", "none"),
-        "you'll": (f"{you} will", "none"),
-        "you'd": (f"{you} would", "none"),
-        "your": (f"{you}'s", "none"),
-        "yours": (f"{you}'s", "none"),
-        "yourself": (you, "none"),
-    }
-    plural = {
-        "we": "they",
-        "we're": "they are",
-        "we've": "they have",
-        "we'll": "they will",
-        "we'd": "they would",
-        "our": "their",
-        "ours": "theirs",
-        "ourselves": "themselves",
-    }
-    if low in singular:
-        return singular[low]
-    if low in plural:
-        return plural[low], "none"
+    singular = _SINGULAR.get(low)
+    if singular is not None:
+        template, agreement = singular
+        if agreement == "you":
+            agreement = "full" if clause_initial else "aux"
+        return template.format(me=me, you=you), agreement
+    if low in _PLURAL:
+        return _PLURAL[low], "none"
     if word == "us":  # never "US", the country
         return "them", "none"
     return None, "none"

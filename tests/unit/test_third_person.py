@@ -1,0 +1,41 @@
+"""Reported speech in the third person (``streams.engine.text.prose.third_person``): which
+words it rewrites, and that a sentence without them comes back as written."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streams.engine.text.prose import _PRONOUNS, _pronoun, third_person
+
+WORDS = st.sampled_from(sorted(_PRONOUNS) + ["us", "US", "Us", "I", "My", "You're", "we’ve"])
+
+
+@given(word=WORDS | st.text(max_size=12), clause_initial=st.booleans())
+def test_only_the_listed_pronouns_and_a_lower_case_us_are_replaced(
+    word: str, clause_initial: bool
+) -> None:
+    """``third_person`` skips every other word without asking ``_pronoun``: this is what
+    makes that skip change nothing."""
+    low = word.casefold().replace("’", "'")
+    replacement, _ = _pronoun(low, word, "the user", "the agent", clause_initial)
+
+    assert (replacement is None) == (low not in _PRONOUNS and word != "us")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "speaker", "expected"),
+    [
+        ("I live in Oslo", "user", "The user lives in Oslo"),
+        ("Can you send me the notes", "user", "Can the agent send the user the notes"),
+        ("We moved our standup to 9:30", "user", "They moved their standup to 9:30"),
+        ("Tell us about the US office", "user", "Tell them about the US office"),
+        ("Ana talked about on-call with Bo", "user", "Ana talked about on-call with Bo"),
+        ("My sister said you're late", "agent", "The agent's sister said the user is late"),
+    ],
+)
+def test_pronouns_name_the_parties_and_other_words_stay_as_written(
+    sentence: str, speaker: str, expected: str
+) -> None:
+    assert third_person(sentence, speaker) == expected
