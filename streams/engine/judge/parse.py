@@ -423,8 +423,21 @@ def _without_change_time(value: Words) -> Words:
     return tuple(found) or value
 
 
+_MEMBERSHIP_VERBS = LEAVE_VERBS | JOIN_VERBS
+_CHANGE_VERBS = UPDATE_VERBS | _MEMBERSHIP_VERBS
+
+
 def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clause] | None:
     """A change: "was moved to X", "switched from A to B", "left A", "joined B"."""
+    if not any(
+        word.role == CONTENT
+        and _is_participle(word.surface)
+        and verb_base(word.surface) in _CHANGE_VERBS
+        for word in words
+    ):
+        # Every way through the loop below ends in None without one (most statements): it
+        # took each participle's subject first ("talked" in "… talked about …").
+        return None
     for i, word in enumerate(words):
         if word.role != CONTENT or not _is_participle(word.surface):
             continue
@@ -449,7 +462,7 @@ def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clau
                 old_value = _content(words[origin + 1 : target])
                 clauses.append(_change(text, subject, word, old_value, replaced=True))
             return clauses
-        if base in LEAVE_VERBS | JOIN_VERBS and not negated:
+        if base in _MEMBERSHIP_VERBS and not negated:
             # "left Spotify" / "joined Klarna": only about where someone works, lives, plays
             change = _change(
                 text, subject, word, _content(words[i + 1 :]), replaced=base in LEAVE_VERBS
