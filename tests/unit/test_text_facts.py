@@ -16,6 +16,7 @@ from streams.engine.text.facts import (
     extract_facts,
     fact_terms,
     find_terms,
+    full_stop_keeps_terms,
     missing_terms,
 )
 
@@ -411,3 +412,95 @@ def test_given_the_text_package_when_its_imports_are_read_then_it_is_pure() -> N
 
     # Then
     assert imported <= ALLOWED_IMPORTS
+
+
+# --- a full stop after a text ------------------------------------------------------------------
+
+_FACT_PIECES = st.sampled_from(
+    [
+        "Ana",
+        "New York",
+        "talked",
+        "about",
+        "the",
+        "team",
+        "3",
+        "3pm",
+        "3 p.m",
+        "at",
+        "10:30",
+        "www",
+        "http://",
+        "www.example",
+        "https://docs.example.com/a",
+        "ana@example.com",
+        "$1,200",
+        "12",
+        "%",
+        "percent",
+        "5km",
+        "2nd",
+        "floor",
+        "March",
+        "4th",
+        "2026-03-04",
+        "04/03/2026",
+        "v2",
+        "+1 (555) 123-4567",
+        "o'clock",
+        "km",
+        "Dr",
+        "St",
+        "e.g",
+        "U.S",
+        "don't",
+        "Tuesday",
+        "-4",
+        "3.5",
+        "kids",
+        "é",
+        "Zoë",
+        "api",
+        "k8s",
+        "x",
+        "mg",
+        "(",
+        ")",
+        ",",
+        "-",
+        "'s",
+    ]
+)
+_TEXTS = st.lists(_FACT_PIECES, min_size=1, max_size=8).flatmap(
+    lambda pieces: st.lists(
+        st.sampled_from([" ", "", "\t", ", "]), min_size=len(pieces), max_size=len(pieces)
+    ).map(lambda gaps: "".join(g + p for g, p in zip(gaps, pieces, strict=True)).strip())
+)
+
+
+@settings(max_examples=3000)
+@given(text=_TEXTS)
+def test_a_full_stop_said_to_keep_the_terms_keeps_them(text: str) -> None:
+    """The writers finish statements with a full stop and skip reading the result when this
+    says it keeps the terms: it must never say so wrongly."""
+    if full_stop_keeps_terms(text):
+        assert fact_terms(text + ".") == fact_terms(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "keeps"),
+    [
+        ("Ana talked about on-call with the team", True),
+        ("the launch is on March 4", False),  # ends in a digit: read it
+        ("see https://docs.example.com/a", False),  # a URL takes the stop in
+        ("see http://", False),  # "http://." reads as a URL: the one text found that changes
+        ("meet at 3 p.m", False),
+        ("write to ana@example", False),
+        ("call me at 10:30 or later", True),
+        ("", False),
+    ],
+)
+def test_a_full_stop_is_said_to_keep_the_terms_only_after_a_plain_last_word(
+    text: str, keeps: bool
+) -> None:
+    assert full_stop_keeps_terms(text) is keeps

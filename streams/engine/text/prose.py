@@ -12,7 +12,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from streams.engine.text.facts import fact_terms, is_starter, missing_terms, third_person_verb
+from streams.engine.text.facts import (
+    fact_terms,
+    full_stop_keeps_terms,
+    is_starter,
+    missing_terms,
+    third_person_verb,
+)
 
 __all__ = [
     "clause_spans",
@@ -362,8 +368,12 @@ def reported(sentence: str, speaker: str | None) -> str:
             rewritten = f"{who} said: {sentence}"
     if not keeps_terms(sentence, rewritten):
         rewritten = sentence
-    finished = rewritten if rewritten.endswith(_TERMINAL) else rewritten + "."
-    return finished if keeps_terms(rewritten, finished) else rewritten
+    if rewritten.endswith(_TERMINAL):
+        return rewritten
+    finished = rewritten + "."
+    if full_stop_keeps_terms(rewritten) or keeps_terms(rewritten, finished):
+        return finished
+    return rewritten
 
 
 def _capitalised(text: str) -> str:
