@@ -45,6 +45,7 @@ from streams.engine.model import (
     Memory,
     MemoryEvent,
 )
+from streams.engine.slots import Convert, slot_builder
 
 MAGIC = b"\xc3\x01"
 HEADER_SIZE = 10
@@ -192,47 +193,13 @@ def default_registry() -> SchemaRegistry:
 
 _MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 Datum = dict[str, Any]
-_Convert = typing.Callable[[Any], Any]
-T = typing.TypeVar("T")
-
-
-def _constructor(
-    cls: type[T], convert: typing.Mapping[str, _Convert] | None = None
-) -> typing.Callable[[Datum], T]:
-    """A datum → ``cls`` builder that sets each slot directly, converting the named fields.
-
-    ``cls(**datum)`` matches every key against the parameter names by string comparison
-    (the decoded keys are not the interned names): 9 µs for a memory's 30 fields, a fifth of
-    decoding a ledger record. Setting the slots takes under 3 µs. Only for frozen, slotted
-    dataclasses without ``__post_init__``, so nothing ``__init__`` would do is skipped; the
-    datum holds every field because the reader schema is the dataclass, field for field.
-
-    The builder is generated, one line per field, as ``dataclasses`` generates ``__init__``:
-    a loop over (setter, name, conversion) triples cost 4.4-6.8 µs per memory on the bench's
-    ledger, the unrolled lines 3.3-5.3 µs (the projector decodes every ledger event on the
-    thread that sets its rate)."""
-    if not hasattr(cls, "__slots__") or hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} must be a slotted dataclass without __post_init__")
-    converters = convert or {}
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    lines = ["def build(datum):", "    obj = new(cls)"]
-    for i, f in enumerate(fields(typing.cast(Any, cls))):
-        namespace[f"set{i}"] = getattr(cls, f.name).__set__
-        value = f"datum[{f.name!r}]"
-        if f.name in converters:
-            namespace[f"convert{i}"] = converters[f.name]
-            value = f"convert{i}({value})"
-        lines.append(f"    set{i}(obj, {value})")
-    lines.append("    return obj")
-    exec("\n".join(lines), namespace)  # noqa: S102 - code made here from the field names
-    return typing.cast(typing.Callable[[Datum], T], namespace["build"])
 
 
 def memory_to_datum(memory: Memory) -> Datum:
     return {name: getattr(memory, name) for name in _MEMORY_FIELDS}
 
 
-memory_from_datum = _constructor(Memory, {"tags": tuple, "trigger_conditions": tuple})
+memory_from_datum = slot_builder(Memory, {"tags": tuple, "trigger_conditions": tuple})
 
 
 @dataclass(frozen=True)
@@ -250,14 +217,14 @@ class _Shape:
 def _shape(cls: type, avro_name: str) -> _Shape:
     hints = typing.get_type_hints(cls)
     names = tuple(f.name for f in fields(cls))
-    convert: dict[str, _Convert] = {}
+    convert: dict[str, Convert] = {}
     for name in names:
         if hints[name] is Memory:
             convert[name] = memory_from_datum
         elif typing.get_origin(hints[name]) is tuple:
             convert[name] = tuple
     memory_fields = frozenset(n for n in names if hints[n] is Memory)
-    return _Shape(cls, avro_name, names, memory_fields, _constructor(cls, convert))
+    return _Shape(cls, avro_name, names, memory_fields, slot_builder(cls, convert))
 
 
 _INPUT_SHAPES = {cls: _shape(cls, f"{NAMESPACE}.{name}") for cls, name in INPUT_TYPE_NAMES.items()}
@@ -281,7 +248,7 @@ def _payload_from_datum(named: tuple[str, Datum]) -> Any:
     return _BY_AVRO_NAME[avro_name].from_datum(datum)
 
 
-_event_from_datum = _constructor(MemoryEvent, {"payload": _payload_from_datum})
+_event_from_datum = slot_builder(MemoryEvent, {"payload": _payload_from_datum})
 _RECORD_CLASSES: dict[str, type] = {
     f"{NAMESPACE}.Memory": Memory,
     f"{NAMESPACE}.MemoryEvent": MemoryEvent,
@@ -289,7 +256,7 @@ _RECORD_CLASSES: dict[str, type] = {
     **{shape.avro_name: shape.cls for shape in _BY_AVRO_NAME.values()},
 }
 """Avro full name → the dataclass each record type is written from."""
-_ledger_from_datum = _constructor(ledger.ConsolidationEvent, {"payload": _payload_from_datum})
+_ledger_from_datum = slot_builder(ledger.ConsolidationEvent, {"payload": _payload_from_datum})
 
 
 # --- embeddings ------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ as they travel, so the hot path never unpacks a vector it does not compare.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
-from operator import attrgetter
+from dataclasses import dataclass, field, replace
 from typing import Literal
+
+from streams.engine.slots import slot_copier
 
 Layer = Literal["working", "episodic", "semantic", "procedural"]
 Priority = Literal["normal", "critical"]
@@ -66,14 +67,9 @@ class Memory:
 
     def evolve(self, **changes: object) -> Memory:
         """A copy with ``changes``: ``dataclasses.replace`` without its per-field checks,
-        half the time (rules and the fold evolve a few memories per input)."""
-        values = list(_MEMORY_VALUES(self))
-        for name, value in changes.items():
-            index = _MEMORY_FIELD_INDEX.get(name)
-            if index is None:
-                raise TypeError(f"Memory has no field {name!r}")
-            values[index] = value
-        return Memory(*values)
+        the copy's slots set directly (:mod:`streams.engine.slots`: 2.6 µs against 6.6
+        through ``__init__``; rules and the fold evolve two memories per input)."""
+        return _copy_memory(self, changes)
 
     @property
     def age_order(self) -> tuple[int, str]:
@@ -82,8 +78,7 @@ class Memory:
         return (self.created_at or 0, self.memory_id)
 
 
-_MEMORY_FIELD_INDEX = {f.name: i for i, f in enumerate(fields(Memory))}
-_MEMORY_VALUES = attrgetter(*_MEMORY_FIELD_INDEX)
+_copy_memory = slot_copier(Memory)
 
 
 # --- input payloads (memory.events) -------------------------------------------------------

@@ -31,6 +31,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
+from streams.engine.slots import slot_builder
 
 USER = "user-7"
 T0 = 1_717_000_000_000  # 2024-05-29, epoch millis
@@ -215,7 +216,7 @@ def test_decoded_values_are_built_by_setting_slots_only_where_init_does_nothing_
 
     for cls in (Checked, Unslotted):
         with pytest.raises(TypeError, match="slotted dataclass without __post_init__"):
-            codec._constructor(cls)
+            slot_builder(cls)
     datum = codec.memory_to_datum(Memory("m", USER, "x"))
     datum["tags"] = ["a"]  # fastavro reads arrays as lists
     memory = codec.memory_from_datum(datum)

@@ -1,0 +1,65 @@
+"""Frozen dataclasses copied and built by setting their slots (``streams.engine.slots``):
+the same values ``__init__`` and ``dataclasses.replace`` make, and only for classes whose
+``__init__`` does nothing more."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streams.engine.model import Memory
+from streams.engine.slots import slot_builder, slot_copier
+from tests.unit.test_codec import a_memory, memories
+
+
+@given(
+    memory=memories,
+    other=memories,
+    chosen=st.sets(st.sampled_from([f.name for f in dataclasses.fields(Memory)])),
+)
+def test_evolve_is_dataclasses_replace(memory: Memory, other: Memory, chosen: set[str]) -> None:
+    changes = {name: getattr(other, name) for name in chosen}
+
+    evolved = memory.evolve(**changes)
+
+    assert evolved == dataclasses.replace(memory, **changes)
+    assert all(getattr(evolved, name) is changes[name] for name in chosen)
+    assert memory == dataclasses.replace(memory)  # the original is untouched
+
+
+def test_evolve_refuses_a_name_that_is_not_a_field() -> None:
+    with pytest.raises(TypeError, match="Memory has no field 'colour'"):
+        a_memory().evolve(colour="blue")
+
+
+def test_a_copy_is_a_new_frozen_value() -> None:
+    memory = a_memory()
+    copy = memory.evolve()
+
+    assert copy == memory and copy is not memory
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copy.content = "changed"  # type: ignore[misc]
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    value: int
+
+    def __post_init__(self) -> None:  # pragma: no cover - never constructed here
+        raise AssertionError
+
+
+@dataclass(frozen=True)
+class Unslotted:
+    value: int
+
+
+@pytest.mark.parametrize("cls", [Checked, Unslotted, int])
+@pytest.mark.parametrize("make", [slot_builder, slot_copier])
+def test_a_class_whose_init_could_do_more_is_refused(cls: type, make: object) -> None:
+    with pytest.raises(TypeError, match="slotted dataclass without __post_init__"):
+        make(cls)  # type: ignore[operator]
