@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from streams.engine import judge as judge_package
 from streams.engine.judge import Judgement, attribute_keys, judge_contradiction
+from streams.engine.judge import parse as parse_package
 from streams.engine.judge.normalise import normalise
 from streams.engine.judge.parse import _TOKEN as TOKEN
 from streams.engine.judge.quantities import may_start_amount, read_date, read_quantity
@@ -226,3 +227,20 @@ def test_given_the_lexicon_files_when_read_as_package_data_then_each_is_a_json_o
     for entry in files:
         data = json.loads(entry.read_text(encoding="utf-8"))
         assert isinstance(data, dict) and data, entry.name
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXTS)
+def test_given_any_statement_then_its_parse_does_not_depend_on_the_shared_words(
+    text: str,
+) -> None:
+    """Plain words are shared between statements (``parse._PLAIN_WORDS``): a statement read
+    with the table empty, or full of other statements' words, is read the same."""
+    parse_package.parse.cache_clear()
+    parse_package._PLAIN_WORDS.clear()
+    alone = parse_package.parse(text)
+    parse_package.parse.cache_clear()
+    for other in ("I live in Oslo", "Maya's son is 14 years old", "we switched from Chrome"):
+        parse_package.parse(other)
+
+    assert parse_package.parse(text) == alone
