@@ -45,7 +45,7 @@ from streams.engine.model import (
     Memory,
     MemoryEvent,
 )
-from streams.engine.slots import Convert, slot_builder
+from streams.engine.slots import Convert, field_reader, slot_builder
 
 MAGIC = b"\xc3\x01"
 HEADER_SIZE = 10
@@ -191,12 +191,10 @@ def default_registry() -> SchemaRegistry:
 
 # --- dataclass <-> Avro datum ----------------------------------------------------------------
 
-_MEMORY_FIELDS = tuple(f.name for f in fields(Memory))
 Datum = dict[str, Any]
 
 
-def memory_to_datum(memory: Memory) -> Datum:
-    return {name: getattr(memory, name) for name in _MEMORY_FIELDS}
+memory_to_datum: typing.Callable[[Memory], Datum] = field_reader(Memory)
 
 
 memory_from_datum = slot_builder(Memory, {"tags": tuple, "trigger_conditions": tuple})

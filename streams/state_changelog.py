@@ -55,6 +55,7 @@ import orjson
 
 from streams.engine import ledger
 from streams.engine.model import Memory
+from streams.engine.slots import field_reader
 from streams.engine.state import (
     IdentityAnchor,
     InMemoryUserState,
@@ -68,7 +69,7 @@ from streams.engine.validation import KEY_SEPARATOR
 SEPARATOR = KEY_SEPARATOR  # ids holding it are refused at validation
 MEMORY, SESSION, MEMBER, SEEN, PAIR, CONVERSATION, META = "m", "s", "n", "e", "p", "c", "u"
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
-_MEMORY_FIELDS = tuple(f.name for f in dataclasses.fields(Memory))
+_memory_fields = field_reader(Memory)
 _SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow) if f.name != "member_ids")
 
 
@@ -520,10 +521,9 @@ def decode_meta_into(
 
 def _memory_to_json(memory: Memory) -> dict[str, Any]:
     # A shallow read of the fields, not ``dataclasses.asdict``: its deep copy was the
-    # changelog's main cost, and every field is a scalar, a tuple of str or a str→str map.
-    data = {name: getattr(memory, name) for name in _MEMORY_FIELDS}
-    for name in _TUPLE_FIELDS:
-        data[name] = list(data[name])
+    # changelog's main cost, and every field is a scalar, a tuple of str (orjson writes a
+    # tuple as the array a list makes) or a str→str map.
+    data = _memory_fields(memory)
     if memory.embedding is not None:
         data["embedding"] = _b64(memory.embedding)
     return data

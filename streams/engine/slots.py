@@ -1,5 +1,6 @@
-"""Frozen, slotted dataclasses built by setting their slots: for the values the hot paths
-make by the thousand (a memory's copies in the engine, every record the codec decodes).
+"""Frozen, slotted dataclasses built by setting their slots, and read into dicts, for the
+values the hot paths make by the thousand (a memory's copies in the engine, every record
+the codec decodes, every memory the state changelog writes).
 
 A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` (about
 100 ns a field: 6.6 µs to evolve a memory's 30), and ``cls(**datum)`` matches every key
@@ -77,3 +78,12 @@ def slot_copier(cls: type[T]) -> Callable[[T, Mapping[str, Any]], T]:
         "    return obj",
     ]
     return cast(Callable[[T, Mapping[str, Any]], T], _generated("copy", lines, namespace))
+
+
+def field_reader(cls: type[T]) -> Callable[[T], dict[str, Any]]:
+    """A ``value`` → ``{field: value}`` function (shallow, unlike ``dataclasses.asdict``):
+    one dict display, a third of the time of a comprehension over ``getattr``."""
+    names = _field_names(cls)
+    items = ", ".join(f"{name!r}: value.{name}" for name in names)
+    lines = ["def read(value):", f"    return {{{items}}}"]
+    return cast(Callable[[T], dict[str, Any]], _generated("read", lines, {}))

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from streams.engine.model import Memory
-from streams.engine.slots import slot_builder, slot_copier
+from streams.engine.slots import field_reader, slot_builder, slot_copier
 from tests.unit.test_codec import a_memory, memories
 
 
@@ -63,3 +63,11 @@ class Unslotted:
 def test_a_class_whose_init_could_do_more_is_refused(cls: type, make: object) -> None:
     with pytest.raises(TypeError, match="slotted dataclass without __post_init__"):
         make(cls)  # type: ignore[operator]
+
+
+@given(memory=memories)
+def test_a_field_reader_gives_every_field_shallowly(memory: Memory) -> None:
+    read = field_reader(Memory)(memory)
+
+    assert list(read) == [f.name for f in dataclasses.fields(Memory)]
+    assert all(read[name] is getattr(memory, name) for name in read)
