@@ -18,6 +18,7 @@ from streams.engine.live_index import LiveIndex
 from streams.engine.model import Memory
 from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
+from streams.engine.slots import slot_copier
 
 if TYPE_CHECKING:
     from streams.engine.fact_index import FactIndex
@@ -133,19 +134,19 @@ class SessionWindow:
     narrative_id: str | None = None
 
     def with_member(self, memory_id: str, at: int) -> SessionWindow:
-        # every written memory joins its session: built directly, not by
-        # ``dataclasses.replace``, which checks each field by name first; a field added to
-        # the window must be added here
-        return SessionWindow(
-            session_id=self.session_id,
-            conversation_id=self.conversation_id,
-            started_at=min(self.started_at, at),
-            last_event_at=max(self.last_event_at, at),
-            member_ids=self.member_ids.plus(memory_id),
-            status=self.status,
-            ended_at=self.ended_at,
-            narrative_id=self.narrative_id,
+        # every written memory joins its session: copied slot by slot (``engine.slots``),
+        # not by ``dataclasses.replace``, which checks each field by name first
+        return _copy_window(
+            self,
+            {
+                "member_ids": self.member_ids.plus(memory_id),
+                "started_at": min(self.started_at, at),
+                "last_event_at": max(self.last_event_at, at),
+            },
         )
+
+
+_copy_window = slot_copier(SessionWindow)
 
 
 @dataclass(frozen=True, slots=True)
