@@ -218,7 +218,7 @@ _DOT_TAKERS = frozenset(".@/:")
 
 
 def full_stop_keeps_terms(text: str) -> bool:
-    """Whether ``text + "."`` surely has the fact terms of ``text``, without reading it: it
+    r"""Whether ``text + "."`` surely has the fact terms of ``text``, without reading it: it
     ends in a letter, in a word without '.', '@', '/' or ':'.
 
     A full stop after the text changes only the matches that reach its end. Every pattern
