@@ -19,6 +19,7 @@ one block of items followed by an empty block (cavro's layout, checked in the te
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -51,18 +52,10 @@ def varint(number: int) -> bytes:
     return bytes(out)
 
 
-_RECENT_VARINTS: dict[int, bytes] = {}
-RECENT_VARINTS_HELD = 4096
-
-
-def _recent_varint(number: int) -> bytes:
-    """:func:`varint`, remembered: a ledger record repeats its times (an event's time is
-    its memory's ``created_at`` and ``valid_at``; a promotion repeats the store's), and a
-    time takes 0.5 µs to write against 0.04 to look up."""
-    if len(_RECENT_VARINTS) >= RECENT_VARINTS_HELD:
-        _RECENT_VARINTS.clear()
-    written = _RECENT_VARINTS[number] = varint(number)
-    return written
+recent_varint = functools.lru_cache(maxsize=4096)(varint)
+""":func:`varint`, remembered: a ledger record repeats its times (an event's time is its
+memory's ``created_at`` and ``valid_at``; a promotion repeats the store's), and a time takes
+0.5 µs to write against under 0.1 to look up."""
 
 
 Writer = Callable[[Any], bytes]
@@ -110,8 +103,7 @@ class _Generator:
             "NotWritable": NotWritable,
             "not_writable": _not_writable,
             "varint": varint,
-            "RECENT_VARINTS": _RECENT_VARINTS,
-            "recent_varint": _recent_varint,
+            "recent_varint": recent_varint,
             "SMALL": _SMALL,
             "INT_LOW": INT_RANGE[0],
             "INT_HIGH": INT_RANGE[1],
@@ -226,7 +218,7 @@ class _Generator:
                 f"if 0 <= {v} < 64:",
                 f"    out += SMALL[{v} << 1]",
                 "else:",
-                f"    out += RECENT_VARINTS.get({v}) or recent_varint({v})",
+                f"    out += recent_varint({v})",
             ]
         if kind == "double":
             pack = self.fresh("pack_doubles")

@@ -247,6 +247,7 @@ def _payload_from_datum(named: tuple[str, Datum]) -> Any:
 
 
 _event_from_datum = slot_builder(MemoryEvent, {"payload": _payload_from_datum})
+_ledger_from_datum = slot_builder(ledger.ConsolidationEvent, {"payload": _payload_from_datum})
 _RECORD_CLASSES: dict[str, type] = {
     f"{NAMESPACE}.Memory": Memory,
     f"{NAMESPACE}.MemoryEvent": MemoryEvent,
@@ -254,7 +255,6 @@ _RECORD_CLASSES: dict[str, type] = {
     **{shape.avro_name: shape.cls for shape in _BY_AVRO_NAME.values()},
 }
 """Avro full name → the dataclass each record type is written from."""
-_ledger_from_datum = slot_builder(ledger.ConsolidationEvent, {"payload": _payload_from_datum})
 
 
 # --- embeddings ------------------------------------------------------------------------------

@@ -234,10 +234,10 @@ def test_given_the_lexicon_files_when_read_as_package_data_then_each_is_a_json_o
 def test_given_any_statement_then_its_parse_does_not_depend_on_the_shared_words(
     text: str,
 ) -> None:
-    """Plain words are shared between statements (``parse._PLAIN_WORDS``): a statement read
+    """Plain words are shared between statements (``parse._plain_word``): a statement read
     with the table empty, or full of other statements' words, is read the same."""
     parse_package.parse.cache_clear()
-    parse_package._PLAIN_WORDS.clear()
+    parse_package._plain_word.cache_clear()
     alone = parse_package.parse(text)
     parse_package.parse.cache_clear()
     for other in ("I live in Oslo", "Maya's son is 14 years old", "we switched from Chrome"):

@@ -21,7 +21,10 @@ def test_only_the_listed_pronouns_and_a_lower_case_us_are_replaced(
     low = word.casefold().replace("’", "'")
     replacement, _ = _pronoun(low, word, "the user", "the agent", clause_initial)
 
-    assert (replacement is None) == (low not in _PRONOUNS and word != "us")
+    if low == "us":
+        assert (replacement is None) == (word != "us")  # "US" is the country
+    else:
+        assert (replacement is None) == (low not in _PRONOUNS)
 
 
 @pytest.mark.parametrize(

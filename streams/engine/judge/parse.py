@@ -181,29 +181,19 @@ def _words(normalised: str, proper: frozenset[str]) -> list[Word]:
                 continue
         role = _role(tokens, i)
         proper_name = token.removesuffix("'s") in proper
-        word = _PLAIN_WORDS.get((token, role, proper_name))
-        if word is None:
-            word = _plain_word(token, role, proper_name)
-        words.append(word)
+        words.append(_plain_word(token, role, proper_name))
         i += 1
     return words
 
 
-_PLAIN_WORDS: dict[tuple[str, str, bool], Word] = {}
-PLAIN_WORDS_HELD = 65536
-"""Words other than amounts and dates, by (token, role, proper): one immutable ``Word``
-shared by every statement that has it, instead of one built per token (a frozen
-dataclass's ``__init__``: a third of reading a statement's words)."""
-
-
+@lru_cache(maxsize=65536)
 def _plain_word(token: str, role: str, proper_name: bool) -> Word:
+    """A word other than an amount or a date: one immutable ``Word`` per (token, role,
+    proper) shared by every statement that has it, instead of one built per token (a frozen
+    dataclass's ``__init__``: half of reading a statement's words)."""
     key, flipped = (token, False) if role == PUNCTUATION else key_of(token)
     possessive = token.endswith("'s") or token in POSSESSIVE_DETERMINERS
-    word = Word(token, key, role, flipped, proper_name, possessive)
-    if len(_PLAIN_WORDS) >= PLAIN_WORDS_HELD:
-        _PLAIN_WORDS.clear()
-    _PLAIN_WORDS[token, role, proper_name] = word
-    return word
+    return Word(token, key, role, flipped, proper_name, possessive)
 
 
 # --- verbs --------------------------------------------------------------------------------

@@ -204,7 +204,7 @@ def third_person(sentence: str, speaker: str | None) -> str:
     while i < len(parts):
         word = parts[i]
         low = word.casefold().replace("’", "'")
-        if low not in _PRONOUNS and word != "us":
+        if low not in _PRONOUNS:
             i += 2  # not a pronoun (most words): _clause_initial re-joins the text before it
             continue
         replacement, agreement = _pronoun(low, word, me, you, _clause_initial(parts, i))
@@ -259,8 +259,8 @@ _PLURAL = {
     "ours": "theirs",
     "ourselves": "themselves",
 }
-_PRONOUNS = frozenset(_SINGULAR) | frozenset(_PLURAL)
-"""The case-folded words :func:`_pronoun` replaces (and "us", written in lower case)."""
+_PRONOUNS = frozenset(_SINGULAR) | frozenset(_PLURAL) | {"us"}
+"""The case-folded words :func:`_pronoun` may replace ("us" only when written so)."""
 
 
 def _pronoun(
