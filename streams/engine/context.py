@@ -14,7 +14,7 @@ the same cycle over the same state always yields the same events.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -33,6 +33,7 @@ from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
 MEMORY_NAMESPACE = uuid.UUID("8a3c2f1e-4b5d-4e6f-9a7b-6d656d6f7279")
 Judge = Callable[[str, str], Judgement]
 PatternWriter = Callable[[list[str]], str]  # group contents, most central first → statement
+Embed = Callable[[Sequence[str]], list[bytes]]  # texts → packed float32 embeddings, in order
 CycleMode = Literal["full", "procedural", "identity_reset"]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from streams.engine.context import CycleMode
+from streams.engine.context import CycleMode, Embed
 from streams.engine.cycle import CycleRequest, Judge, PatternWriter, run_cycle
 from streams.engine.emissions import numbered
 from streams.engine.ingest import Accepted, IngestOutcome, ingest
@@ -42,6 +42,10 @@ class EngineConfig:
     profiles: Callable[[str], Policy] = builtin_profile
     judge: Judge = judge_contradiction
     pattern_writer: PatternWriter | None = None  # None: extractive (the most central member)
+    embed: Embed | None = None
+    """Embeds the memories a cycle writes (texts → packed float32 vectors, in order); the
+    ledger records the vectors, so a replay recomputes nothing. It must be deterministic.
+    None: the built-in hashing embedder."""
 
 
 def step(

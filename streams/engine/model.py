@@ -50,6 +50,8 @@ class Memory:
     scope_id: str | None = None
     created_by: CreatedBy = "agent"
     consent: bool = False
+    speaker: str | None = None
+    """Who said it, by name (a person, or an agent's name); absent: ``created_by`` says who."""
     pinned: bool = False
     conversation_id: str | None = None
     session_id: str | None = None
