@@ -67,6 +67,16 @@ def test_long_strings_arrays_and_maps_take_multi_byte_lengths_as_cavro_writes_th
     assert generated(LEDGER, event) == codec.frame_with_cavro(LEDGER, codec.ledger_datum(event))
 
 
+@pytest.mark.parametrize("speaker", ["Caroline", None, "Ñ" * 256])
+def test_a_speaker_or_its_absence_is_written_as_cavro_writes_it(speaker: str | None) -> None:
+    memory = a_memory(speaker=speaker)
+    stored = a_ledger_event(ledger.MemoryStored(memory, 7))
+    written = an_event(MemoryWritten(memory))
+
+    assert generated(LEDGER, stored) == codec.frame_with_cavro(LEDGER, codec.ledger_datum(stored))
+    assert generated(INPUT, written) == codec.frame_with_cavro(INPUT, codec.event_datum(written))
+
+
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
 
 
@@ -116,6 +126,7 @@ DECLINED: dict[str, dict[str, Any]] = {
     "bytearray for bytes": {"embedding": bytearray(b"\x00\x01")},
     "a number for a string": {"kind": 7},
     "an int for a boolean": {"pinned": 1},
+    "a number for a nullable string": {"speaker": 7},
 }
 
 

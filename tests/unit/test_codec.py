@@ -58,6 +58,7 @@ def a_memory(memory_id: str = "m-1", **changes: object) -> Memory:
         scope_id="team-42",
         created_by="user",
         consent=True,
+        speaker="Caroline",
         pinned=True,
         conversation_id="conv-1",
         session_id="sess-1",
@@ -405,6 +406,7 @@ memories = st.builds(
     scope_id=st.none() | TEXT,
     created_by=st.sampled_from(["user", "agent", "system"]),
     consent=st.booleans(),
+    speaker=st.none() | TEXT,
     pinned=st.booleans(),
     conversation_id=st.none() | TEXT,
     session_id=st.none() | TEXT,
@@ -446,12 +448,12 @@ def baseline_writer(envelope: str) -> codec.WriterSchema:
 
 
 def test_an_event_written_with_the_baseline_schema_is_read_into_the_current_one() -> None:
-    """An older producer's bytes resolve into the current schema: the field it did not have
-    (``salience``) takes its default, everything it sent is kept."""
+    """An older producer's bytes resolve into the current schema: the fields it did not have
+    (``salience``, ``speaker``) take their defaults, everything it sent is kept."""
     writer = baseline_writer("MemoryEvent")
     memory = a_memory(content="written by a 1.0.0 producer", salience=0.9)
     datum = codec.memory_to_datum(memory)
-    del datum["salience"]  # not in the 1.0.0 schema
+    del datum["salience"], datum["speaker"]  # not in the 1.0.0 schema
     old_bytes = (
         codec.MAGIC
         + writer.fingerprint
@@ -470,8 +472,54 @@ def test_an_event_written_with_the_baseline_schema_is_read_into_the_current_one(
 
     assert old_bytes[2:10] != codec.default_registry().current["MemoryEvent"].fingerprint
     assert isinstance(decoded.payload, MemoryWritten)
-    assert decoded.payload.memory == dataclasses.replace(memory, salience=None)
+    assert decoded.payload.memory == dataclasses.replace(memory, salience=None, speaker=None)
     assert decoded.source == "old-service"
+
+
+def test_a_ledger_record_written_with_the_baseline_schema_has_no_speaker() -> None:
+    """A ledger written before ``speaker`` existed replays: its memories come back with
+    ``speaker`` None (``created_by`` says who), the rest as written."""
+    writer = baseline_writer("ConsolidationEvent")
+    memory = a_memory(content="stored by a 1.0.0 worker")
+    event = a_ledger_event(ledger.MemoryStored(memory, 2))
+    datum = codec.ledger_datum(event)
+    stored = datum["payload"][1]["memory"]
+    del stored["speaker"], stored["salience"]
+    old_bytes = codec.MAGIC + writer.fingerprint + writer.schema.binary_encode(datum)
+
+    decoded = codec.decode_ledger(old_bytes)
+
+    assert isinstance(decoded.payload, ledger.MemoryStored)
+    assert decoded.payload.memory == dataclasses.replace(memory, speaker=None, salience=None)
+    assert decoded.payload.memory.created_by == "user"
+
+
+@pytest.mark.parametrize("speaker", ["Caroline", None, "Zoë O'Brien-Müller 🎻", ""])
+def test_a_memory_s_speaker_round_trips_through_input_and_ledger_records(
+    speaker: str | None,
+) -> None:
+    memory = a_memory(speaker=speaker)
+
+    written = codec.decode_event(codec.encode_event(an_event(MemoryWritten(memory))))
+    stored = codec.decode_ledger(
+        codec.encode_ledger(a_ledger_event(ledger.MemoryStored(memory, 1)))
+    )
+
+    assert isinstance(written.payload, MemoryWritten)
+    assert isinstance(stored.payload, ledger.MemoryStored)
+    assert written.payload.memory.speaker == speaker
+    assert stored.payload.memory.speaker == speaker
+
+
+def test_the_speaker_is_part_of_the_memory_s_bytes() -> None:
+    """Two memories that differ only in who said them encode differently: the name travels
+    (it is not dropped for a field the writer does not know)."""
+    caroline = codec.encode_event(an_event(MemoryWritten(a_memory(speaker="Caroline"))))
+    melanie = codec.encode_event(an_event(MemoryWritten(a_memory(speaker="Melanie"))))
+    nobody = codec.encode_event(an_event(MemoryWritten(a_memory(speaker=None))))
+
+    assert len({caroline, melanie, nobody}) == 3
+    assert b"Caroline" in caroline and b"Caroline" not in nobody
 
 
 def test_a_value_that_does_not_fit_the_contract_is_refused_naming_the_field() -> None:

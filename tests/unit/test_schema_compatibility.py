@@ -45,3 +45,25 @@ def test_the_checker_rejects_an_incompatible_change():
         avro.schema.parse(json.dumps(new)), avro.schema.parse(json.dumps(old))
     )
     assert result.compatibility is SchemaCompatibilityType.incompatible
+
+
+def _memory_fields(registry: SchemaRegistry, directory=None) -> dict[str, dict]:
+    envelope = json.loads(registry.expanded_json("MemoryEvent", directory))
+    payloads = next(f for f in envelope["fields"] if f["name"] == "payload")["type"]
+    written = next(p for p in payloads if p["name"] == "memstream.v1.MemoryWritten")
+    memory = next(f for f in written["fields"] if f["name"] == "memory")["type"]
+    return {f["name"]: f for f in memory["fields"]}
+
+
+def test_speaker_is_an_optional_field_the_released_contract_did_not_have():
+    """The compatibility check above covers ``speaker`` only while the baseline lacks it and
+    the current schema gives it a null default (a producer that never names a speaker, or
+    wrote before the field existed, is read with ``speaker`` null)."""
+    registry = SchemaRegistry()
+    current = _memory_fields(registry)
+    released = _memory_fields(registry, BASELINES[-1])
+
+    assert "speaker" not in released
+    assert current["speaker"]["type"] == ["null", "string"]
+    assert current["speaker"]["default"] is None
+    assert current["speaker"]["doc"]
