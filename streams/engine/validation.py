@@ -133,6 +133,7 @@ def _memory_texts(memory: Memory) -> list[tuple[str, str]]:
             "scope_id",
             "conversation_id",
             "session_id",
+            "speaker",
         )
         if isinstance(value := getattr(memory, name), str)
     ]
@@ -162,6 +163,11 @@ still be accessed and forgotten). A consolidated memory lists the ids of its sou
 record (``streams.engine.text.budget`` bounds the list in bytes), and the procedural profile
 lists up to 200 of them: unbounded ids would make those lists, not the number of sources,
 decide whether a record fits."""
+_BOUNDED_FIELDS = _ID_FIELDS | {"memory.speaker"}
+"""Held to ``MAX_ID_CHARS``: the ids, and the speaker's name, which the writers repeat in
+what they make of the memory (an observation opens with it: "Caroline, 8 May 2023: …"), so an
+unbounded name could crowd the fact out of what the embedder reads. A name is no state key:
+U+001F does no harm in it, and is kept."""
 
 
 def _check_texts(texts: list[tuple[str, str]]) -> Rejection | None:
@@ -192,11 +198,18 @@ def validate_memory(memory: Memory, user_id: str, limits: Limits) -> Rejection |
         return Rejection("user_mismatch", "memory.user_id differs from the event's user_id")
     texts = _memory_texts(memory)
     for name, value in (("user_id", user_id), *texts):
-        if name in _ID_FIELDS and len(value) > MAX_ID_CHARS:
+        if name in _BOUNDED_FIELDS and len(value) > MAX_ID_CHARS:
+            what = "a speaker's name" if name == "memory.speaker" else "ids"
             return Rejection(
                 "out_of_range",
-                f"{name} is {len(value)} characters long; ids may hold at most {MAX_ID_CHARS}",
+                f"{name} is {len(value)} characters long; {what} may hold at most {MAX_ID_CHARS}",
             )
+    if memory.speaker is not None and not memory.speaker.strip():
+        return Rejection(
+            "invalid_text",
+            "memory.speaker is blank: give who said it by name, or leave it null "
+            "(created_by then says who)",
+        )
     if not memory.content:
         return Rejection("missing_field", "memory.content is empty")
     size = len(memory.content.encode("utf-8"))

@@ -15,7 +15,7 @@ from streams.engine.ingest import Accepted
 from streams.engine.ledger import ConsolidationEvent, MemoryStored, SessionClosed
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile, profile_names
-from streams.engine.state import InMemoryUserState, apply_outcome
+from streams.engine.state import InMemoryUserState, MemoryRecord, apply_outcome
 from streams.state_changelog import (
     CONVERSATION,
     MEMBER,
@@ -25,7 +25,9 @@ from streams.state_changelog import (
     all_entries,
     before_input,
     changed_entries,
+    decode_memory_record,
     encode_member,
+    encode_memory_record,
     encode_meta,
     encode_session,
     entry_key,
@@ -373,3 +375,37 @@ def test_a_session_s_members_are_a_sequence_whose_versions_never_change() -> Non
     assert newer == ("a", "b", "c") and other == ("a", "b", "x")
     assert newer[1:] == ("b", "c") and list(other) == ["a", "b", "x"] and newer != ["a", "b", "c"]
     assert Members() == () and Members(("a",)) != ("b",) and hash(newer) == hash(("a", "b", "c"))
+
+
+@pytest.mark.parametrize("speaker", ["Caroline", None])
+def test_a_memory_s_speaker_survives_a_restore(speaker: str | None) -> None:
+    """Given a memory written with or without a speaker, when the worker's state is restored
+    from the entries the write produced, then the memory names the same speaker."""
+    config = EngineConfig(policy=builtin_profile("default"))
+    state = InMemoryUserState("user-0")
+    memory = Memory("m-1", "user-0", "I went to a support group yesterday.", speaker=speaker)
+    event = MemoryEvent(str(uuid.UUID(int=1)), "user-0", T0, MemoryWritten(memory))
+    before = before_input(state)
+    outcome = step(state, event, config, key="user-0")
+    assert isinstance(outcome, Accepted)
+    entries = changed_entries(state, event.event_id, outcome.decisions, before)
+
+    restored, _ = restored_user("user-0", ((e.key, e.value) for e in entries))
+
+    assert restored.memories["m-1"].memory.speaker == speaker
+    assert restored == state
+
+
+def test_a_memory_entry_written_before_speaker_existed_restores_without_one() -> None:
+    """A changelog entry an older worker wrote has no ``speaker`` key: the memory restores
+    with ``speaker`` None (``created_by`` says who), everything else as written."""
+    memory = Memory("m-1", "user-0", "the launch is on Friday", created_by="user", created_at=T0)
+    record = MemoryRecord(memory.evolve(speaker="Caroline"), 3, False)
+    entry = orjson.loads(encode_memory_record(record, 2))
+    assert entry["speaker"] == "Caroline"
+    del entry["speaker"]
+
+    restored, epoch = decode_memory_record(orjson.dumps(entry))
+
+    assert restored == MemoryRecord(memory, 3, False)
+    assert epoch == 2

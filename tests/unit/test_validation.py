@@ -17,7 +17,13 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.validation import REJECTION_REASONS, Limits, Rejection, validate_event
+from streams.engine.validation import (
+    MAX_ID_CHARS,
+    REJECTION_REASONS,
+    Limits,
+    Rejection,
+    validate_event,
+)
 
 LIMITS = Limits()  # 384 dimensions, 65536 bytes of content
 USER = "u-1"
@@ -260,3 +266,39 @@ def test_other_control_characters_in_ids_and_text_are_kept() -> None:
     forgotten, and text may hold them."""
     assert reason(written(memory_id="m\n1", content="line one\nline two\tend")) is None
     assert reason(MemoryEvent(EVENT_ID, USER, T0, ForgetRequested("m\t1"))) is None
+
+
+# --- speaker -----------------------------------------------------------------------------------
+
+
+def test_a_named_speaker_of_the_longest_allowed_name_is_accepted() -> None:
+    assert reason(written(speaker="Caroline")) is None
+    assert reason(written(speaker="C" * MAX_ID_CHARS)) is None
+    assert reason(written(speaker="Zoë O'Brien\tMüller\x1f")) is None  # U+001F: not an id
+
+
+def test_a_speaker_name_longer_than_an_id_is_out_of_range() -> None:
+    rejection = validate_event(written(speaker="C" * (MAX_ID_CHARS + 1)), LIMITS)
+
+    assert rejection is not None
+    assert rejection.reason == "out_of_range"
+    assert "memory.speaker" in rejection.detail
+    assert str(MAX_ID_CHARS) in rejection.detail
+
+
+def test_a_speaker_holding_nul_is_invalid_text() -> None:
+    rejection = validate_event(written(speaker="Caro\x00line"), LIMITS)
+
+    assert rejection is not None
+    assert rejection.reason == "invalid_text"
+    assert "memory.speaker" in rejection.detail
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
+def test_a_blank_speaker_is_invalid_text(blank: str) -> None:
+    """A name that names no one: null is how a producer says created_by tells who."""
+    rejection = validate_event(written(speaker=blank), LIMITS)
+
+    assert rejection is not None
+    assert rejection.reason == "invalid_text"
+    assert "null" in rejection.detail
