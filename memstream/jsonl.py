@@ -3,6 +3,7 @@
 Line format (times are epoch millis or ISO-8601; ids default to fresh UUIDs):
 
     {"type": "MemoryWritten", "user_id": "u1", "memory": {"content": "…", "importance": 0.8}}
+    {"type": "MemoryWritten", "user_id": "u1", "memory": {"content": "…", "speaker": "Caroline"}}
     {"type": "MemoryAccessed", "user_id": "u1", "memory_id": "m1"}
     {"type": "MemoryForgotten", "user_id": "u1", "memory_id": "m1", "reason": "gdpr"}
     {"type": "SessionEnded", "user_id": "u1", "session_id": "s1"}
@@ -148,6 +149,7 @@ _STR_FIELDS = {
     "created_by",
     "conversation_id",
     "session_id",
+    "speaker",
     "status",
 }
 _ENUMS = {

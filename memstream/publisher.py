@@ -104,6 +104,7 @@ class MemoryPublisher:
         content: str,
         *,
         memory_id: str | None = None,
+        speaker: str | None = None,
         embedding: Sequence[float] | bytes | None = None,
         occurred_at: int | None = None,
         event_id: str | None = None,
@@ -111,7 +112,10 @@ class MemoryPublisher:
     ) -> str:
         """Write (or, with an existing ``memory_id``, update) a memory. Returns the memory id.
 
-        ``fields`` are any :class:`Memory` fields (layer, kind, importance, tags, …).
+        ``speaker``: who said it, by name ("Caroline"), so that what consolidation writes
+        of it is attributed to that person; leave it None when ``created_by`` (user, agent,
+        system) already says who. ``fields`` are any other :class:`Memory` fields (layer,
+        kind, importance, tags, created_by, …).
         """
         memory_id = memory_id or str(uuid.uuid4())
         if embedding is not None and not isinstance(embedding, bytes):
@@ -120,7 +124,12 @@ class MemoryPublisher:
             if name in fields:
                 fields[name] = tuple(fields[name])
         memory = Memory(
-            memory_id=memory_id, user_id=user_id, content=content, embedding=embedding, **fields
+            memory_id=memory_id,
+            user_id=user_id,
+            content=content,
+            speaker=speaker,
+            embedding=embedding,
+            **fields,
         )
         self.publish_payload(user_id, MemoryWritten(memory), occurred_at, event_id)
         return memory_id

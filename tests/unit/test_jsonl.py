@@ -103,6 +103,17 @@ def test_a_full_memory_parses_every_typed_field() -> None:
     assert memory.metadata == {"k": "v"}
 
 
+def test_a_speaker_is_taken_from_the_memory_and_absent_means_none() -> None:
+    named = event_from_json(a_write(speaker="Caroline", created_by="user"), NOW)
+    unnamed = event_from_json(a_write(created_by="agent"), NOW)
+    null = event_from_json(a_write(speaker=None), NOW)
+
+    assert named.payload.memory.speaker == "Caroline"
+    assert unnamed.payload.memory.speaker is None
+    assert null.payload.memory.speaker is None
+    assert codec.decode_event(codec.encode_event(named)) == named
+
+
 def test_the_other_event_types_parse() -> None:
     lines = [
         {"type": "MemoryAccessed", "user_id": "u1", "memory_id": "m1"},
@@ -214,6 +225,8 @@ def test_a_reference_without_its_memory_id_is_an_error() -> None:
         ({"embedding": ["a", "b"]}, "embedding"),
         ({"metadata": {"n": 1}}, "metadata"),
         ({"priority": None}, "priority"),
+        ({"speaker": 7}, "speaker"),
+        ({"speaker": ["Caroline"]}, "speaker"),
     ],
 )
 def test_a_wrongly_typed_memory_field_is_an_error_naming_it(
@@ -251,6 +264,21 @@ def test_a_json_value_that_is_not_an_object_is_an_error() -> None:
 
 
 # --- files -----------------------------------------------------------------------------------
+
+
+def test_a_wrongly_typed_speaker_is_reported_on_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = [a_write(speaker="Caroline"), a_write(speaker=42), a_write(speaker="Melanie")]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+
+    parsed = list(read_events(path, NOW))
+
+    assert [p.number for p in parsed if p.error] == [2]
+    assert parsed[1].error == "memory.speaker must be a string"
+    assert [p.event.payload.memory.speaker for p in parsed if p.event is not None] == [
+        "Caroline",
+        "Melanie",
+    ]
 
 
 def test_read_events_reports_bad_lines_by_number_and_skips_blank_ones(tmp_path: Path) -> None:
