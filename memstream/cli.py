@@ -182,7 +182,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
         embedder = embedder_for(settings.embedder.lower(), settings.embedding_dim)
         with MemoryReader.connect(settings.database_url) as reader:
             found = reader.recall(
-                args.user, args.text, embedder, k=args.k, include_archived=args.include_archived
+                args.user,
+                args.text,
+                embedder,
+                k=args.k,
+                include_archived=args.include_archived,
+                ranking=args.ranking,
             )
     except EmbedderUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -312,6 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--include-archived",
         action="store_true",
         help="also archived, superseded and invalidated memories (ranked below current ones)",
+    )
+    p.add_argument(
+        "--ranking",
+        choices=["hybrid", "vector"],
+        default="hybrid",
+        help="hybrid (default): by meaning and by words (names, numbers, rare words); "
+        "vector: by meaning alone",
     )
     p.set_defaults(func=cmd_recall)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Literal
 
 import numpy as np
 import psycopg
@@ -111,6 +112,10 @@ def _links(conn: psycopg.Connection, where: str, params: tuple[str, ...]) -> lis
     return [Link(*row) for row in rows]
 
 
+Ranking = Literal["hybrid", "vector"]
+RANKINGS: tuple[Ranking, ...] = ("hybrid", "vector")
+
+
 @dataclass(frozen=True)
 class Recalled:
     """One recalled memory: how similar it is, how present (current salience), its fate."""
@@ -120,14 +125,30 @@ class Recalled:
     content: str
     status: str
     current: bool  # active and not invalidated
-    similarity: float
+    similarity: float  # cosine to the question; 0 for a memory without an embedding
     salience: float
-    score: float
+    score: float  # what it was ranked by, within its tier (current, archived, stale)
+    lexical: float = 0.0  # its words' BM25 score for the question (hybrid ranking; else 0)
     derived_from: tuple[str, ...] = ()  # the memories it was made from (its sources)
     summarized_into: tuple[str, ...] = ()  # the narratives/summaries that carry it now
 
 
 RECALL_CANDIDATES_PER_LAYER = 4  # × k nearest per layer, then ranked by score
+# Reciprocal-rank fusion's constant (Cormack et al. 2009): a memory's fused score is the sum
+# over the two rankings of 1 / (RRF_K + its rank there). 60 keeps the top of either list from
+# drowning the other, and needs no calibration between cosine and BM25 scales.
+RRF_K = 60
+# BM25's usual term-saturation and length-normalisation constants.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# The question's characters read for the lexical ranking: a question is a sentence or two
+# (and the embedder reads ~1,000 characters); a pasted document would only make a huge OR
+# query, and to_tsvector refuses text whose lexemes pass 1 MB.
+QUESTION_CHARS = 4_000
+# A memory's characters read for the lexical ranking: consolidated memories are bounded
+# (~1,000 characters); the cap keeps one oversized memory from failing the user's every
+# recall with to_tsvector's 1 MB limit.
+MEMORY_CHARS = 100_000
 
 
 def recall(
@@ -138,37 +159,48 @@ def recall(
     include_archived: bool = False,
     half_life_seconds: float = 604800.0,
     access_reinforcement: float = 0.1,
+    *,
+    text: str | None = None,
+    ranking: Ranking = "hybrid",
 ) -> list[Recalled]:
-    """The user's memories for a query: nearest by cosine, ranked by similarity weighted by
-    current salience (computed now, SQL ``memstream_salience``), current memories first;
-    archived, superseded and invalidated ones only with ``include_archived`` (they stay
-    searchable, ranked below)."""
+    """The user's memories for a question: its ``embedding`` and, for the ``hybrid`` ranking
+    (the default), its ``text``.
+
+    ``vector``: nearest by cosine, ranked by similarity weighted by current salience (computed
+    now, SQL ``memstream_salience``). ``hybrid``: the same cosine order fused by reciprocal
+    rank with an order by the memories' words (PostgreSQL full text, English stemming, BM25
+    over the user's own memories), then weighted by current salience. Names, numbers and rare
+    words, which an embedder blurs, are what the words find. BM25 rather than ``ts_rank``:
+    ``ts_rank`` has no inverse document frequency, so to it "flight" in fifty of the user's
+    memories weighs as much as the booking code in one. The question's words are ORed (a
+    plain ``to_tsquery`` ANDs them and finds almost nothing), from the lexemes PostgreSQL
+    itself extracts, so no question, however punctuated, is a tsquery syntax error; a question
+    of stop words only ranks by cosine alone. The words also find memories that have no
+    embedding.
+
+    Either way, current memories come first, then archived ones that still hold, then
+    superseded or invalidated ones, so a stale fact never outranks its correction; archived,
+    superseded and invalidated memories come back only with ``include_archived``.
+    """
+    if ranking not in RANKINGS:
+        raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}")
+    if ranking == "hybrid" and text is None:
+        raise ValueError(
+            "the hybrid ranking needs the question's words: pass text=..., or ranking='vector' "
+            "to rank by the embedding alone"
+        )
     register_vector(conn)
-    query = np.frombuffer(embedding, dtype="<f4")
-    current = "status = 'active' AND invalid_at IS NULL"
-    only_current = "" if include_archived else f" AND {current}"
-    union = " UNION ALL ".join(
-        f"(SELECT '{layer}' AS layer, memory_id, content, status, ({current}) AS current, "
-        f"1 - (embedding <=> %(q)s) AS similarity, "
-        f"memstream_salience(importance, access_count, COALESCE(last_accessed, created_at), "
-        f"now(), %(h)s, %(r)s) AS salience "
-        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
-        f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
-        for layer, table in LAYER_TABLES.items()
-    )
-    rows = conn.execute(
-        f"SELECT layer, memory_id, content, status, current, similarity, salience, "
-        f"similarity * (0.5 + 0.5 * salience) AS score FROM ({union}) AS found "
-        f"ORDER BY current DESC, score DESC, memory_id LIMIT %(k)s",
-        {
-            "q": query,
-            "u": user_id,
-            "k": k,
-            "n": k * RECALL_CANDIDATES_PER_LAYER,
-            "h": half_life_seconds,
-            "r": access_reinforcement,
-        },
-    ).fetchall()
+    params = {
+        "q": np.frombuffer(embedding, dtype="<f4"),
+        "u": user_id,
+        "k": k,
+        "n": k * RECALL_CANDIDATES_PER_LAYER,
+        "h": half_life_seconds,
+        "r": access_reinforcement,
+        "text": (text or "")[:QUESTION_CHARS],
+    }
+    sql = _HYBRID_SQL if ranking == "hybrid" else _VECTOR_SQL
+    rows = conn.execute(sql[include_archived], params).fetchall()
     found = [Recalled(*row) for row in rows]
     lineage = _lineage_of(conn, user_id, [r.memory_id for r in found])
     return [
@@ -179,6 +211,129 @@ def recall(
         )
         for r in found
     ]
+
+
+_CURRENT = "status = 'active' AND invalid_at IS NULL"
+# Superseded by a correction or invalidated by a newer contradicting fact.
+_STALE = "(status = 'superseded' OR invalid_at IS NOT NULL)"
+_SALIENCE = (
+    "memstream_salience(importance, access_count, COALESCE(last_accessed, created_at), "
+    "now(), %(h)s, %(r)s)"
+)
+# The tiers every ranking keeps: current, then archived but still true, then stale.
+_TIERS = "current DESC, stale, score DESC, memory_id"
+# A lexeme quoted as tsquery input (backslashes and single quotes escaped), so that the cast
+# reads it as one literal lexeme whatever characters it holds.
+_QUOTED_LEXEME = r"'''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || ''''"
+
+
+def _vector_sql(include_archived: bool) -> str:
+    """Nearest by cosine per layer (found by the primary key), ranked by similarity weighted
+    by current salience."""
+    only_current = "" if include_archived else f" AND {_CURRENT}"
+    union = " UNION ALL ".join(
+        f"(SELECT '{layer}' AS layer, memory_id, content, status, ({_CURRENT}) AS current, "
+        f"{_STALE} AS stale, 1 - (embedding <=> %(q)s) AS similarity, {_SALIENCE} AS salience "
+        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
+        f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
+        for layer, table in LAYER_TABLES.items()
+    )
+    return (
+        f"SELECT layer, memory_id, content, status, current, similarity, salience, "
+        f"similarity * (0.5 + 0.5 * salience) AS score, 0.0::float8 AS lexical "
+        f"FROM ({union}) AS found ORDER BY {_TIERS} LIMIT %(k)s"
+    )
+
+
+def _hybrid_sql(include_archived: bool) -> str:
+    """Reciprocal-rank fusion of the cosine order and the BM25 order of the user's memories.
+
+    The words are read at query time from the user's rows, found by the primary key: no
+    tsvector column and no GIN index, so the projector's COPY pays nothing for them
+    (``bench/results/recall_latency-*.md`` has what this costs a recall at 1k and 10k
+    memories)."""
+    only_current = "" if include_archived else f" AND {_CURRENT}"
+    nearest = " UNION ALL ".join(
+        f"(SELECT '{layer}' AS layer, memory_id, embedding <=> %(q)s AS distance "
+        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
+        f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
+        for layer, table in LAYER_TABLES.items()
+    )
+    documents = " UNION ALL ".join(
+        f"SELECT '{layer}' AS layer, memory_id, "
+        f"to_tsvector('english', left(content, {MEMORY_CHARS})) AS tsv "
+        f"FROM {table} WHERE user_id = %(u)s{only_current}"
+        for layer, table in LAYER_TABLES.items()
+    )
+    chosen = " UNION ALL ".join(
+        f"SELECT f.layer, m.memory_id, m.content, m.status, ({_CURRENT}) AS current, "
+        f"{_STALE} AS stale, COALESCE(1 - (m.embedding <=> %(q)s), 0) AS similarity, "
+        f"{_SALIENCE} AS salience, f.fused, f.lexical "
+        f"FROM fused f JOIN {table} m ON m.user_id = %(u)s AND m.memory_id = f.memory_id "
+        f"WHERE f.layer = '{layer}'"
+        for layer, table in LAYER_TABLES.items()
+    )
+    return f"""
+        WITH nearest AS (
+            SELECT layer, memory_id, row_number() OVER (ORDER BY distance, memory_id) AS rank
+            FROM ({nearest}) AS v
+        ),
+        terms AS (
+            SELECT array_agg(lexeme) AS lexemes,
+                   string_agg({_QUOTED_LEXEME}, ' | ')::tsquery AS q
+            FROM unnest(to_tsvector('english', %(text)s))
+        ),
+        documents AS MATERIALIZED (
+            SELECT d.layer, d.memory_id, d.tsv FROM ({documents}) AS d, terms
+            WHERE terms.q IS NOT NULL
+        ),
+        corpus AS (
+            SELECT count(*) AS n, avg(length(tsv)) AS avgdl FROM documents
+        ),
+        matched AS MATERIALIZED (
+            SELECT d.layer, d.memory_id, d.tsv FROM documents d, terms WHERE d.tsv @@ terms.q
+        ),
+        hits AS (
+            SELECT m.layer, m.memory_id, length(m.tsv) AS dl, t.lexeme,
+                   cardinality(t.positions) AS tf
+            FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS t, terms
+            WHERE t.lexeme = ANY(terms.lexemes)
+        ),
+        frequency AS (
+            SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme
+        ),
+        scored AS (
+            SELECT h.layer, h.memory_id,
+                   sum(ln(1 + (c.n - f.df + 0.5) / (f.df + 0.5)) * h.tf * ({BM25_K1} + 1)
+                       / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.dl / c.avgdl)))
+                       AS bm25
+            FROM hits h JOIN frequency f USING (lexeme) CROSS JOIN corpus c
+            GROUP BY h.layer, h.memory_id
+        ),
+        lexical AS (
+            SELECT layer, memory_id, bm25,
+                   row_number() OVER (ORDER BY bm25 DESC, memory_id) AS rank
+            FROM scored ORDER BY bm25 DESC, memory_id LIMIT %(n)s * {len(LAYER_TABLES)}
+        ),
+        fused AS (
+            SELECT layer, memory_id, sum(1.0 / ({RRF_K} + rank)) AS fused,
+                   COALESCE(max(bm25), 0) AS lexical
+            FROM (
+                SELECT layer, memory_id, rank, NULL::float8 AS bm25 FROM nearest
+                UNION ALL SELECT layer, memory_id, rank, bm25 FROM lexical
+            ) AS both_rankings
+            GROUP BY layer, memory_id
+        )
+        SELECT layer, memory_id, content, status, current, similarity, salience,
+               fused * (0.5 + 0.5 * salience) AS score, lexical
+        FROM ({chosen}) AS found
+        ORDER BY {_TIERS} LIMIT %(k)s
+    """
+
+
+# Built once: (current only, with archived) for each ranking.
+_VECTOR_SQL = (_vector_sql(False), _vector_sql(True))
+_HYBRID_SQL = (_hybrid_sql(False), _hybrid_sql(True))
 
 
 def _lineage_of(

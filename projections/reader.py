@@ -21,7 +21,7 @@ from types import TracebackType
 import psycopg
 
 from projections import queries
-from projections.queries import Link, NearMemory, Recalled
+from projections.queries import Link, NearMemory, Ranking, Recalled
 from streams.embedders.base import Embedder
 
 
@@ -67,12 +67,17 @@ class MemoryReader:
         embedder: Embedder,
         k: int = 5,
         include_archived: bool = False,
+        ranking: Ranking = "hybrid",
     ) -> list[Recalled]:
-        """The user's memories for ``text`` (embedded with ``embedder``, the worker's), ranked
-        by similarity weighted by current salience; see :func:`projections.queries.recall`."""
+        """The user's memories for ``text`` (embedded with ``embedder``, the worker's): by
+        default ranked by meaning and by words (``hybrid``), or by meaning alone (``vector``,
+        to measure what the words add), weighted by current salience; see
+        :func:`projections.queries.recall`."""
         [embedding] = embedder.embed([text])
         with self.as_user(user_id) as conn:
-            return queries.recall(conn, user_id, embedding, k, include_archived)
+            return queries.recall(
+                conn, user_id, embedding, k, include_archived, text=text, ranking=ranking
+            )
 
     def contradictions(self, user_id: str) -> list[Link]:
         with self.as_user(user_id) as conn:
