@@ -33,39 +33,42 @@ try:  # psycopg's binary COPY row formatter (C); internal, so its absence only c
 except ImportError:  # pragma: no cover - depends on the installed psycopg
     BinaryFormatter = None  # type: ignore[assignment,misc]
 
-_STAGE_TYPES = [
-    "text",  # layer
-    "text",
-    "text",
-    "int8",
-    "text",
-    "text",
-    "text",
-    "text[]",
-    "float8",
-    "float8",
-    "float8",
-    "float8",
-    "text",
-    "text",
-    "text",
-    "text",
-    "bool",
-    "bool",
-    "text",
-    "text",
-    "float8",
-    "text[]",
-    "vector",
-    "jsonb",
-    "timestamptz",
-    "timestamptz",
-    "int4",
-    "timestamptz",
-    "timestamptz",
-    "text",
-    "float8",
-]
+_COLUMN_TYPES = {
+    "user_id": "text",
+    "memory_id": "text",
+    "version": "int8",
+    "kind": "text",
+    "subtype": "text",
+    "content": "text",
+    "tags": "text[]",
+    "importance": "float8",
+    "confidence": "float8",
+    "emotional_salience": "float8",
+    "valence": "float8",
+    "priority": "text",
+    "scope": "text",
+    "scope_id": "text",
+    "created_by": "text",
+    "consent": "bool",
+    "speaker": "text",
+    "pinned": "bool",
+    "conversation_id": "text",
+    "session_id": "text",
+    "success": "float8",
+    "trigger_conditions": "text[]",
+    "embedding": "vector",
+    "metadata": "jsonb",
+    "created_at": "timestamptz",
+    "last_accessed": "timestamptz",
+    "access_count": "int4",
+    "valid_at": "timestamptz",
+    "invalid_at": "timestamptz",
+    "status": "text",
+    "salience": "float8",
+}
+"""The layer tables' column types, which binary COPY must name. Keyed by column, so a column
+added to ``MEMORY_COLUMNS`` without its type fails at import, not as a misaligned COPY."""
+_STAGE_TYPES = ["text", *(_COLUMN_TYPES[c] for c in MEMORY_COLUMNS)]  # the layer, then a row
 _COLS = ", ".join(MEMORY_COLUMNS)
 _UPDATE_SET = ", ".join(
     f"{c} = EXCLUDED.{c}" for c in MEMORY_COLUMNS if c not in ("user_id", "memory_id")

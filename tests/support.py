@@ -198,12 +198,13 @@ class Pipeline:
 
     def memory_rows(self) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """(layer, user, memory) -> (version, access_count, content, status, pinned,
-        invalid_at, salience) over all layer tables (see tests.workloads.expected_rows)."""
+        invalid_at, salience, speaker) over all layer tables (see
+        tests.workloads.expected_rows)."""
         rows = {}
         for layer, table in LAYER_TABLES.items():
             for user_id, memory_id, *facts in self.query(
                 "SELECT user_id, memory_id, version, access_count, content, status, pinned, "
-                f"invalid_at, salience FROM {table}"
+                f"invalid_at, salience, speaker FROM {table}"
             ):
                 rows[(layer, user_id, memory_id)] = tuple(facts)
         return rows

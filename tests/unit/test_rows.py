@@ -3,6 +3,7 @@ of a memory wins, forgets become deletes, offsets advance past the batch, every 
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -68,6 +69,69 @@ def test_a_stored_memory_becomes_one_upsert_row() -> None:
     assert column(row, "status") == "active"
     assert batch.deletes == {}
     assert batch.updates == {}
+
+
+@pytest.mark.parametrize("speaker", ["Caroline", None])
+def test_a_stored_memory_s_row_names_its_speaker(speaker: str | None) -> None:
+    batch = batch_of(stored(1, speaker=speaker, created_by="user"))
+
+    row = batch.upserts[KEY]
+    assert column(row, "speaker") == speaker
+    assert column(row, "created_by") == "user"
+
+
+def test_every_field_of_a_memory_has_its_column_and_lands_in_it() -> None:
+    """Each Memory field but the layer (which picks the table) is a column, and a memory
+    whose fields all differ puts each value in its own column: a field added to the
+    contract cannot be dropped, or shifted into its neighbour's column, on the way to the
+    read models."""
+    memory = Memory(
+        "m-9",
+        USER,
+        "content",
+        layer="semantic",
+        kind="kind",
+        subtype="subtype",
+        tags=("tag",),
+        importance=0.1,
+        confidence=0.2,
+        emotional_salience=0.3,
+        valence=-0.4,
+        priority="critical",
+        scope="team",
+        scope_id="scope",
+        created_by="user",
+        consent=True,
+        speaker="speaker",
+        pinned=False,
+        conversation_id="conversation",
+        session_id="session",
+        success=0.6,
+        trigger_conditions=("trigger",),
+        embedding=b"\x00\x00\x80?",
+        metadata={"k": "v"},
+        created_at=T0 + 1,
+        last_accessed=T0 + 2,
+        access_count=7,
+        valid_at=T0 + 3,
+        invalid_at=T0 + 4,
+        salience=0.7,
+        status="archived",
+    )
+    fields = [f for f in dataclasses.fields(Memory) if f.name != "layer"]
+    expected = {
+        f.name: to_datetime(getattr(memory, f.name))
+        if f.name in ("created_at", "last_accessed", "valid_at", "invalid_at")
+        else getattr(memory, f.name)
+        for f in fields
+    }
+
+    row = batch_of(ledger.MemoryStored(memory, 5)).upserts[("semantic", USER, "m-9")]
+
+    assert sorted(MEMORY_COLUMNS) == sorted([*expected, "version"])
+    assert len(row) == len(MEMORY_COLUMNS)
+    assert {name: column(row, name) for name in expected} == expected
+    assert column(row, "version") == 5
 
 
 def test_stored_then_accessed_in_one_batch_is_one_upsert_with_the_access_applied() -> None:
