@@ -1,16 +1,24 @@
-"""Recall latency against how many memories a user has (issue 8): 1k, 10k and 50k.
+"""Recall latency against how many memories a user has (issues 8 and 30): 1k, 10k and 50k.
 
 Each size is one user whose memories are binary-COPYed into ``semantic_facts`` of a fresh
-database (the read model the projector writes; random unit embeddings), then
-:func:`projections.queries.recall` runs for random query vectors and is timed end to end
-from the client: the default physical design (no ANN index, exact cosine over the user's
-rows found by the primary key), so the time grows with the user's size, not the table's.
+database (the read model the projector writes; random unit embeddings, and ~130 characters of
+words each, the length of a conversation turn, since the hybrid ranking reads every memory's
+words), then :func:`projections.queries.recall` runs for random questions and is timed end to
+end from the client: the default physical design (no ANN index, no full-text index or column:
+exact cosine and query-time ``to_tsvector`` over the user's rows found by the primary key), so
+the time grows with the user's size, not the table's.
+
+``python -m bench.recall_latency --server-url URL`` measures both rankings on the same users
+(and, with ``--ingest``, what a stored tsvector column would cost the projector's COPY), in a
+database of its own that it drops afterwards.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,25 +29,43 @@ from bench.baselines import column_types, copy_rows
 from bench.measure import percentiles
 from projections import queries
 from projections.copy_dumpers import register_copy_dumpers
+from projections.queries import RANKINGS, Ranking
 from projections.rows import MEMORY_COLUMNS, memory_row
+from projections.schema import migrated_database
 from streams.engine.model import Memory
 
 SIZES = (1_000, 10_000, 50_000)
 QUERIES = 30
 CREATED_AT = 1_790_000_000_000
+K = 5
+TURN_CHARS = 130
+# A made-up vocabulary (so no word list is needed) drawn Zipf-like, as words are in speech:
+# a few very common, most rare. The most common words of speech are stop words, which full
+# text drops and never matches: the draws skip the first STOP_RANKS ranks, so that a
+# question's words match a share of the memories as content words do, not all of them.
+_SYLLABLES = ("ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "pi", "an", "ush", "te")
+VOCABULARY = tuple(a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in _SYLLABLES)
+STOP_RANKS = 30
+_WEIGHTS = np.arange(1, len(VOCABULARY) + 1, dtype=float) ** -1.0
+_WEIGHTS[:STOP_RANKS] = 0
+_WEIGHTS /= _WEIGHTS.sum()
 
 
 def measure_recall(
-    database_url: str, dim: int, sizes: tuple[int, ...] = SIZES
+    database_url: str,
+    dim: int,
+    sizes: tuple[int, ...] = SIZES,
+    rankings: Sequence[Ranking] = ("hybrid",),
 ) -> list[dict[str, Any]]:
-    """Per size: {memories, p50_ms, p99_ms, queries}."""
+    """Per size and ranking: {memories, ranking, p50_ms, p99_ms, queries}. The default is
+    the product's default ranking (what ``memstream bench`` reports)."""
     rng = np.random.default_rng(7)
     results = []
     # The copying connection keeps the COPY dumpers: recall registers pgvector's own on the
     # connection it queries, and those would replace them.
     with (
         psycopg.connect(database_url, autocommit=True) as copying,
-        psycopg.connect(database_url) as conn,
+        psycopg.connect(database_url, autocommit=True) as conn,
     ):
         register_copy_dumpers(copying)
         types = column_types(copying, "semantic_facts", MEMORY_COLUMNS)
@@ -48,40 +74,87 @@ def measure_recall(
             progress.note(f"{size:,} memories for {user}: copying")
             _fill(copying, user, size, dim, rng, types)
             conn.execute("ANALYZE semantic_facts")
-            timings = []
-            for _ in range(QUERIES):
-                query = _unit(rng.standard_normal(dim)).astype("<f4").tobytes()
-                started = time.perf_counter()
-                found = queries.recall(conn, user, query, k=5)
-                timings.append((time.perf_counter() - started) * 1000)
-                if len(found) != 5:
-                    raise RuntimeError(f"recall returned {len(found)} of 5 for {user}")
-            stats = percentiles(timings)
-            progress.note(
-                f"{size:,} memories: p50 {stats['p50']:.1f} ms, p99 {stats['p99']:.1f} ms"
-            )
-            results.append(
-                {
-                    "memories": size,
-                    "p50_ms": stats["p50"],
-                    "p99_ms": stats["p99"],
-                    "queries": QUERIES,
-                }
-            )
+            for ranking in rankings:
+                stats = _time_recalls(conn, user, dim, rng, ranking)
+                progress.note(
+                    f"{size:,} memories, {ranking}: p50 {stats['p50']:.1f} ms, "
+                    f"p99 {stats['p99']:.1f} ms"
+                )
+                results.append(
+                    {
+                        "memories": size,
+                        "ranking": ranking,
+                        "p50_ms": stats["p50"],
+                        "p99_ms": stats["p99"],
+                        "queries": QUERIES,
+                    }
+                )
     return results
+
+
+def _time_recalls(
+    conn: psycopg.Connection, user: str, dim: int, rng: Any, ranking: Ranking
+) -> dict[str, float]:
+    timings = []
+    for _ in range(QUERIES):
+        query = _unit(rng.standard_normal(dim)).astype("<f4").tobytes()
+        text = "what about " + " ".join(_words(rng, 6)) + "?"
+        started = time.perf_counter()
+        found = queries.recall(conn, user, query, k=K, text=text, ranking=ranking)
+        timings.append((time.perf_counter() - started) * 1000)
+        if len(found) != K:
+            raise RuntimeError(f"recall returned {len(found)} of {K} for {user}")
+    return percentiles(timings)
+
+
+def measure_ingest(database_url: str, dim: int, rows: int, rounds: int = 3) -> dict[str, Any]:
+    """Binary COPY of ``rows`` memories into ``semantic_facts`` as it is, and with a stored
+    generated ``to_tsvector`` column (what a full-text column or index would make every
+    projector write compute): median rows/s of each over ``rounds`` rounds. The column is
+    dropped afterwards; run it on a scratch database."""
+    rng = np.random.default_rng(11)
+    rates: dict[str, list[float]] = {"plain": [], "tsvector_column": []}
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        register_copy_dumpers(conn)
+        types = column_types(conn, "semantic_facts", MEMORY_COLUMNS)
+        for _ in range(rounds):
+            for variant in rates:
+                if variant == "tsvector_column":
+                    conn.execute(
+                        "ALTER TABLE semantic_facts ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+                        "(to_tsvector('english', content)) STORED"
+                    )
+                conn.execute("TRUNCATE semantic_facts")
+                built = _rows(f"ingest-{variant}-{uuid.uuid4().hex[:6]}", rows, dim, rng)
+                started = time.perf_counter()  # the COPY only, not building its rows
+                _copy(conn, built, types)
+                rates[variant].append(rows / (time.perf_counter() - started))
+                if variant == "tsvector_column":
+                    conn.execute("ALTER TABLE semantic_facts DROP COLUMN tsv")
+        conn.execute("TRUNCATE semantic_facts")
+    return {
+        "rows": rows,
+        "rounds": rounds,
+        **{f"{variant}_rows_per_s": float(np.median(r)) for variant, r in rates.items()},
+    }
 
 
 def _fill(
     conn: psycopg.Connection, user: str, size: int, dim: int, rng: Any, types: list[str]
 ) -> None:
+    _copy(conn, _rows(user, size, dim, rng), types)
+
+
+def _rows(user: str, size: int, dim: int, rng: Any) -> list[list[Any]]:
+    """``size`` memories of ``user`` as the projector's COPY rows."""
     vectors = rng.standard_normal((size, dim)).astype("<f4")
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    rows = (
+    return [
         memory_row(
             Memory(
                 f"{user}-m{i}",
                 user,
-                f"fact {i} of {user}",
+                _turn(rng),
                 layer="semantic",
                 embedding=vectors[i].tobytes(),
                 created_at=CREATED_AT + i,
@@ -90,10 +163,69 @@ def _fill(
             1,
         )
         for i in range(size)
-    )
+    ]
+
+
+def _copy(conn: psycopg.Connection, rows: list[list[Any]], types: list[str]) -> None:
     with conn.transaction(), conn.cursor() as cur:
         copy_rows(cur, "semantic_facts", MEMORY_COLUMNS, types, rows)
 
 
+def _words(rng: Any, n: int) -> list[str]:
+    return [VOCABULARY[r] for r in rng.choice(len(VOCABULARY), n, p=_WEIGHTS)]
+
+
+def _turn(rng: Any) -> str:
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < TURN_CHARS:
+        words.extend(_words(rng, 4))
+    return " ".join(words).capitalize()[:TURN_CHARS] + "."
+
+
 def _unit(vector: Any) -> Any:
     return vector / np.linalg.norm(vector)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.recall_latency",
+        description="recall latency per user size and ranking (and the COPY cost of a "
+        "stored tsvector column), in a database of its own",
+    )
+    parser.add_argument("--server-url", required=True, help="a PostgreSQL server's conninfo")
+    parser.add_argument("--dim", type=int, default=384, help="embedding dimension")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
+    parser.add_argument("--ranking", choices=[*RANKINGS, "both"], default="both")
+    parser.add_argument(
+        "--ingest",
+        type=int,
+        default=0,
+        help="also COPY this many rows with and without a stored tsvector column",
+    )
+    args = parser.parse_args(argv)
+    rankings: tuple[Ranking, ...] = RANKINGS if args.ranking == "both" else (args.ranking,)
+    name = f"recall_latency_{uuid.uuid4().hex[:8]}"
+    url = migrated_database(args.server_url, name, args.dim)
+    try:
+        for row in measure_recall(url, args.dim, tuple(args.sizes), rankings):
+            print(
+                f"{row['memories']:>7,} memories  {row['ranking']:<7} "
+                f"p50 {row['p50_ms']:7.1f} ms  p99 {row['p99_ms']:7.1f} ms  "
+                f"({row['queries']} queries, k={K})"
+            )
+        if args.ingest:
+            ingest = measure_ingest(url, args.dim, args.ingest)
+            plain, column = ingest["plain_rows_per_s"], ingest["tsvector_column_rows_per_s"]
+            print(
+                f"COPY {ingest['rows']:,} rows (median of {ingest['rounds']}): "
+                f"{plain:,.0f} rows/s plain, {column:,.0f} rows/s with a stored tsvector "
+                f"column ({column / plain:.2f}x)"
+            )
+    finally:
+        with psycopg.connect(args.server_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -134,6 +134,9 @@ class Recalled:
 
 
 RECALL_CANDIDATES_PER_LAYER = 4  # × k nearest per layer, then ranked by score
+# ... and never fewer: with k=1 four candidates are too few for rank fusion, where a memory
+# first by its words needs its place in the cosine order to outrank one first by cosine alone.
+RECALL_MIN_CANDIDATES = 20
 # Reciprocal-rank fusion's constant (Cormack et al. 2009): a memory's fused score is the sum
 # over the two rankings of 1 / (RRF_K + its rank there). 60 keeps the top of either list from
 # drowning the other, and needs no calibration between cosine and BM25 scales.
@@ -194,7 +197,7 @@ def recall(
         "q": np.frombuffer(embedding, dtype="<f4"),
         "u": user_id,
         "k": k,
-        "n": k * RECALL_CANDIDATES_PER_LAYER,
+        "n": max(k * RECALL_CANDIDATES_PER_LAYER, RECALL_MIN_CANDIDATES),
         "h": half_life_seconds,
         "r": access_reinforcement,
         "text": (text or "")[:QUESTION_CHARS],
@@ -251,7 +254,8 @@ def _hybrid_sql(include_archived: bool) -> str:
     The words are read at query time from the user's rows, found by the primary key: no
     tsvector column and no GIN index, so the projector's COPY pays nothing for them
     (``bench/results/recall_latency-*.md`` has what this costs a recall at 1k and 10k
-    memories)."""
+    memories). Ties share a rank (``rank()``), so equal distances or equal word scores give
+    equal credit and salience, then the id, decide between them as in the vector ranking."""
     only_current = "" if include_archived else f" AND {_CURRENT}"
     nearest = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, embedding <=> %(q)s AS distance "
@@ -275,7 +279,7 @@ def _hybrid_sql(include_archived: bool) -> str:
     )
     return f"""
         WITH nearest AS (
-            SELECT layer, memory_id, row_number() OVER (ORDER BY distance, memory_id) AS rank
+            SELECT layer, memory_id, rank() OVER (ORDER BY distance) AS rank
             FROM ({nearest}) AS v
         ),
         terms AS (
@@ -312,7 +316,7 @@ def _hybrid_sql(include_archived: bool) -> str:
         ),
         lexical AS (
             SELECT layer, memory_id, bm25,
-                   row_number() OVER (ORDER BY bm25 DESC, memory_id) AS rank
+                   rank() OVER (ORDER BY bm25 DESC) AS rank
             FROM scored ORDER BY bm25 DESC, memory_id LIMIT %(n)s * {len(LAYER_TABLES)}
         ),
         fused AS (

@@ -4,10 +4,16 @@ recalls by a paraphrase; archived memories are left out unless asked for."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
+from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import psycopg
 import pytest
+from pgvector.psycopg import register_vector
 
 from projections.reader import MemoryReader
 from streams.embedders.factory import embedder_for
@@ -92,3 +98,167 @@ def test_a_paraphrase_recalls_the_memory_by_meaning_and_archived_ones_only_on_re
     printed = p.cli("recall", "--user", USER, "Which app holds her notes?", "--k", "1")
     assert printed.returncode == 0, printed.stderr
     assert notes in printed.stdout
+
+
+# -- hybrid ranking: meaning and words ---------------------------------------------------------
+# Rows written straight into the read model (real PostgreSQL, as the projector leaves them), with
+# the hashing embedder's vectors: it embeds every token, function words and their bigrams
+# included, so a question's "what is the" pulls memories that share only those, while full text
+# drops stop words and weighs a rare token by how few of the user's memories hold it.
+
+HASHING = embedder_for("hashing")
+ASKER = "asker-1"
+# Memories that share the question's function words and nothing else.
+FUNCTION_WORD_ECHOES = (
+    "what is the plan for it",
+    "what is the time for the call",
+    "what is the name of the dog",
+    "what is the best way to go",
+    "what is the weather for the day",
+)
+# One time for every row: equal salience, so the rankings alone order the memories.
+WRITTEN = datetime.now(UTC) - timedelta(hours=1)
+GATE = "The gate code QX7Z42 opens the garden shed behind the old apple tree near the house."
+GATE_QUESTION = "what is the code QX7Z42 for?"
+
+
+def _put(
+    url: str,
+    user: str,
+    memory_id: str,
+    content: str,
+    *,
+    status: str = "active",
+    invalid: bool = False,
+    embedded: bool = True,
+) -> None:
+    [embedding] = HASHING.embed([content]) if embedded else [None]
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        conn.execute(
+            "INSERT INTO semantic_facts (user_id, memory_id, version, kind, content, importance, "
+            "confidence, emotional_salience, valence, priority, scope, created_by, consent, "
+            "embedding, created_at, valid_at, invalid_at, status) VALUES (%s, %s, 1, 'fact', "
+            "%s, 0.5, 0.8, 0, 0, 'normal', 'user', 'user', true, %s, "
+            "%s, %s, CASE WHEN %s THEN %s END, %s)",
+            (
+                user,
+                memory_id,
+                content,
+                None if embedding is None else np.frombuffer(embedding, dtype="<f4"),
+                WRITTEN,
+                WRITTEN,
+                invalid,
+                WRITTEN + timedelta(minutes=1),
+                status,
+            ),
+        )
+
+
+def _recall(url: str, user: str, question: str, **options) -> list[str]:
+    with MemoryReader.connect(url) as reader:
+        return [r.memory_id for r in reader.recall(user, question, HASHING, **options)]
+
+
+@pytest.fixture
+def asked(database):
+    for i, content in enumerate(FUNCTION_WORD_ECHOES):
+        _put(database, ASKER, f"echo-{i}", content)
+    _put(database, ASKER, "gate", GATE)
+    return database
+
+
+def test_a_code_the_embedder_blurs_is_found_by_its_words_and_not_by_meaning_alone(asked):
+    """Given memories that echo a question's function words and one that holds its rare code,
+    when recalled by cosine alone the echoes fill the top three; by the hybrid ranking the code's
+    memory comes first."""
+    by_meaning = _recall(asked, ASKER, GATE_QUESTION, k=3, ranking="vector")
+    hybrid = _recall(asked, ASKER, GATE_QUESTION, k=3)
+
+    assert "gate" not in by_meaning
+    assert hybrid[0] == "gate"
+
+
+def test_words_find_a_memory_that_has_no_embedding(asked):
+    _put(asked, ASKER, "unembedded", "Invoice 88-1907 was paid by Ilse.", embedded=False)
+
+    assert "unembedded" in _recall(asked, ASKER, "who paid invoice 88-1907?", k=3)
+    assert "unembedded" not in _recall(asked, ASKER, "who paid invoice 88-1907?", ranking="vector")
+
+
+def test_a_superseded_memory_ranks_below_its_correction_whatever_its_words(database):
+    """The stale fact repeats the question's words exactly; its correction shares fewer. Current
+    recall leaves the stale fact out; with archived memories it comes back below the
+    correction and below an archived memory that still holds."""
+    _put(database, ASKER, "stale", "standup is at 9:00 in room Tarn", invalid=True)
+    _put(database, ASKER, "merged", "standup is at 9:00 in room Tarn daily", status="superseded")
+    _put(database, ASKER, "correction", "Correction: the daily meeting moved to 9:30")
+    _put(database, ASKER, "old-note", "standup notes are kept in Tarn", status="archived")
+    question = "standup is at 9:00 in room Tarn"
+
+    current = _recall(database, ASKER, question, k=5)
+    everything = _recall(database, ASKER, question, k=5, include_archived=True)
+
+    assert current == ["correction"]
+    assert everything[:2] == ["correction", "old-note"]
+    assert set(everything[2:]) == {"stale", "merged"}
+
+
+def test_archived_memories_come_back_only_with_include_archived(database):
+    _put(database, ASKER, "archived", "the locker combination is 4417", status="archived")
+    _put(database, ASKER, "current", "the gym opens at six")
+
+    assert "archived" not in _recall(database, ASKER, "locker combination 4417", k=5)
+    everything = _recall(database, ASKER, "locker combination 4417", k=5, include_archived=True)
+    assert everything == ["current", "archived"]
+
+
+def test_another_users_memory_never_comes_back_however_well_it_matches(asked):
+    _put(asked, "someone-else", "theirs", GATE)
+
+    for ranking in ("hybrid", "vector"):
+        found = _recall(asked, ASKER, GATE, k=10, include_archived=True, ranking=ranking)
+        assert "theirs" not in found and "gate" in found
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "the of and is what",  # stop words only: no lexeme at all
+        "!!! ??? ... ---",
+        "' '' \\ & | ! ( ) :* <-> \" -",  # tsquery's own syntax, no word
+    ],
+)
+def test_a_question_of_stop_words_or_punctuation_ranks_by_meaning_alone(asked, question):
+    """Without any lexeme there is nothing to match: no tsquery syntax error, and the cosine
+    order alone ranks."""
+    hybrid = _recall(asked, ASKER, question, k=3)
+
+    assert len(hybrid) == 3
+    assert hybrid == _recall(asked, ASKER, question, k=3, ranking="vector")
+
+
+def test_tsquery_syntax_in_a_question_is_read_as_words(asked):
+    assert _recall(asked, ASKER, "o'neil's C:\\temp\\x 'QX7Z42' & !code | (<->)", k=1) == ["gate"]
+
+
+def test_a_huge_question_is_handled(asked):
+    """A pasted megabyte: the words read are capped, so neither to_tsvector's 1 MB limit nor
+    a huge OR query is reached; the rare code at its start still finds its memory."""
+    question = "QX7Z42 " + "lorem ipsum dolor sit amet " * 40_000
+
+    assert _recall(asked, ASKER, question, k=1) == ["gate"]
+
+
+def test_the_cli_ranks_by_words_by_default_and_by_meaning_on_request(asked):
+    env = {**os.environ, "MEMSTREAM_DATABASE_URL": asked, "MEMSTREAM_EMBEDDER": "HASHING"}
+    args = [sys.executable, "-m", "memstream.cli", "recall", "--user", ASKER, "--k", "3"]
+
+    hybrid = subprocess.run([*args, GATE_QUESTION], env=env, capture_output=True, text=True)
+    vector = subprocess.run(
+        [*args, "--ranking", "vector", GATE_QUESTION], env=env, capture_output=True, text=True
+    )
+
+    assert hybrid.returncode == 0 and vector.returncode == 0, hybrid.stderr + vector.stderr
+    assert "gate" in hybrid.stdout.split()
+    assert "gate" not in vector.stdout.split()
