@@ -8,6 +8,7 @@ state-changelog and dead-letter records to send.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -112,6 +113,9 @@ class IngestProcessor:
         self.dedupe_window_ms = dedupe_window_seconds * 1000
         self.embedder = embedder
         self.config = config if isinstance(config, EngineConfig) else EngineConfig(limits=config)
+        if embedder is not None and self.config.embed is None:
+            # what cycles write is embedded like what services write: recall reads one space
+            self.config = dataclasses.replace(self.config, embed=embedder.embed)
         self.states = states if states is not None else UserStates()
         self.registry = registry or codec.default_registry()
 

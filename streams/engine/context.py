@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from streams.engine import ledger
+from streams.engine.embedder import hashing_embedding
 from streams.engine.fact_index import FactIndex
 from streams.engine.ids import uuid5_text
 from streams.engine.judge import Judgement
@@ -88,6 +89,8 @@ class CycleContext:
     """The narratives, oldest first: the cycle's own copy, kept in step by emit."""
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
     """The most a consolidated memory's content may hold (``streams.engine.text.budget``)."""
+    embedder: Embed | None = None
+    """Embeds what the cycle writes (None: the built-in hashing embedder)."""
     decisions: list[ledger.ConsolidationEvent] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -166,10 +169,25 @@ class CycleContext:
         if carried_by is not None:
             self.count("links")
 
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        """Embeddings of ``texts``, in one call: every memory a cycle writes carries one, so
+        recall finds it and the ledger holds it (a replay recomputes nothing)."""
+        if not texts:
+            return []
+        if self.embedder is None:
+            return [hashing_embedding(text, self.dim) for text in texts]
+        vectors = self.embedder(texts)
+        if len(vectors) != len(texts):
+            raise ValueError(f"the embedder returned {len(vectors)} vectors for {len(texts)}")
+        return vectors
+
     def new_memory(
         self, memory_id: str, content: str, layer: Layer, kind: str, **fields: object
     ) -> Memory:
-        """A memory the cycle creates, at the cycle's event time."""
+        """A memory the cycle creates, at the cycle's event time, embedded unless ``fields``
+        give its embedding."""
+        if "embedding" not in fields:
+            fields["embedding"] = self.embed([content])[0]
         now = self.request.now
         return Memory(
             memory_id=memory_id,

@@ -15,6 +15,7 @@ from streams.engine.context import (
     CycleContext,
     CycleMode,
     CycleRequest,
+    Embed,
     Judge,
     PatternWriter,
     SessionEnd,
@@ -63,6 +64,7 @@ def run_cycle(
     judge: Judge = judge_contradiction,
     pattern_writer: PatternWriter | None = None,
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES,
+    embed: Embed | None = None,
 ) -> list[ledger.ConsolidationEvent]:
     """The decisions of one cycle, ending with its ``ConsolidationCompleted`` report.
 
@@ -82,6 +84,7 @@ def run_cycle(
         state.live_index().copy(),
         state.narrative_index().copy(),
         max_content_bytes,
+        embed,
     )
     processed = len(cycle.live())
     for step in steps_for(request.mode):

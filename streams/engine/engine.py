@@ -73,6 +73,7 @@ def step(
         config.judge,
         config.pattern_writer,
         config.limits.max_content_bytes,
+        config.embed,
     )
     if request.trigger == "periodic" and len(cycle) == 1:
         # A tick that found nothing to do leaves no trace: otherwise every user would add a

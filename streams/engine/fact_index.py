@@ -27,6 +27,7 @@ from collections.abc import Iterable, Set
 from typing import TYPE_CHECKING
 
 from streams.engine.judge import attribute_keys
+from streams.engine.model import claim_of
 from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO
 from streams.engine.text.facts import find_terms
 
@@ -121,7 +122,7 @@ class FactIndex:
         bisect.insort(self._writable_order(), record.memory.age_order)
         if not self.with_keys:
             return
-        keys = blocking_keys(memory.content)
+        keys = blocking_keys(claim_of(memory))
         self._keys_of[memory.memory_id] = keys
         for key in keys:
             self._writable_carrying(key).add(memory.memory_id)

@@ -82,6 +82,15 @@ class Memory:
 
 _copy_memory = slot_copier(Memory)
 
+CLAIM = "claim"
+"""Metadata key of what a memory claims, when its content says more (an observation's
+content starts with its date and speaker; contradiction checks compare the claims)."""
+
+
+def claim_of(memory: Memory) -> str:
+    """The statement a contradiction check judges: the memory's claim, else its content."""
+    return memory.metadata.get(CLAIM, memory.content)
+
 
 # --- input payloads (memory.events) -------------------------------------------------------
 

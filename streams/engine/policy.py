@@ -588,6 +588,21 @@ class SessionPolicy(_Section):
 
 
 @dataclass(frozen=True)
+class ObservationPolicy(_Section):
+    """Session → observations (SPEC §5 decision 2): each content-bearing turn of a closed
+    session becomes a short semantic memory that says who said it and when, with relative
+    dates resolved; the turn is archived, carried by it. (memstream: what recall answers
+    from; off in the seed profiles, whose seeds do not have it)"""
+
+    SECTION: ClassVar[str] = "observations"
+
+    enabled: bool = _setting(True, _bool)
+    """Write observations at session end (``default``); the session's narrative then tells
+    the session in brief (participants, topics, open questions), the observations carrying
+    its facts."""
+
+
+@dataclass(frozen=True)
 class SummaryPolicy(_Section):
     """Episodes → ONE semantic summary (SPEC §5 decision 3; seed 004)."""
 
@@ -813,6 +828,7 @@ _SECTIONS: dict[str, type[Any]] = {
         ContradictionPolicy,
         ArchivePolicy,
         SessionPolicy,
+        ObservationPolicy,
         SummaryPolicy,
         ProfileSynthesisPolicy,
         InsightPolicy,
@@ -837,6 +853,11 @@ class Policy:
 
     max_memories_per_cycle: int = _setting(1000, _count)
     """A cycle considers at most this many memories. (001 ``MaxMemoriesPerCycle = 1000``)"""
+
+    max_memory_chars: int = _setting(1000, _count)
+    """The most characters an observation, narrative or summary a cycle writes may hold:
+    what the embedder reads (all-MiniLM-L6-v2 reads 256 tokens, ~1,000 characters). More
+    becomes several memories. (memstream)"""
 
     triggers: TriggerPolicy = TriggerPolicy()
     """When cycles run."""
@@ -867,6 +888,9 @@ class Policy:
 
     sessions: SessionPolicy = SessionPolicy()
     """Sessions and narratives (002)."""
+
+    observations: ObservationPolicy = ObservationPolicy()
+    """Attributed, dated observations of a session's turns."""
 
     summaries: SummaryPolicy = SummaryPolicy()
     """Episodes → semantic summary (004)."""
@@ -918,7 +942,13 @@ class Policy:
                 )
 
 
-_TOP_LEVEL_KEYS = ("profile", "name", "max_memories_per_cycle", "manual_only_users")
+_TOP_LEVEL_KEYS = (
+    "profile",
+    "name",
+    "max_memories_per_cycle",
+    "max_memory_chars",
+    "manual_only_users",
+)
 
 
 # --- loading ----------------------------------------------------------------------------------
@@ -1035,7 +1065,7 @@ def _from_document(
         start = _cached_builtin("default")
 
     changes: dict[str, Any] = {}
-    for key in ("name", "max_memories_per_cycle", "manual_only_users"):
+    for key in ("name", "max_memories_per_cycle", "max_memory_chars", "manual_only_users"):
         if key in document:
             changes[key] = document[key]
     for section, cls in _SECTIONS.items():

@@ -35,6 +35,12 @@ from streams.ingest import Emission, IngestProcessor
 from streams.user_states import UserStates
 from tests.scenarios import MINUTE, NOW, Scenario, fifty_message_session
 
+FULL_NARRATIVES = policy_from_toml(
+    "max_memory_chars = 1000000\n[observations]\nenabled = false\n", builtin_profile("default")
+)
+"""``default`` as it was before observations: narratives that retell every fact, bounded
+only by the contract's content limit (what these tests are about)."""
+
 
 def payloads(run: OracleRun, kind: type) -> list:
     return [d.payload for d in run.decisions if isinstance(d.payload, kind)]
@@ -107,7 +113,7 @@ def test_episodes_too_many_for_one_summary_become_several_that_keep_every_fact()
     every episode is archived into exactly one of them."""
     scenario = episodes("budget-1", 60)
     texts = {e.payload.memory.memory_id: e.payload.memory.content for e in scenario.events[:-1]}
-    run = replay(scenario.events, Limits(max_content_bytes=2048))
+    run = replay(scenario.events, EngineConfig(FULL_NARRATIVES, Limits(max_content_bytes=2048)))
 
     summaries = payloads(run, ledger.EpisodesSummarized)
     assert len(summaries) > 1
@@ -123,18 +129,21 @@ def test_episodes_too_many_for_one_summary_become_several_that_keep_every_fact()
             assert memory.status == "archived"
             assert memory.metadata["summarized_into"] == summary.summary.memory_id
 
-    [single] = payloads(replay(scenario.events, Limits()), ledger.EpisodesSummarized)
-    assert len(single.episode_ids) == 60  # under the default limit: ONE summary, as before
+    # under the default limits, what the embedder reads (max_memory_chars) bounds them
+    bounded = payloads(replay(scenario.events, Limits()), ledger.EpisodesSummarized)
+    assert len(bounded) > len(summaries)
+    assert sorted(i for s in bounded for i in s.episode_ids) == sorted(texts)
+    assert all(len(s.summary.content) <= 1000 or len(s.episode_ids) == 1 for s in bounded)
 
 
 def test_a_session_too_large_for_one_narrative_narrates_what_fits_and_keeps_the_rest() -> None:
     scenario = fifty_message_session("budget-2")
     turns = {e.payload.memory.memory_id: e.payload.memory for e in scenario.events[:-1]}
-    config = EngineConfig(limits=Limits(max_content_bytes=DEFAULT_MAX_CONTENT_BYTES))
+    config = EngineConfig(FULL_NARRATIVES, Limits(max_content_bytes=DEFAULT_MAX_CONTENT_BYTES))
     [whole] = payloads(replay(scenario.events, config), ledger.SessionConsolidated)
     limit = content_bytes(whole.narrative.content) // 2
 
-    run = replay(scenario.events, Limits(max_content_bytes=limit))
+    run = replay(scenario.events, EngineConfig(FULL_NARRATIVES, Limits(max_content_bytes=limit)))
 
     [consolidated] = payloads(run, ledger.SessionConsolidated)
     narrated = set(consolidated.source_ids)
@@ -163,11 +172,14 @@ def test_a_profile_too_large_for_one_memory_is_written_from_the_newest_sources()
             at=NOW + i * MINUTE,
         )
     s.synthesize(at=NOW + 60 * MINUTE)
-    [whole] = payloads(replay(s.events, Limits()), ledger.ProceduralSynthesized)
+    [whole] = payloads(
+        replay(s.events, EngineConfig(FULL_NARRATIVES)), ledger.ProceduralSynthesized
+    )
     limit = content_bytes(whole.profile.content) // 2
 
     [half] = payloads(
-        replay(s.events, Limits(max_content_bytes=limit)), ledger.ProceduralSynthesized
+        replay(s.events, EngineConfig(FULL_NARRATIVES, Limits(max_content_bytes=limit))),
+        ledger.ProceduralSynthesized,
     )
 
     assert content_bytes(half.profile.content) <= limit < content_bytes(whole.profile.content)
@@ -398,7 +410,7 @@ def test_a_narrative_lists_the_members_whose_ids_fit_and_keeps_the_rest_live() -
     """A policy that lets a narrative take 1,000 members, and a session of 400 turns with
     240-character ids (94 KB of ids): the narrative narrates and lists the members whose ids
     fit; the others stay live, neither archived nor forgotten."""
-    policy = policy_from_toml("[sessions]\nmax_per_narrative = 1000\n", builtin_profile("default"))
+    policy = policy_from_toml("[sessions]\nmax_per_narrative = 1000\n", FULL_NARRATIVES)
     s = Scenario("ids-narrative")
     ids = write_long_ids(
         s,

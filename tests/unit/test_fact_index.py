@@ -11,6 +11,7 @@ import pytest
 from streams.engine import fact_index
 from streams.engine.engine import EngineConfig
 from streams.engine.fact_index import FactIndex, blocking_keys, is_current_fact
+from streams.engine.model import claim_of
 from streams.engine.model import Memory
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
@@ -54,7 +55,7 @@ def _assert_matches(index: FactIndex, records: dict[str, MemoryRecord]) -> None:
     assert index.ordered_ids() == [i for _, i in facts]
     carrying: dict[str, set[str]] = {}
     for _, memory_id in facts:
-        keys = blocking_keys(records[memory_id].memory.content)
+        keys = blocking_keys(claim_of(records[memory_id].memory))
         assert index.keys_of(memory_id) == keys
         for key in keys:
             carrying.setdefault(key, set()).add(memory_id)

@@ -308,10 +308,10 @@ def test_an_unknown_section_is_named_with_the_closest_known_one() -> None:
 
 def test_an_unknown_top_level_key_is_named_with_the_closest_known_one() -> None:
     # Given / When
-    error = policy_error("max_memories = 10")
+    error = policy_error("max_memories_cycle = 10")
 
     # Then
-    assert error.key == "max_memories"
+    assert error.key == "max_memories_cycle"
     assert "did you mean 'max_memories_per_cycle'" in str(error)
 
 

@@ -4,6 +4,7 @@ negation extraction, in ``streams.engine.text.facts``."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -384,6 +385,7 @@ ALLOWED_IMPORTS = {
     "__future__",
     "collections",
     "dataclasses",
+    "datetime",  # calendar arithmetic for relative dates; the clock check is below
     "functools",
     "importlib",
     "json",
@@ -412,6 +414,8 @@ def test_given_the_text_package_when_its_imports_are_read_then_it_is_pure() -> N
 
     # Then
     assert imported <= ALLOWED_IMPORTS
+    clock = re.compile(r"\b(?:date|datetime)\.(?:today|now|utcnow)\b|\btime\.time\(")
+    assert [p.name for p in directory.glob("*.py") if clock.search(p.read_text())] == []
 
 
 # --- a full stop after a text ------------------------------------------------------------------

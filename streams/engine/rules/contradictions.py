@@ -7,7 +7,7 @@ import numpy as np
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
-from streams.engine.model import Memory
+from streams.engine.model import Memory, claim_of
 from streams.engine.similarity import similarity_rows
 from streams.engine.state import pair_key
 
@@ -55,7 +55,7 @@ def detect_contradictions(cycle: CycleContext) -> None:
                 cycle.records[m.memory_id].memory.invalid_at is not None for m in (first, second)
             ):
                 continue  # invalidated earlier in this cycle by another contradiction
-            verdict = cycle.judge(first.content, second.content)
+            verdict = cycle.judge(claim_of(first), claim_of(second))
             if not verdict.contradicts or verdict.confidence <= rule.min_confidence:
                 continue
             _resolve(cycle, first, second, verdict.confidence, verdict.cue, verdict.explanation)

@@ -10,6 +10,8 @@ consistency, and a category. Runs after a cycle that wrote narratives, and in ma
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from streams.engine import ledger
@@ -17,7 +19,7 @@ from streams.engine.context import CycleContext
 from streams.engine.model import Memory
 from streams.engine.similarity import vector_of
 from streams.engine.text.budget import listed_tail
-from streams.engine.text.facts import fact_terms
+from streams.engine.text.observations import content_words
 
 CATEGORY_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -139,12 +141,30 @@ def _emit_pattern(ctx: CycleContext, members: list[Memory], similarity: np.ndarr
 
 
 def _shared_terms(members: list[Memory]) -> list[str]:
+    """The topics the narratives share: content words said in at least two of them, most
+    shared first. Never a header's or an arc's numbers, an interjection, or a name alone."""
     counts: dict[str, int] = {}
     for memory in members:
-        for term in fact_terms(memory.content):
-            counts[term] = counts.get(term, 0) + 1
+        for word in _topic_words(memory):
+            counts[word] = counts.get(word, 0) + 1
     recurring = [t for t, n in counts.items() if n >= 2]
     return sorted(recurring, key=lambda t: (-counts[t], t))[:8]
+
+
+_FRAME_LINES = ("Session of ", "Emotional arc", "Unresolved: ")
+
+
+def _topic_words(memory: Memory) -> set[str]:
+    """A narrative's topics: the ones its writer listed, else the content words of its lines
+    (not the header, arc or open-question lines that frame every narrative), lower-case words
+    only (a word only ever capitalised is a name)."""
+    listed = memory.metadata.get("topics")
+    if listed:
+        return set(listed.split(","))
+    lines = [line for line in memory.content.splitlines() if not line.startswith(_FRAME_LINES)]
+    text = " ".join(line.split(": ", 1)[-1] for line in lines)
+    lower = {w for w in re.findall(r"[a-z][a-z'-]+", text)}
+    return {w for w in content_words(text) if w in lower and len(w) > 2 and w.isalpha()}
 
 
 def _category(members: list[Memory]) -> str:

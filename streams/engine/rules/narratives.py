@@ -18,11 +18,18 @@ from __future__ import annotations
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext, SessionEnd
+from streams.engine.rules.observations import observe_session, turn_of
 from streams.engine.similarity import mean_embedding
 from streams.engine.state import MemoryRecord, SessionWindow
 from streams.engine.text.budget import largest_fitting
 from streams.engine.text.facts import fact_terms
-from streams.engine.text.narrative import Narrative, NarrativeSource, write_narrative
+from streams.engine.text.narrative import (
+    Narrative,
+    NarrativeSource,
+    emotional_arc,
+    write_narrative,
+)
+from streams.engine.text.observations import write_digest
 
 SPEAKERS = ("user", "agent", "system")
 
@@ -49,7 +56,11 @@ def consolidate_ended_sessions(ctx: CycleContext) -> None:
             ),
         )
         ctx.count("sessions_closed")
-        if narrate:
+        if ctx.policy.observations.enabled:
+            observed = observe_session(ctx, window, members)
+            if narrate:
+                _write_digest(ctx, window, end, members, observed)
+        elif narrate:
             _write_narrative(ctx, window, end, members)
 
 
@@ -149,6 +160,71 @@ def _write_narrative(
     for record in chosen:
         if record.memory.pinned:
             continue  # narrated, but a pinned memory never leaves active memory
+        ctx.archive(record, "summarized_into_narrative", carried_by=narrative_id, cold_storage=True)
+
+
+def _write_digest(
+    ctx: CycleContext,
+    window: SessionWindow,
+    end: SessionEnd,
+    members: list[MemoryRecord],
+    observed: dict[str, str],
+) -> None:
+    """The session's narrative when observations carry its facts: when, who, what about, what
+    was left open. Its parents are all the session's turns; those no observation carries
+    (greetings, thanks, open questions) are archived, carried by it."""
+    chosen = sorted(members, key=lambda r: r.memory.age_order)[
+        : ctx.policy.sessions.max_per_narrative
+    ]
+    digest = write_digest([turn_of(r.memory) for r in chosen], ctx.policy.max_memory_chars)
+    narrative_id = ctx.new_id("narrative", window.session_id)
+    valences = [max(-1.0, min(1.0, r.memory.valence)) for r in chosen]
+    arc = emotional_arc(valences) if any(valences) else ()
+    content = digest.content
+    if arc:
+        line = "\nEmotional arc: " + " → ".join(f"{value:.2f}" for value in arc) + "."
+        if len(content) + len(line) <= ctx.policy.max_memory_chars:
+            content += line
+    memory = ctx.new_memory(
+        narrative_id,
+        content,
+        "episodic",
+        "narrative",
+        subtype="session",
+        tags=("narrative",),
+        importance=max(r.memory.importance for r in chosen),
+        confidence=1.0,
+        emotional_salience=max(r.memory.emotional_salience for r in chosen),
+        valence=round(sum(valences) / len(valences), 6),
+        conversation_id=window.conversation_id,
+        session_id=window.session_id,
+        metadata={
+            "parents": ",".join(r.memory.memory_id for r in chosen),
+            "session_started_at": str(window.started_at),
+            "session_ended_at": str(end.at),
+            "source_count": str(len(chosen)),
+            "observations": str(len(set(observed.values()))),
+            "topics": ",".join(digest.topics),
+        },
+    )
+    ctx.emit(
+        "narrative",
+        window.session_id,
+        ledger.SessionConsolidated(
+            window.session_id,
+            memory,
+            1,
+            tuple(r.memory.memory_id for r in chosen),
+            compression_ratio=float(len(chosen)),
+            emotional_arc=arc,
+            unresolved_threads=digest.unresolved_threads,
+        ),
+    )
+    ctx.count("narratives")
+    ctx.count("links", len(chosen))
+    for record in chosen:
+        if record.memory.memory_id in observed or record.memory.pinned:
+            continue
         ctx.archive(record, "summarized_into_narrative", carried_by=narrative_id, cold_storage=True)
 
 

@@ -48,6 +48,7 @@ def learn_procedures(cycle: CycleContext) -> None:
             memory_id=pattern_id,
             user_id=cycle.user_id,
             content=latest.memory.content,
+            embedding=latest.memory.embedding or cycle.embed([latest.memory.content])[0],
             layer="procedural",
             kind=f"{event_type}_learned_pattern",
             trigger_conditions=bounded_union(r.memory.trigger_conditions for r in records),

@@ -6,7 +6,9 @@ summary (``summarized_into``). The built-in writer keeps every fact term of the 
 Automatic cycles summarize once ``summaries.min_episodes`` are waiting, or at every session end
 (``summaries.on_session_end``; 004: "auto triggers on session end or configurable threshold");
 a manual cycle summarizes whatever is waiting. Episodes whose summary would exceed the content
-limit are summarized in consecutive groups, one summary each (``streams.engine.text.budget``).
+limit, or than what the embedder reads (``max_memory_chars``), are summarized in consecutive
+groups, one summary each (``streams.engine.text.budget``): a summary is recalled by its
+embedding, and an embedder reads only its first ~1,000 characters.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ def summarize_episodes(ctx: CycleContext) -> None:
     groups = fitting_groups(
         episodes,
         lambda group: write_summary([r.memory.content for r in group], chunk_size),
-        ctx.max_content_bytes,
+        min(ctx.max_content_bytes, ctx.policy.max_memory_chars),
         lambda group: (r.memory.memory_id for r in group),
     )
     for group, content in groups:

@@ -54,7 +54,9 @@ def synthesize_profile(ctx: CycleContext) -> None:
     texts = [r.memory.content for r in sources]
     # a profile too large for one memory is written from the newest sources that fit
     count, content = largest_fitting(
-        len(texts), lambda n: write_profile(texts[-n:], memo), ctx.max_content_bytes
+        len(texts),
+        lambda n: write_profile(texts[-n:], memo),
+        min(ctx.max_content_bytes, ctx.policy.max_memory_chars),
     )
     sources = sources[-count:]
     profile = ctx.new_memory(

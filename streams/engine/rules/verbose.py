@@ -33,6 +33,7 @@ def summarize_verbose_episodes(ctx: CycleContext) -> None:
             continue
         rewritten = memory.evolve(
             content=content,
+            embedding=ctx.embed([content])[0],
             tags=tuple(sorted({*memory.tags, "summarized"})),
             metadata={**memory.metadata, "original_chars": str(len(memory.content))},
         )

@@ -159,7 +159,7 @@ def write_narrative(
         for i in timeline
         if i in open_turns
     )
-    arc = _arc([sources[i].valence for i in timeline])
+    arc = emotional_arc([sources[i].valence for i in timeline])
     lines = [_header(sources, timeline), *key_lines]
     if threads:
         lines.append("Unresolved: " + " | ".join(threads))
@@ -250,7 +250,7 @@ def _compress(content: str, keep: Callable[[str], bool]) -> str | None:
     return "; ".join(content.split("\n"))  # line breaks are term boundaries, and so is "; "
 
 
-def _arc(valences: list[float]) -> tuple[float, ...]:
+def emotional_arc(valences: list[float]) -> tuple[float, ...]:
     """Mean valence per bucket (start, middle, end; fewer buckets for fewer turns)."""
     count = len(valences)
     buckets = min(ARC_BUCKETS, count)

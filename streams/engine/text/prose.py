@@ -185,18 +185,32 @@ _INVERTED_AGREEMENT = {"do": "does", "have": "has", "are": "is", "am": "is", "we
 _CLAUSE_STARTS = frozenset({"and", "but", "so", "if", "because", "when", "that", "while", "as"})
 
 
-def third_person(sentence: str, speaker: str | None) -> str:
+def third_person(
+    sentence: str, speaker: str | None, *, me: str | None = None, you: str | None = None
+) -> str:
     """``sentence`` said by ``speaker`` reworded in the third person.
 
     First-person words name the speaker ("I", "my" → "the user", "the user's" when the user
     speaks; "the agent" when the agent does), second-person words name the other party, "we"
     and "our" become "they" and "their", and a verb after a replaced "I" agrees ("I live" →
     "the user lives"). An unknown speaker is taken to be the user: memories are about the user.
+    ``me`` and ``you`` name the parties instead ("Caroline", "Melanie"): a conversation
+    between two people is about both of them. "We" then stays as said: "they" would lose
+    who it is, and the caller writes the speaker next to the sentence.
     Only pronouns, their verbs and auxiliaries change, so names, numbers and dates stay as
     written; callers still check the result with :func:`keeps_terms`.
     """
-    me = "the agent" if speaker == "agent" else "the system" if speaker == "system" else "the user"
-    you = "the agent" if me == "the user" else "the user"
+    named_parties = me is not None
+    if me is None:
+        me = (
+            "the agent"
+            if speaker == "agent"
+            else "the system"
+            if speaker == "system"
+            else "the user"
+        )
+    if you is None:
+        you = "the agent" if me == "the user" else "the user"
     parts = _PIECES.split(sentence)
     out = list(parts)
     named = False  # once the speaker is named, "my" and "me" become "their" and "them"
@@ -206,6 +220,9 @@ def third_person(sentence: str, speaker: str | None) -> str:
         low = word.casefold().replace("’", "'")
         if low not in _PRONOUNS:
             i += 2  # not a pronoun (most words): _clause_initial re-joins the text before it
+            continue
+        if named_parties and (low in _PLURAL or low == "us"):
+            i += 2
             continue
         replacement, agreement = _pronoun(low, word, me, you, _clause_initial(parts, i))
         if replacement is None:

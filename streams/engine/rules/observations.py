@@ -1,0 +1,95 @@
+"""Session → observations (SPEC §5 decision 2): the facts a closed session stated, one
+attributed, dated memory per turn, in the semantic layer.
+
+Recall answers from these: each is short enough for the embedder to read whole, says who said
+it (the turn's ``speaker``, a "Name: " prefix of its content, or who created it) and when (the
+turn's day, and the dates its relative expressions name), and links to its source turns
+(``derived_from``, the ``EpisodesSummarized`` lineage a summary has: an observation is a
+summary of its turns). A turn an observation states is archived, carried by it; phatic turns
+state nothing and are left to the session's narrative.
+"""
+
+from __future__ import annotations
+
+from streams.engine import ledger
+from streams.engine.context import CycleContext
+from streams.engine.model import CLAIM, Memory
+from streams.engine.state import MemoryRecord, SessionWindow
+from streams.engine.text.observations import Turn, name_prefix, write_observations
+
+CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
+
+
+def observe_session(
+    ctx: CycleContext, window: SessionWindow, members: list[MemoryRecord]
+) -> dict[str, str]:
+    """Write the observations of a closed session's live ``members``; archive the turns they
+    state. Returns turn id → the observation carrying it."""
+    chosen = sorted(members, key=lambda r: r.memory.age_order)
+    turns = [turn_of(r.memory) for r in chosen]
+    observations = write_observations(turns, ctx.policy.max_memory_chars)
+    if not observations:
+        return {}
+    vectors = ctx.embed([o.content for o in observations])
+    by_id = {r.memory.memory_id: r.memory for r in chosen}
+    carried: dict[str, str] = {}
+    for index, (observation, vector) in enumerate(zip(observations, vectors, strict=True)):
+        sources = [by_id[s] for s in observation.source_ids]
+        stated = sources[-1]
+        observation_id = ctx.new_id("observation", window.session_id, str(index))
+        claim = observation.content.split(": ", 1)[-1]
+        memory = ctx.new_memory(
+            observation_id,
+            observation.content,
+            "semantic",
+            "observation",
+            subtype="statement",
+            tags=("observation",),
+            importance=max(m.importance for m in sources),
+            confidence=max(m.confidence for m in sources),
+            emotional_salience=stated.emotional_salience,
+            valence=stated.valence,
+            speaker=stated.speaker or _named(observation.speaker),
+            conversation_id=window.conversation_id,
+            session_id=window.session_id,
+            embedding=vector,
+            valid_at=stated.created_at,
+            metadata={
+                "derived_from": ",".join(observation.source_ids),
+                "stated_at": str(stated.created_at or 0),
+                CLAIM: claim,
+            },
+        )
+        ctx.emit(
+            "observation",
+            observation_id,
+            ledger.EpisodesSummarized(memory, 1, observation.source_ids),
+        )
+        ctx.count("observations")
+        ctx.count("links", len(observation.source_ids))
+        for source in observation.source_ids:
+            carried.setdefault(source, observation_id)
+    for record in chosen:
+        carrier = carried.get(record.memory.memory_id)
+        if carrier is not None and not record.memory.pinned:
+            ctx.archive(record, "observed", carried_by=carrier)
+    return carried
+
+
+def turn_of(memory: Memory) -> Turn:
+    """A session member as a turn: its speaker by name when known (the ``speaker`` field,
+    else a "Name: " prefix of the content, else who created it)."""
+    named, text = name_prefix(memory.content)
+    if memory.speaker:
+        speaker = memory.speaker
+        text = text if named == memory.speaker else memory.content
+    elif named is not None:
+        speaker = named
+    else:
+        speaker, text = CREATORS.get(memory.created_by, "the user"), memory.content
+    return Turn(memory.memory_id, text, speaker, memory.created_at or 0)
+
+
+def _named(speaker: str) -> str | None:
+    """A speaker's name for the ``speaker`` field (None for "the user" and the like)."""
+    return None if speaker in CREATORS.values() else speaker

@@ -1,0 +1,597 @@
+"""Relative dates resolved against a turn's event time: "yesterday", said on 8 May 2023, is 7 May.
+
+A statement like "I went to a support group yesterday" means nothing a month later unless the
+day it was said is known. Every turn carries its event time (``occurred_at``, epoch
+milliseconds UTC), so the writers can turn the relative expression into an absolute date:
+:func:`grounded` writes "yesterday (7 May 2023)", :func:`resolve_dates` returns the same as
+values (span, first and last day, granularity) for metadata.
+
+The reference day is the **UTC calendar day** of the event time (:func:`day_label`). Nothing
+here reads a clock, a locale or a time zone: the same text and event time always give the same
+dates. Part of the pure engine: standard library only, no I/O, clock or randomness.
+
+Why hand-written: ``bench/date_resolution.py`` measured ``dateparser`` and ``parsedatetime``
+against this module on the test table and on chat turns (figures in
+``bench/results/date_resolution-*.md``): both cost 30-1,000× more per turn, both read the
+process's time zone, and neither resolves most of the expressions chat uses ("last Fri",
+"this weekend", "last summer", "a couple of weeks ago") the way the table below does.
+
+Conventions (``D`` = the reference day; weeks start on Monday, as in ISO 8601)
+===============================================================================
+
+======================================= ============================================ ==========
+expression (case-insensitive)           resolves to                                  granularity
+======================================= ============================================ ==========
+today, tonight, this morning/afternoon/ D                                            day
+evening
+yesterday, last night                   D - 1                                        day
+the day before yesterday                D - 2                                        day
+tomorrow / the day after tomorrow       D + 1 / D + 2                                day
+last <weekday>, this past <weekday>     the most recent such weekday strictly        day
+                                        before D (1-7 days back)
+this <weekday>                          that weekday of D's week (Mon-Sun)           day
+next <weekday>                          that weekday of the week after D's           day
+this coming <weekday>                   the first such weekday strictly after D      day
+last / this / next week                 D's week - 1 / D's week / D's week + 1       week
+the week after next                     D's week + 2                                 week
+last / this / next weekend              Sat-Sun of D's week - 1 / 0 / + 1            weekend
+this past weekend                       = last weekend                               weekend
+this coming weekend                     Sat-Sun from the first Saturday after D      weekend
+the weekend after next                  Sat-Sun of D's week + 2                      weekend
+N weekends ago                          Sat-Sun of D's week - N                      weekend
+last / this / next month, year          the calendar month (year) before / of / after month, year
+earlier / later this week, month, year  D's week, month, year                        as named
+last / this / next <month name>         the most recent one strictly before D's      month
+                                        month / the one in D's year / the first one
+                                        strictly after D's month
+last <season>                           the most recent such season that ended       season
+                                        before D's season began
+this <season>                           the one D is in, else the one that begins    season
+                                        in D's year
+next <season>                           the first such season that begins after D    season
+N days / weeks / months / years ago     D - N units (calendar arithmetic)            day
+in N units, N units from now            D + N units (days, weeks, months, years)     day
+======================================= ============================================ ==========
+
+Why these choices:
+
+* "last Fri" said on Monday 8 May 2023 is Friday 5 May: the most recent Friday strictly before
+  the day. That is what speakers mean in chat ("last Friday" on a Saturday is yesterday), and
+  it never names the day itself ("last Monday" said on a Monday is a week ago).
+* "this Friday" is the Friday of the day's own Monday-start week, in the past or the future
+  ("this Friday" on Saturday was yesterday), and "next Friday" the Friday of the following
+  week. Speakers disagree about "next Friday" said early in a week (some mean the coming
+  Friday); tying "this" and "next" to weeks keeps them different and predictable, and
+  "this coming Friday" names the first Friday after the day for those who mean that.
+* Weekends and weeks follow the same rule, so "last weekend" on a Monday is the weekend that
+  just ended and on a Sunday the one before the current weekend.
+* "N units ago" is the day exactly N units earlier, as ``dateparser`` and ``parsedatetime``
+  compute it. Months and years clamp to the month's end: "a month ago" on 31 March is 28 (or
+  29) February, "a year ago" on 29 February 2024 is 28 February 2023. The speaker's precision
+  is looser, but the label keeps the day, month and year a question may name.
+* Counts are digits or one..twelve; "a"/"an" is 1, "a couple (of)" is 2, "a few" is **3**
+  (the smallest count "a few" is commonly used for; "several" is left unresolved).
+* Seasons are the northern hemisphere's meteorological ones: spring March-May, summer
+  June-August, autumn (fall) September-November, winter December-February. A winter spans
+  the year boundary and is labelled with both years: "winter 2022-23" is 1 December 2022 to
+  28 February 2023, so "this winter" said on 15 January 2023 is winter 2022-23. "last
+  summer" said in September is the summer that just ended.
+
+What is left unresolved, on purpose:
+
+* Bare weekdays ("on Friday I went", "see you Friday"): only the tense says whether the past
+  or the coming Friday is meant, and "on Fridays" names no day at all. The statement keeps
+  the day it was said on, which dates it within a week.
+* Vague expressions: "the other day", "recently", "lately", "over the weekend", "several days
+  ago", "in the spring".
+* A modifier after a determiner or possessive names a period of something else, not a date:
+  "the last week" (the past seven days), "my last Friday at work", "the next day".
+* "in N units" that measures a duration rather than naming a day: after "once", "twice",
+  "times" ("twice in a week") or after a negation or "first"/"only" earlier in the clause
+  ("I haven't seen him in two years", "the first time in a month").
+* "Sat", "Sun", "May" and "March" are also English words: as abbreviations and month names
+  they are recognised only when capitalised ("this Sun", not "this sun is brutal").
+* Hours and minutes ("two hours ago"): the day of the turn already dates them.
+
+Matching is ASCII-only and on whole words. An expression followed by an explicit date ("last
+Friday, 5 May", "yesterday (7 May 2023)") is left as written by :func:`grounded`, which makes
+:func:`grounded` idempotent.
+
+Cost: a text with none of the words an expression needs is rejected by a few substring tests
+(about 1-2 µs for a chat turn); otherwise one compiled regular expression scans it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Literal
+
+__all__ = [
+    "Granularity",
+    "ResolvedDate",
+    "day_label",
+    "grounded",
+    "resolve_dates",
+]
+
+Granularity = Literal["day", "weekend", "week", "month", "season", "year"]
+
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+_DAY_MS = 86_400_000
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedDate:
+    """One relative expression of a text and the period it names."""
+
+    start: int  # the expression's span in the text: text[start:end] == expression
+    end: int
+    expression: str  # as written, e.g. "last Fri"
+    first: date  # first day of the period it names
+    last: date  # last day (== first for a day)
+    granularity: Granularity
+
+    def label(self) -> str:
+        """The period as an absolute date: "7 May 2023", "6-7 May 2023", "30 April-1 May
+        2023", "week of 1 May 2023", "May 2023", "summer 2023", "winter 2022-23", "2023"."""
+        first, last = self.first, self.last
+        match self.granularity:
+            case "day":
+                return _day(first)
+            case "weekend":
+                if first.year != last.year:
+                    return f"{_day(first)}-{_day(last)}"
+                if first.month != last.month:
+                    return f"{first.day} {MONTHS[first.month - 1]}-{_day(last)}"
+                return f"{first.day}-{_day(last)}"
+            case "week":
+                return f"week of {_day(first)}"
+            case "month":
+                return f"{MONTHS[first.month - 1]} {first.year}"
+            case "season":
+                name = _season_name(first.month, self.expression)
+                if name == "winter":
+                    return f"winter {first.year}-{last.year % 100:02d}"
+                return f"{name} {first.year}"
+            case _:
+                return str(first.year)
+
+
+def day_label(at_ms: int) -> str:
+    """The UTC calendar day of an event time (epoch milliseconds): "8 May 2023"."""
+    return _day(_utc_day(at_ms))
+
+
+def resolve_dates(text: str, at_ms: int) -> tuple[ResolvedDate, ...]:
+    """Every relative date expression of ``text``, in order, resolved against the UTC day of
+    ``at_ms`` (the turn's event time, epoch milliseconds). Conventions: the module docstring."""
+    lowered = text.lower()
+    if not _may_have_dates(lowered):
+        return ()
+    return _resolve(text, lowered, _utc_day(at_ms))
+
+
+def grounded(text: str, at_ms: int) -> str:
+    """``text`` with each relative date followed by its label: "yesterday (7 May 2023)".
+
+    An expression already followed by an explicit date ("last Friday, 5 May", "yesterday (7
+    May 2023)") is left as it is, so ``grounded(grounded(t, at), at) == grounded(t, at)``. A text
+    without an expression is returned unchanged (the same object)."""
+    resolved = resolve_dates(text, at_ms)
+    if not resolved:
+        return text
+    parts: list[str] = []
+    position = 0
+    for found in resolved:
+        if _FOLLOWED_BY_DATE.match(text, found.end):
+            continue
+        parts.append(text[position : found.end])
+        parts.append(f" ({found.label()})")
+        position = found.end
+    if not parts:
+        return text
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+# --- the cheap pre-check ----------------------------------------------------------------------
+
+# Every expression contains one of these (lower-case) substrings: "day" (today, yesterday,
+# the weekday names, days), "week", "month", "year", "night" (tonight), "orrow" (tomorrow) or
+# a part of the day ...
+_ALWAYS = ("day", "week", "month", "year", "night", "orrow", "morning", "noon", "evening")
+# ... or a modifier together with an abbreviated weekday, a season or a month name (these come
+# only after last / this / next).
+_AFTER_MODIFIER = (
+    "mon",
+    "tue",
+    "wed",
+    "thu",
+    "fri",
+    "sat",
+    "sun",
+    "spring",
+    "summer",
+    "fall",
+    "autumn",
+    "winter",
+    "uary",  # January, February
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "ember",  # September, November, December
+    "october",
+)
+
+
+def _may_have_dates(lowered: str) -> bool:
+    """False only when no expression can match ``lowered`` (the text in lower case): a
+    superset test, never a false negative."""
+    for needle in _ALWAYS:
+        if needle in lowered:
+            return True
+    if "last" not in lowered and "this" not in lowered and "next" not in lowered:
+        return False
+    return any(needle in lowered for needle in _AFTER_MODIFIER)
+
+
+# --- the expressions ---------------------------------------------------------------------------
+
+_WEEKDAYS = {
+    "monday": 0,
+    "mon": 0,
+    "tuesday": 1,
+    "tue": 1,
+    "tues": 1,
+    "wednesday": 2,
+    "wed": 2,
+    "weds": 2,
+    "thursday": 3,
+    "thu": 3,
+    "thur": 3,
+    "thurs": 3,
+    "friday": 4,
+    "fri": 4,
+    "saturday": 5,
+    "sat": 5,
+    "sunday": 6,
+    "sun": 6,
+}
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple": 2,
+    "a couple of": 2,
+    "couple of": 2,
+    "a few": 3,
+}
+_SEASONS = {"spring": 0, "summer": 1, "fall": 2, "autumn": 2, "winter": 3}  # by start month
+_CAPITALISED_ONLY = frozenset({"sat", "sun", "may", "march"})  # also common English words
+# A word before last/this/next that makes the phrase name something else ("the last week").
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "whose", "every", "each"}
+)
+# Before "in N units": a frequency ("twice in a week"), not a date.
+_FREQUENCY = frozenset({"once", "twice", "thrice", "times"})
+# Earlier in the clause of "in N units": a duration ("haven't seen him in two years", "the first
+# time in a month").
+_DURATION_CUE = re.compile(
+    r"n['’]t\b|\b(?:not|never)\b|\b(?:first|last|only)[ \t]+time\b", re.IGNORECASE | re.ASCII
+)
+_CLAUSE_MARKS = (".", "!", "?", ";", "\n")
+
+_SP = r"[ \t]+"
+_REL = rf"last|this{_SP}past|this{_SP}coming|this|next"
+_WEEKDAY = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
+_MONTH = "|".join(name.lower() for name in MONTHS)
+_COUNT = (
+    r"[0-9]{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    rf"|a{_SP}couple(?:{_SP}of)?|couple{_SP}of|a{_SP}few|an?"
+)
+_UNIT = r"days?|weeks?|months?|years?"
+
+_EXPRESSION_SOURCE = (
+    # A word start whose letter can begin an expression: a cheap filter for the scan.
+    r"\b(?=[tylneiacofs0-9])(?:"
+    rf"(?P<fixed>the{_SP}day{_SP}before{_SP}yesterday|the{_SP}day{_SP}after{_SP}tomorrow"
+    rf"|today|tonight|yesterday|tomorrow|this{_SP}(?:morning|afternoon|evening)|last{_SP}night)"
+    rf"|(?P<weekday>(?P<wd_rel>{_REL}){_SP}(?P<wd_name>{_WEEKDAY}))"
+    rf"|(?P<period>(?P<p_rel>{_REL}){_SP}(?P<p_unit>weekend|week|month|year|spring|summer|fall|autumn|winter))"
+    rf"|(?P<named_month>(?P<m_rel>last|this|next){_SP}(?P<m_name>{_MONTH}))"
+    rf"|(?P<part>(?:earlier|later){_SP}this{_SP}(?P<part_unit>week|month|year))"
+    rf"|(?P<after_next>the{_SP}(?P<an_unit>weekend|week){_SP}after{_SP}next)"
+    rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
+    rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
+    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
+    r")(?!\w)(?:['’]s(?!\w))?"
+)
+# Scans the lower-cased text (the usual case: the scan is twice as fast without case folding),
+# or the text itself when lower-casing changed its length, so that offsets would not agree.
+_EXPRESSION = re.compile(_EXPRESSION_SOURCE, re.ASCII)
+_EXPRESSION_ANY_CASE = re.compile(_EXPRESSION_SOURCE, re.IGNORECASE | re.ASCII)
+# An abbreviated weekday's full stop belongs to the expression when the sentence goes on after
+# it in lower case or with a bracket ("last Fri. we went", "last Fri. (5 May 2023)"); otherwise
+# it ends the sentence and stays outside.
+_ABBREVIATION_DOT = re.compile(r"\.(?=[ \t]+[a-z0-9(])")
+
+# What counts as an explicit date right after an expression: "(7 May 2023)", "(week of 1 May
+# 2023)", "(summer 2023)", "(2023)", ", 5 May", " on May 5th", " 2023-05-05", " 5/5".
+_MONTH_WORD = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_DAY_NUMBER = r"[0-9]{1,2}(?:st|nd|rd|th)?"
+_DATE = (
+    rf"(?:{_DAY_NUMBER}(?:[ \t]*-[ \t]*{_DAY_NUMBER})?(?:{_SP}of)?{_SP}(?:{_MONTH_WORD})\.?(?!\w)"
+    rf"|(?:{_MONTH_WORD})\.?{_SP}(?:{_DAY_NUMBER}|[0-9]{{4}})(?!\w)"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}|[0-9]{1,2}/[0-9]{1,2}(?:/[0-9]{2,4})?(?![0-9]))"
+)
+_FOLLOWED_BY_DATE = re.compile(
+    rf"[ \t]*(?:\([ \t]*(?:week{_SP}of{_SP}|(?:spring|summer|fall|autumn|winter){_SP}[0-9]{{4}}"
+    rf"|[0-9]{{4}}(?![0-9])|{_DATE})|,?[ \t]*(?:(?:on|the){_SP})?{_DATE})",
+    re.IGNORECASE | re.ASCII,
+)
+
+
+def _resolve(text: str, lowered: str, today: date) -> tuple[ResolvedDate, ...]:
+    if len(lowered) == len(text):
+        matches = _EXPRESSION.finditer(lowered)
+    else:
+        matches = _EXPRESSION_ANY_CASE.finditer(text)
+    found: list[ResolvedDate] = []
+    for match in matches:
+        try:
+            period = _period(match, text, today)
+        except (OverflowError, ValueError):  # before year 1 or after 9999
+            continue
+        if period is None:
+            continue
+        start, end = match.span()
+        if (
+            match.lastgroup == "weekday"
+            and not match.group("wd_name").lower().endswith("day")
+            and _ABBREVIATION_DOT.match(text, end)
+        ):
+            end += 1
+        first, last, granularity = period
+        found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
+    return tuple(found)
+
+
+_Period = tuple[date, date, Granularity]
+
+
+def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
+    kind = match.lastgroup
+    if kind == "fixed":
+        phrase = _normalised(match.group("fixed"))
+        if phrase == "last night" and _after_determiner(text, match.start()):
+            return None
+        offset = _FIXED_OFFSETS[phrase]
+        day = today + timedelta(days=offset) if offset else today
+        return day, day, "day"
+    if kind in ("weekday", "period", "named_month") and _after_determiner(text, match.start()):
+        return None
+    monday = today - timedelta(days=today.weekday())
+    if kind == "weekday":
+        name = text[match.start("wd_name") : match.end("wd_name")]
+        if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
+            return None
+        day = _weekday(_normalised(match.group("wd_rel")), _WEEKDAYS[name.lower()], today, monday)
+        return day, day, "day"
+    if kind == "period":
+        return _named_period(
+            _normalised(match.group("p_rel")), match.group("p_unit").lower(), today, monday
+        )
+    if kind == "named_month":
+        name = text[match.start("m_name") : match.end("m_name")]
+        if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
+            return None
+        return _named_month(
+            match.group("m_rel").lower(), MONTHS.index(name.capitalize()) + 1, today
+        )
+    if kind == "part":
+        return _named_period("this", match.group("part_unit").lower(), today, monday)
+    if kind == "after_next":
+        if match.group("an_unit").lower() == "week":
+            return monday + timedelta(days=14), monday + timedelta(days=20), "week"
+        return _weekend(monday + timedelta(days=14))
+    if kind == "ago":
+        count = _count(match.group("ago_n"))
+        unit = match.group("ago_unit").lower().rstrip("s")
+        if unit == "weekend":
+            return _weekend(monday - timedelta(days=7 * count))
+        day = _shifted(today, unit, -count)
+        return day, day, "day"
+    if kind == "ahead":
+        if _is_duration(text, match.start()):
+            return None
+        day = _shifted(
+            today, match.group("in_unit").lower().rstrip("s"), _count(match.group("in_n"))
+        )
+        return day, day, "day"
+    # from_now
+    day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
+    return day, day, "day"
+
+
+_FIXED_OFFSETS = {
+    "today": 0,
+    "tonight": 0,
+    "this morning": 0,
+    "this afternoon": 0,
+    "this evening": 0,
+    "yesterday": -1,
+    "last night": -1,
+    "the day before yesterday": -2,
+    "tomorrow": 1,
+    "the day after tomorrow": 2,
+}
+
+
+def _weekday(relation: str, target: int, today: date, monday: date) -> date:
+    if relation in ("last", "this past"):
+        return today - timedelta(days=(today.weekday() - target - 1) % 7 + 1)
+    if relation == "this coming":
+        return today + timedelta(days=(target - today.weekday() - 1) % 7 + 1)
+    if relation == "this":
+        return monday + timedelta(days=target)
+    return monday + timedelta(days=7 + target)  # next
+
+
+def _named_period(relation: str, unit: str, today: date, monday: date) -> _Period:
+    step = _STEPS[relation]
+    if unit == "week":
+        start = monday + timedelta(days=7 * step)
+        return start, start + timedelta(days=6), "week"
+    if unit == "weekend":
+        if relation == "this coming":
+            saturday = today + timedelta(days=(5 - today.weekday() - 1) % 7 + 1)
+            return saturday, saturday + timedelta(days=1), "weekend"
+        return _weekend(monday + timedelta(days=7 * step))
+    if unit == "month":
+        year, month = _month_shift(today.year, today.month, step)
+        return date(year, month, 1), date(year, month, _month_days(year, month)), "month"
+    if unit == "year":
+        year = today.year + step
+        return date(year, 1, 1), date(year, 12, 31), "year"
+    return _season(step, _SEASONS[unit], today)
+
+
+_STEPS = {"last": -1, "this past": -1, "this": 0, "next": 1, "this coming": 1}
+
+
+def _season(step: int, season: int, today: date) -> _Period:
+    """Seasons numbered year * 4 + index, index 0 spring, 1 summer, 2 autumn, 3 winter (a
+    winter numbered by the year of its December)."""
+    if today.month <= 2:
+        current = (today.year - 1) * 4 + 3
+    else:
+        current = today.year * 4 + (today.month - 3) // 3
+    if step < 0:  # the most recent one before the current season
+        number = current - 1 - (current - 1 - season) % 4
+    elif step > 0:  # the first one after the current season
+        number = current + 1 + (season - current - 1) % 4
+    elif current % 4 == season:
+        number = current
+    else:  # the one that begins in the day's year
+        number = today.year * 4 + season
+    year, index = divmod(number, 4)
+    first = date(year, 3 + 3 * index, 1)
+    end_year, end_month = _month_shift(year, 5 + 3 * index, 0)
+    return first, date(end_year, end_month, _month_days(end_year, end_month)), "season"
+
+
+def _named_month(relation: str, month: int, today: date) -> _Period:
+    year = today.year
+    if relation == "last" and month >= today.month:
+        year -= 1
+    elif relation == "next" and month <= today.month:
+        year += 1
+    return date(year, month, 1), date(year, month, _month_days(year, month)), "month"
+
+
+def _weekend(monday: date) -> _Period:
+    saturday = monday + timedelta(days=5)
+    return saturday, saturday + timedelta(days=1), "weekend"
+
+
+def _shifted(day: date, unit: str, count: int) -> date:
+    if unit == "day":
+        return day + timedelta(days=count)
+    if unit == "week":
+        return day + timedelta(days=7 * count)
+    months = count if unit == "month" else 12 * count
+    year, month = _month_shift(day.year, day.month, months)
+    return date(year, month, min(day.day, _month_days(year, month)))
+
+
+def _month_shift(year: int, month: int, months: int) -> tuple[int, int]:
+    """(year, month) moved by ``months``; month 13 is January of the next year."""
+    years, index = divmod(month - 1 + months, 12)
+    return year + years, index + 1
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _count(written: str) -> int:
+    normalised = _normalised(written)
+    return _COUNTS[normalised] if normalised in _COUNTS else int(normalised)
+
+
+def _after_determiner(text: str, start: int) -> bool:
+    """Whether the word just before ``start`` is a determiner or possessive ("the last week")."""
+    before = text[max(0, start - 16) : start].rstrip()
+    if not before:
+        return False
+    word = before.rsplit(None, 1)[-1].lower()
+    return word in _DETERMINERS
+
+
+def _is_duration(text: str, start: int) -> bool:
+    """Whether "in N units" at ``start`` measures a duration: after a frequency word, or with a
+    negation or "first/last/only time" earlier in its clause (which begins after the last
+    sentence or clause mark, however far back: labels inserted by :func:`grounded` hold none of
+    these marks or words, so grounding twice decides the same way)."""
+    words = text[max(0, start - 16) : start].split()
+    if words and words[-1].lower() in _FREQUENCY:
+        return True
+    clause_start = max(text.rfind(mark, 0, start) for mark in _CLAUSE_MARKS) + 1
+    return _DURATION_CUE.search(text, clause_start, start) is not None
+
+
+def _normalised(phrase: str) -> str:
+    return " ".join(phrase.lower().split())
+
+
+def _utc_day(at_ms: int) -> date:
+    return date.fromordinal(_EPOCH_ORDINAL + at_ms // _DAY_MS)
+
+
+def _day(day: date) -> str:
+    return f"{day.day} {MONTHS[day.month - 1]} {day.year}"
+
+
+def _season_name(first_month: int, expression: str) -> str:
+    if first_month == 3:
+        return "spring"
+    if first_month == 6:
+        return "summer"
+    if first_month == 9:
+        return "fall" if "fall" in expression.lower() else "autumn"
+    return "winter"

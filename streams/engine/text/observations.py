@@ -1,0 +1,403 @@
+"""Observations: a session's content-bearing turns as short, attributed, dated facts.
+
+A conversation answers later questions only if its memory says who said what, and when. A raw
+turn ("Hey Mel! I went to a support group yesterday, it was so powerful.") has neither a
+usable speaker (the first person) nor a date ("yesterday"), and its greeting dilutes what an
+embedder reads. An observation keeps the turn's facts, in the speaker's own words, with the
+pronouns resolved to the people and the relative dates resolved from the turn's event time::
+
+    8 May 2023: Caroline went to a support group yesterday (7 May 2023), it was so powerful.
+    8 May 2023, Melanie: the kids loved the camping trip last weekend (29-30 Apr 2023).
+
+The writer is extractive, like the narrative writer (:mod:`.narrative`): it drops phatic
+sentences and clauses (greetings, thanks, backchannel, compliments, name-only exclamations,
+questions), rewrites first and second person to the speakers' names
+(:func:`~.prose.third_person`) and grounds dates (:mod:`.dates`); it never invents a fact.
+A turn is kept when one of its sentences holds a content word: capitals, numbers and dates are
+not required, so "i've been going to pottery class on tuesdays" is a fact like any other.
+
+A yes/no answer says little alone ("yes, last week!"): it is written after the question it
+answers, and the question's turn is one of its sources. A question nobody answers is not an
+observation (the session's narrative lists it as unresolved).
+
+Part of the pure engine: no I/O, no clock; the same turns always give the same observations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from streams.engine.text.dates import day_label, grounded
+from streams.engine.text.prose import third_person
+
+__all__ = [
+    "Observation",
+    "Turn",
+    "content_words",
+    "is_phatic",
+    "participants",
+    "split_sentences",
+    "write_observations",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn of a session: who said it (a name, or "the user"/"the agent") and when."""
+
+    memory_id: str
+    text: str
+    speaker: str
+    at: int  # event time, epoch ms (UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    content: str
+    source_ids: tuple[str, ...]  # the turns it states, the fact's own turn last
+    speaker: str
+
+
+# Words that carry no fact of their own: greetings, thanks, backchannel, praise and sympathy,
+# fillers, and the function words every sentence has. A sentence whose words are all here
+# (names aside) is phatic. Kept small and explicit: a content word wrongly listed here would
+# drop real facts, so only words that are chit-chat in any context belong.
+PHATIC_WORDS = frozenset(
+    # greetings, farewells, thanks, apologies
+    {"hi", "hey", "heya", "hello", "hiya", "howdy", "yo", "morning", "evening", "afternoon"}
+    | {"good", "bye", "goodbye", "later", "soon", "care", "night", "cya", "see", "talk", "catch"}
+    | {"thanks", "thank", "thx", "ty", "cheers", "welcome", "sorry", "apologies", "please"}
+    # backchannel and interjections
+    | {"ok", "okay", "k", "yeah", "yea", "yes", "yep", "yup", "no", "nope", "nah", "sure", "right"}
+    | {"oh", "ah", "aw", "aww", "awww", "wow", "whoa", "woah", "haha", "hahaha", "lol", "lmao"}
+    | {"hehe", "hmm", "hm", "um", "uh", "mm", "mhm", "ooh", "omg", "yay", "woohoo", "phew", "ugh"}
+    | {"indeed", "totally", "exactly", "absolutely", "definitely", "certainly", "true", "agreed"}
+    | {"same", "likewise", "cool", "nice", "neat", "great", "awesome", "amazing", "wonderful"}
+    | {"fantastic", "incredible", "brilliant", "lovely", "sweet", "beautiful", "gorgeous"}
+    | {"perfect", "fun", "exciting", "excited", "glad", "happy", "proud", "sad", "impressive"}
+    | {"inspiring", "awful", "terrible", "tough", "hard", "rough", "crazy", "wild", "cute"}
+    | {"congrats", "congratulations", "luck", "wish", "hope", "hoping", "hopefully", "best"}
+    | {"love", "loved", "like", "enjoy", "appreciate", "means", "mean", "meant", "lot", "lots"}
+    | {"sounds", "sound", "looks", "look", "seems", "seem", "must", "bet", "guess", "imagine"}
+    | {"know", "knew", "think", "thought", "feel", "felt", "believe", "wow", "glad", "pleasure"}
+    | {"asking", "doing", "going", "well", "fine", "alright", "tell", "hear", "heard", "share"}
+    | {"sharing", "happened", "keep", "up", "work", "story", "news", "idea", "thing", "things"}
+    | {"stuff", "anything", "something", "everything", "nothing", "anytime", "wait", "can't"}
+    | {"cant", "cannot", "such", "much", "many", "more", "most", "very", "really", "so", "too"}
+    | {"quite", "pretty", "super", "just", "actually", "honestly", "literally", "basically"}
+    | {"kind", "sort", "bit", "little", "always", "never", "ever", "again", "still", "yet"}
+    | {"how", "what", "who", "whom", "why", "when", "where", "which", "whatever", "whoever"}
+    | {"aww", "hug", "hugs", "support", "supportive", "there", "here", "today", "now", "way"}
+    | {"to", "go", "keep", "awesome", "day", "time", "times", "forward", "looking", "miss"}
+    | {"missed", "remember", "course", "totally", "deal", "big", "fair", "enough", "point"}
+    # function words and pronouns
+    | {"a", "an", "the", "this", "that", "these", "those", "it", "its", "it's", "that's"}
+    | {"i", "i'm", "i've", "i'll", "i'd", "me", "my", "mine", "myself", "we", "us", "our"}
+    | {"we're", "we've", "you", "your", "yours", "you're", "you've", "you'll", "you'd", "ya"}
+    | {"he", "him", "his", "she", "her", "they", "them", "their", "he's", "she's", "they're"}
+    | {"is", "am", "are", "was", "were", "be", "been", "being", "do", "does", "did", "done"}
+    | {"have", "has", "had", "will", "would", "could", "should", "can", "may", "might", "shall"}
+    | {"don't", "doesn't", "didn't", "isn't", "wasn't", "aren't", "won't", "wouldn't", "not"}
+    | {"and", "or", "but", "if", "then", "than", "of", "in", "on", "at", "for", "with", "by"}
+    | {"from", "about", "as", "all", "any", "some", "one", "out", "off", "over", "also", "too"}
+    | {"what's", "how's", "there's", "here's", "let's", "let", "gonna", "wanna", "got", "get"}
+    | {"make", "made", "makes", "say", "said", "says", "saying", "agree", "hear"}
+    | {"happy", "for", "dear", "friend", "buddy", "pal", "man", "dude", "girl", "guys", "mate"}
+    | {"ha", "helpful", "helps", "reasonable", "problem", "problems", "worries", "worry"}
+    | {"sense", "understandable", "noted", "gotcha", "appreciated", "useful", "fair", "put"}
+    | {"understand", "understood", "interesting", "fascinating", "touching", "thoughtful"}
+)
+"""Lower-case words that state nothing a later question could ask about."""
+
+_ADDRESSING = frozenset({"hi", "hey", "hello", "hiya", "heya", "thanks", "thank", "bye", "dear"})
+"""Words a name follows when someone is addressed ("Hey Mel", "Thanks Jon"): a vocative."""
+
+# A yes/no answer: its facts need the question it answers.
+_ANSWER_START = re.compile(
+    r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|of course|absolutely|not really)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_NAME_PREFIX = re.compile(r"^([A-Z][\w'.-]{0,40}(?: [A-Z][\w'.-]{0,40}){0,2}):[ \t]+(?=\S)")
+# After ".", "!" or "?" (one or more) and blanks; chat is often lower-case, so the next
+# word's case says nothing. Abbreviations that end in a full stop are not breaks.
+_BREAK = re.compile(r"(?<=[.!?])[ \t]+|\n+")
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:mr|mrs|ms|dr|prof|st|jr|sr|vs|etc|approx|no|p\.m|a\.m|e\.g|i\.e|u\.s))\.$",
+    re.IGNORECASE,
+)
+SHORT_ANSWER_WORDS = 6  # content words below which an answer is written after its question
+
+
+def participants(speakers: Sequence[str]) -> dict[str, str]:
+    """Speaker → the other participant, by who speaks most: the person "you" means."""
+    counts: dict[str, int] = {}
+    for speaker in speakers:
+        counts[speaker] = counts.get(speaker, 0) + 1
+    ranked = sorted(counts, key=lambda s: (-counts[s], s))
+    others: dict[str, str] = {}
+    for speaker in ranked:
+        other = next((s for s in ranked if s != speaker), None)
+        others[speaker] = other if other is not None else _counterpart(speaker)
+    return others
+
+
+def _counterpart(speaker: str) -> str:
+    """The other party of a one-sided session: the agent for the user and vice versa."""
+    return "the agent" if speaker == "the user" else "the user"
+
+
+def name_prefix(text: str) -> tuple[str | None, str]:
+    """A transcript line's "Name: " prefix and the words after it (the way many chat logs
+    attribute turns), or (None, text)."""
+    match = _NAME_PREFIX.match(text)
+    if match is None:
+        return None, text
+    return match.group(1), text[match.end() :]
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` cut after sentence-final punctuation whatever case follows, and at line
+    breaks (chat is often lower-case), keeping abbreviations such as "p.m." or "Dr." whole."""
+    pieces: list[str] = []
+    start = 0
+    for brk in _BREAK.finditer(text):
+        piece = text[start : brk.start()]
+        if _ABBREVIATION.search(piece) and "\n" not in brk.group():
+            continue
+        if piece.strip():
+            pieces.append(piece.strip())
+        start = brk.end()
+    if text[start:].strip():
+        pieces.append(text[start:].strip())
+    # an abbreviation skipped above left its sentence joined to the next: already whole
+    return pieces
+
+
+def content_words(text: str, names: frozenset[str] = frozenset()) -> list[str]:
+    """The words of ``text`` that state something: neither phatic nor function words, nor
+    a participant's name (a vocative), nor a capitalised word standing alone after a
+    greeting ("Hey Mel")."""
+    words = []
+    previous = ""
+    for match in _WORD.finditer(text):
+        word = match.group()
+        low = word.casefold().replace("’", "'")
+        vocative = previous in _ADDRESSING and word[:1].isupper()
+        previous = low
+        if low in PHATIC_WORDS or low in names or vocative:
+            continue
+        words.append(low)
+    return words
+
+
+def is_phatic(sentence: str, names: frozenset[str] = frozenset()) -> bool:
+    """Whether ``sentence`` is chit-chat: a greeting, thanks, backchannel, praise, a
+    name-only exclamation, or a question (a question states no fact; its answer does)."""
+    if sentence.rstrip().endswith("?"):
+        return True
+    return not _stating_words(sentence, names)
+
+
+def _stating_words(text: str, names: frozenset[str]) -> list[str]:
+    """Content words, with a capitalised word that is the only one left taken as a name said
+    in passing ("Wow, Mel!", "Thanks Jon"): a name alone is no fact."""
+    words = content_words(text, names)
+    if len(words) == 1:
+        only = next(m.group() for m in _WORD.finditer(text) if m.group().casefold() == words[0])
+        if only[:1].isupper() and not only.isupper():
+            return []
+    return words
+
+
+def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Observation]:
+    """The observations of a session's ``turns`` (in time order), at most one per turn.
+
+    Each one: the turn's stating sentences, trimmed of phatic clauses at either end, in the
+    third person with the participants' names, relative dates followed by the date they name,
+    prefixed by the turn's day, and cut into several observations when longer than
+    ``max_chars``."""
+    speakers = [turn.speaker for turn in turns]
+    others = participants(speakers)
+    names = frozenset(_name_words(speakers))
+    observations: list[Observation] = []
+    previous: Turn | None = None
+    for turn in turns:
+        stated = _stated(turn.text, names)
+        question = _question_answered(previous, turn, stated, names)
+        if question is not None:  # "Yes!" is phatic alone, a fact after its question
+            stated = [s for s in split_sentences(turn.text) if not s.rstrip().endswith("?")]
+        if stated:
+            observations.extend(_observe(turn, stated, question, others, max_chars))
+        previous = turn
+    return observations
+
+
+def _name_words(speakers: Sequence[str]) -> set[str]:
+    """The case-folded words of the speakers' names: said in a turn, they are vocatives."""
+    return {word.casefold() for speaker in speakers for word in _WORD.findall(speaker)}
+
+
+def _stated(text: str, names: frozenset[str]) -> list[str]:
+    """The sentences of ``text`` that state something, each without its leading and trailing
+    phatic clauses ("Oh wow, ", ", haha")."""
+    kept = []
+    for sentence in split_sentences(text):
+        if is_phatic(sentence, names):
+            continue
+        kept.append(_trim_phatic(sentence, names))
+    return kept
+
+
+_CLAUSE = re.compile(r"[,;:—–]+[ \t]*|[ \t]+-[ \t]+")
+
+
+def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
+    pieces = _CLAUSE.split(sentence)
+    spans = []
+    position = 0
+    for piece in pieces:
+        start = sentence.index(piece, position) if piece else position
+        spans.append((start, start + len(piece)))
+        position = start + len(piece)
+    stating = [i for i, piece in enumerate(pieces) if _stating_words(piece, names)]
+    if not stating:
+        return sentence
+    start, end = spans[stating[0]][0], spans[stating[-1]][1]
+    trimmed = sentence[start:end].strip()
+    if sentence.rstrip()[-1:] in "!." and not trimmed.endswith((".", "!", "?")):
+        trimmed += "."
+    return trimmed
+
+
+def _question_answered(
+    previous: Turn | None, turn: Turn, stated: list[str], names: frozenset[str]
+) -> tuple[Turn, str] | None:
+    """The other participant's turn and question a short yes/no answer replies to, if any."""
+    if previous is None or previous.speaker == turn.speaker:
+        return None
+    if not _ANSWER_START.match(turn.text.lstrip()):
+        return None
+    if sum(len(content_words(s, names)) for s in stated) >= SHORT_ANSWER_WORDS:
+        return None
+    questions = [s for s in split_sentences(previous.text) if s.rstrip().endswith("?")]
+    return (previous, questions[-1]) if questions else None
+
+
+def _observe(
+    turn: Turn,
+    stated: list[str],
+    question: tuple[Turn, str] | None,
+    others: dict[str, str],
+    max_chars: int,
+) -> list[Observation]:
+    me, you = turn.speaker, others.get(turn.speaker, _counterpart(turn.speaker))
+    day = day_label(turn.at)
+    sentences = [_attributed(s, me, you, turn.at) for s in stated]
+    sources: tuple[str, ...] = (turn.memory_id,)
+    if question is not None:
+        asking, asked = question
+        sentences[0] = f"{you} asked: {_attributed(asked, you, me, turn.at)} {me}: {sentences[0]}"
+        sources = (asking.memory_id, turn.memory_id)
+    text = " ".join(sentences)
+    speaker_first = text.casefold().startswith(me.casefold()) and question is None
+    prefix = f"{day}: " if speaker_first or question is not None else f"{day}, {me}: "
+    return [
+        Observation(prefix + part, sources, me) for part in _bounded(text, max_chars - len(prefix))
+    ]
+
+
+def _attributed(sentence: str, me: str, you: str, at: int) -> str:
+    """``sentence`` said by ``me`` to ``you``, in the third person, its dates grounded."""
+    rewritten = third_person(sentence, None, me=me, you=you)
+    return grounded(rewritten, at)
+
+
+def _bounded(text: str, limit: int) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut between sentences, then between
+    words; a text that fits is one piece."""
+    limit = max(limit, 40)
+    if len(text) <= limit:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for sentence in split_sentences(text):
+        for word in sentence.split(" ") if len(sentence) > limit else [sentence]:
+            joined = f"{current} {word}" if current else word
+            if len(joined) <= limit:
+                current = joined
+            else:
+                if current:
+                    pieces.append(current)
+                current = word[:limit]
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+TOPIC_COUNT = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """A session told in brief: its observations carry the facts."""
+
+    content: str
+    topics: tuple[str, ...]
+    unresolved_threads: tuple[str, ...]
+
+
+def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
+    """ONE short narrative of a session whose facts are observations: when, who, how long,
+    what about (its most repeated content words), and the questions left open (asked, and
+    not answered by the other participant's next turn)::
+
+        8 May 2023, Caroline and Melanie, 22 turns: pottery, adoption, camping, kids.
+        Unresolved: Melanie asked: has Caroline found a lawyer yet?
+    """
+    if not turns:
+        return Digest("", (), ())
+    speakers = [turn.speaker for turn in turns]
+    names = frozenset(_name_words(speakers))
+    people = sorted(set(speakers), key=speakers.index)
+    others = participants(speakers)
+    counts: dict[str, int] = {}
+    for turn in turns:
+        for sentence in _stated(turn.text, names):
+            for word in dict.fromkeys(content_words(sentence, names)):
+                if len(word) > 2 and not word.isdigit():
+                    counts[word] = counts.get(word, 0) + 1
+    topics = tuple(sorted(counts, key=lambda w: (-counts[w], w))[:TOPIC_COUNT])
+    first, last = day_label(turns[0].at), day_label(turns[-1].at)
+    when = first if first == last else f"{first} to {last}"
+    who = " and ".join(people) if len(people) <= 2 else ", ".join(people)
+    count = len(turns)
+    header = f"{when}, {who}, {count} {'turn' if count == 1 else 'turns'}"
+    header += f": {', '.join(topics)}." if topics else "."
+    threads = tuple(
+        f"{turn.speaker} asked: {_attributed(asked, turn.speaker, others[turn.speaker], turn.at)}"
+        for turn, asked in _open_questions(turns, names)
+    )
+    lines = [header]
+    for thread in threads:
+        line = ("Unresolved: " if len(lines) == 1 else "") + thread
+        if len("\n".join([*lines, line])) > max_chars:
+            break
+        lines.append(line)
+    return Digest("\n".join(lines)[:max_chars], topics, threads)
+
+
+def _open_questions(turns: Sequence[Turn], names: frozenset[str]) -> list[tuple[Turn, str]]:
+    """Questions whose asker's counterpart does not answer in the next turn (it states
+    nothing, or there is none)."""
+    found = []
+    for i, turn in enumerate(turns):
+        questions = [s for s in split_sentences(turn.text) if s.rstrip().endswith("?")]
+        if not questions or not content_words(questions[-1], names):
+            continue  # no question, or one that asks nothing ("How are you?")
+        reply = next((t for t in turns[i + 1 : i + 2] if t.speaker != turn.speaker), None)
+        if reply is None or not _stated(reply.text, names):
+            found.append((turn, questions[-1]))
+    return found

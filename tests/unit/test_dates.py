@@ -1,0 +1,677 @@
+"""Relative dates resolved against a turn's event time (``streams.engine.text.dates``).
+
+The table below is the specification: each row is a text, the event time it was said at (UTC)
+and the labels its expressions resolve to. ``bench/date_resolution.py`` scores other parsers on
+the same table, so a row states this module's documented convention, not a guess."""
+
+from __future__ import annotations
+
+import ast
+import re
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streams.engine.text.dates as dates_module
+from streams.engine.text.dates import ResolvedDate, day_label, grounded, resolve_dates
+
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def ms(moment: str) -> int:
+    """Epoch milliseconds of an ISO time read as UTC: ``ms("2023-05-08T14:00")``."""
+    parsed = datetime.fromisoformat(moment).replace(tzinfo=UTC)
+    return (parsed - EPOCH) // timedelta(milliseconds=1)
+
+
+def labels(text: str, moment: str) -> list[tuple[str, str]]:
+    return [(found.expression, found.label()) for found in resolve_dates(text, ms(moment))]
+
+
+# --- a label read back as a period (an independent reading of the label formats) -------------
+
+_M = "|".join(MONTHS)
+_LABELS = (
+    ("day", re.compile(rf"(\d{{1,2}}) ({_M}) (\d{{1,4}})")),
+    ("weekend", re.compile(rf"(\d{{1,2}})-(\d{{1,2}}) ({_M}) (\d{{1,4}})")),
+    ("weekend", re.compile(rf"(\d{{1,2}}) ({_M})-(\d{{1,2}}) ({_M}) (\d{{1,4}})")),
+    ("weekend", re.compile(rf"(\d{{1,2}}) ({_M}) (\d{{1,4}})-(\d{{1,2}}) ({_M}) (\d{{1,4}})")),
+    ("week", re.compile(rf"week of (\d{{1,2}}) ({_M}) (\d{{1,4}})")),
+    ("month", re.compile(rf"({_M}) (\d{{1,4}})")),
+    ("season", re.compile(r"(spring|summer|fall|autumn) (\d{1,4})")),
+    ("season", re.compile(r"winter (\d{1,4})-(\d{2})")),
+    ("year", re.compile(r"(\d{1,4})")),
+)
+_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9}
+
+
+def _month(name: str) -> int:
+    return MONTHS.index(name) + 1
+
+
+def _month_end(year: int, month: int) -> date:
+    following = date(year + month // 12, month % 12 + 1, 1)
+    return following - timedelta(days=1)
+
+
+def parse_label(label: str) -> tuple[date, date, str]:
+    """(first day, last day, granularity) of a label such as "6-7 May 2023" or "winter 2022-23"."""
+    for index, (granularity, pattern) in enumerate(_LABELS):
+        match = pattern.fullmatch(label)
+        if match is None:
+            continue
+        g = match.groups()
+        if index == 0:
+            day = date(int(g[2]), _month(g[1]), int(g[0]))
+            return day, day, granularity
+        if index == 1:
+            year, month = int(g[3]), _month(g[2])
+            return date(year, month, int(g[0])), date(year, month, int(g[1])), granularity
+        if index == 2:
+            year = int(g[4])
+            return (
+                date(year, _month(g[1]), int(g[0])),
+                date(year, _month(g[3]), int(g[2])),
+                granularity,
+            )
+        if index == 3:
+            first = date(int(g[2]), _month(g[1]), int(g[0]))
+            return first, date(int(g[5]), _month(g[4]), int(g[3])), granularity
+        if index == 4:
+            first = date(int(g[2]), _month(g[1]), int(g[0]))
+            return first, first + timedelta(days=6), granularity
+        if index == 5:
+            year, month = int(g[1]), _month(g[0])
+            return date(year, month, 1), _month_end(year, month), granularity
+        if index == 6:
+            year, month = int(g[1]), _SEASON_START[g[0]]
+            return date(year, month, 1), _month_end(year, month + 2), granularity
+        if index == 7:
+            year = int(g[0])
+            assert (year + 1) % 100 == int(g[1]), label
+            return date(year, 12, 1), _month_end(year + 1, 2), granularity
+        year = int(g[0])
+        return date(year, 1, 1), date(year, 12, 31), granularity
+    raise ValueError(f"not a date label: {label!r}")
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+# (text, when it was said (UTC), the expressions it holds and their labels)
+Row = tuple[str, str, tuple[tuple[str, str], ...]]
+
+MON = "2023-05-08T14:00"  # Monday 8 May 2023, the issue's example day
+
+TABLE: tuple[Row, ...] = (
+    # days, and the day boundaries of months, years and leap years
+    ("went to an LGBTQ support group yesterday", MON, (("yesterday", "7 May 2023"),)),
+    ("I'm so tired today", MON, (("today", "8 May 2023"),)),
+    ("we're going out tonight", MON, (("tonight", "8 May 2023"),)),
+    ("I ran 5 km this morning", MON, (("this morning", "8 May 2023"),)),
+    ("the plumber came this afternoon", MON, (("this afternoon", "8 May 2023"),)),
+    ("we have guests this evening", MON, (("this evening", "8 May 2023"),)),
+    ("I couldn't sleep last night", MON, (("last night", "7 May 2023"),)),
+    ("she called the day before yesterday", MON, (("the day before yesterday", "6 May 2023"),)),
+    ("the results come out tomorrow", MON, (("tomorrow", "9 May 2023"),)),
+    ("we fly the day after tomorrow", MON, (("the day after tomorrow", "10 May 2023"),)),
+    ("YESTERDAY was great", MON, (("YESTERDAY", "7 May 2023"),)),
+    ("Yesterday was great", "2023-03-01T09:00", (("Yesterday", "28 February 2023"),)),
+    ("yesterday was great", "2024-03-01T09:00", (("yesterday", "29 February 2024"),)),
+    ("yesterday was great", "2023-01-01T09:00", (("yesterday", "31 December 2022"),)),
+    ("see you tomorrow", "2023-12-31T20:00", (("tomorrow", "1 January 2024"),)),
+    (
+        "the day before yesterday",
+        "2024-03-01T09:00",
+        (("the day before yesterday", "28 February 2024"),),
+    ),
+    ("the day after tomorrow", "2023-12-30T09:00", (("the day after tomorrow", "1 January 2024"),)),
+    ("yesterday", "2023-05-08T23:59:59.999", (("yesterday", "7 May 2023"),)),
+    ("yesterday", "2023-05-09T00:00", (("yesterday", "8 May 2023"),)),
+    ("today's game was wild", MON, (("today's", "8 May 2023"),)),
+    # weekdays: abbreviations, the optional full stop, capitals
+    ("My car broke down last Fri on my way to work", MON, (("last Fri", "5 May 2023"),)),
+    ("I saw it last Fri.", MON, (("last Fri", "5 May 2023"),)),
+    ("last Fri. we went out", MON, (("last Fri.", "5 May 2023"),)),
+    ("last fri", MON, (("last fri", "5 May 2023"),)),
+    ("last Mon", MON, (("last Mon", "1 May 2023"),)),
+    ("last Monday", MON, (("last Monday", "1 May 2023"),)),
+    ("last Tue", MON, (("last Tue", "2 May 2023"),)),
+    ("last Tues", MON, (("last Tues", "2 May 2023"),)),
+    ("last Wed", MON, (("last Wed", "3 May 2023"),)),
+    ("last Thu", MON, (("last Thu", "4 May 2023"),)),
+    ("last Thur", MON, (("last Thur", "4 May 2023"),)),
+    ("last Thurs", MON, (("last Thurs", "4 May 2023"),)),
+    ("last Sat", MON, (("last Sat", "6 May 2023"),)),
+    ("last Sun.", MON, (("last Sun", "7 May 2023"),)),
+    ("next Wed", MON, (("next Wed", "17 May 2023"),)),
+    ("this Thurs", MON, (("this Thurs", "11 May 2023"),)),
+    ("this Sun", MON, (("this Sun", "14 May 2023"),)),
+    ("this past Friday", "2023-05-13T10:00", (("this past Friday", "12 May 2023"),)),
+    ("this coming Friday", "2023-05-12T10:00", (("this coming Friday", "19 May 2023"),)),
+    ("this coming Friday", MON, (("this coming Friday", "12 May 2023"),)),
+    ("last Friday's party", MON, (("last Friday's", "5 May 2023"),)),
+    ("last Friday", "2023-01-02T10:00", (("last Friday", "30 December 2022"),)),
+    ("next Monday", "2023-12-28T10:00", (("next Monday", "1 January 2024"),)),
+    # weekends (Saturday and Sunday of a Monday-start week)
+    ("we're camping this weekend", MON, (("this weekend", "13-14 May 2023"),)),
+    ("how was your weekend? last weekend was busy", MON, (("last weekend", "6-7 May 2023"),)),
+    ("next weekend", MON, (("next weekend", "20-21 May 2023"),)),
+    ("this weekend", "2023-05-07T10:00", (("this weekend", "6-7 May 2023"),)),
+    ("last weekend", "2023-05-07T10:00", (("last weekend", "29-30 April 2023"),)),
+    ("two weekends ago", MON, (("two weekends ago", "29-30 April 2023"),)),
+    ("this past weekend", MON, (("this past weekend", "6-7 May 2023"),)),
+    ("this coming weekend", "2023-05-07T10:00", (("this coming weekend", "13-14 May 2023"),)),
+    ("the weekend after next", MON, (("the weekend after next", "27-28 May 2023"),)),
+    ("last weekend", "2023-05-01T10:00", (("last weekend", "29-30 April 2023"),)),
+    ("this weekend", "2023-09-27T10:00", (("this weekend", "30 September-1 October 2023"),)),
+    ("this weekend", "2022-12-29T10:00", (("this weekend", "31 December 2022-1 January 2023"),)),
+    # weeks
+    ("I gave a talk last week", MON, (("last week", "week of 1 May 2023"),)),
+    ("this week", "2023-05-14T10:00", (("this week", "week of 8 May 2023"),)),
+    ("next week", "2023-12-28T10:00", (("next week", "week of 1 January 2024"),)),
+    ("last week", "2024-01-02T10:00", (("last week", "week of 25 December 2023"),)),
+    ("the week after next", MON, (("the week after next", "week of 22 May 2023"),)),
+    ("earlier this week", "2023-05-11T10:00", (("earlier this week", "week of 8 May 2023"),)),
+    # months
+    ("we're moving next month", MON, (("next month", "June 2023"),)),
+    ("next month", "2023-12-15T10:00", (("next month", "January 2024"),)),
+    ("last month", "2023-01-31T10:00", (("last month", "December 2022"),)),
+    ("this month", MON, (("this month", "May 2023"),)),
+    ("I signed up earlier this month", MON, (("earlier this month", "May 2023"),)),
+    ("the results come later this month", MON, (("later this month", "May 2023"),)),
+    ("last December", MON, (("last December", "December 2022"),)),
+    ("last May", MON, (("last May", "May 2022"),)),
+    ("next May", MON, (("next May", "May 2024"),)),
+    ("this June", MON, (("this June", "June 2023"),)),
+    ("next January", "2023-12-15T10:00", (("next January", "January 2024"),)),
+    # years
+    ("last year", "2023-01-01T10:00", (("last year", "2022"),)),
+    ("next year", MON, (("next year", "2024"),)),
+    ("earlier this year", MON, (("earlier this year", "2023"),)),
+    ("later this year", MON, (("later this year", "2023"),)),
+    # seasons (northern meteorological; a winter spans the year boundary)
+    ("Last summer we drove along the coast", MON, (("Last summer", "summer 2022"),)),
+    ("this summer", MON, (("this summer", "summer 2023"),)),
+    ("next summer", "2023-07-15T10:00", (("next summer", "summer 2024"),)),
+    ("last summer", "2023-09-10T10:00", (("last summer", "summer 2023"),)),
+    ("this past summer", "2023-10-01T10:00", (("this past summer", "summer 2023"),)),
+    ("this winter", "2023-01-15T10:00", (("this winter", "winter 2022-23"),)),
+    ("last winter", "2023-01-15T10:00", (("last winter", "winter 2021-22"),)),
+    ("next winter", "2023-01-15T10:00", (("next winter", "winter 2023-24"),)),
+    ("this winter", "2023-12-05T10:00", (("this winter", "winter 2023-24"),)),
+    ("this winter", "2023-10-01T10:00", (("this winter", "winter 2023-24"),)),
+    ("last winter", MON, (("last winter", "winter 2022-23"),)),
+    ("last winter", "2000-03-01T10:00", (("last winter", "winter 1999-00"),)),
+    ("next spring", "2023-12-05T10:00", (("next spring", "spring 2024"),)),
+    ("last fall", MON, (("last fall", "fall 2022"),)),
+    ("this autumn", MON, (("this autumn", "autumn 2023"),)),
+    # N units ago / in N units (calendar arithmetic, clamped to the month's end)
+    ("I started it two weeks ago", MON, (("two weeks ago", "24 April 2023"),)),
+    ("a month ago", "2023-03-31T10:00", (("a month ago", "28 February 2023"),)),
+    ("a month ago", "2024-03-31T10:00", (("a month ago", "29 February 2024"),)),
+    ("a year ago", "2024-02-29T10:00", (("a year ago", "28 February 2023"),)),
+    ("two weeks ago", "2023-01-05T10:00", (("two weeks ago", "22 December 2022"),)),
+    ("3 days ago", "2023-03-02T10:00", (("3 days ago", "27 February 2023"),)),
+    ("a couple of weeks ago", MON, (("a couple of weeks ago", "24 April 2023"),)),
+    ("a couple weeks ago", MON, (("a couple weeks ago", "24 April 2023"),)),
+    ("a few days ago", MON, (("a few days ago", "5 May 2023"),)),
+    ("twelve months ago", MON, (("twelve months ago", "8 May 2022"),)),
+    ("eleven years ago", MON, (("eleven years ago", "8 May 2012"),)),
+    ("a couple of months ago", MON, (("a couple of months ago", "8 March 2023"),)),
+    ("10 days ago", "2023-01-05T10:00", (("10 days ago", "26 December 2022"),)),
+    ("in 2 days", "2023-12-30T10:00", (("in 2 days", "1 January 2024"),)),
+    ("in a month", "2023-01-31T10:00", (("in a month", "28 February 2023"),)),
+    ("my exhibition is in three weeks", MON, (("in three weeks", "29 May 2023"),)),
+    ("in a couple of weeks", MON, (("in a couple of weeks", "22 May 2023"),)),
+    ("two months from now", "2023-11-30T10:00", (("two months from now", "30 January 2024"),)),
+    ("in a year", "2024-02-29T10:00", (("in a year", "28 February 2025"),)),
+    # several expressions in one text
+    (
+        "I saw her yesterday and we're meeting again next Fri, then in two weeks.",
+        MON,
+        (("yesterday", "7 May 2023"), ("next Fri", "19 May 2023"), ("in two weeks", "22 May 2023")),
+    ),
+    (
+        "Last summer I quit, a month ago I moved, and this weekend I'm painting.",
+        MON,
+        (
+            ("Last summer", "summer 2022"),
+            ("a month ago", "8 April 2023"),
+            ("this weekend", "13-14 May 2023"),
+        ),
+    ),
+    # nothing to resolve: no expression, vague ones, and words that only look like one
+    ("Hey Mel! Good to see you, how have you been?", MON, ()),
+    ("", MON, ()),
+    ("I went to the market the other day", MON, ()),
+    ("On Friday I went hiking with Jack", MON, ()),
+    ("see you Friday!", MON, ()),
+    ("the last week has been hard", MON, ()),
+    ("it was my last Friday at the old job", MON, ()),
+    ("the next day we drove home", MON, ()),
+    ("I haven't seen him in two years", MON, ()),
+    ("the first time in a month that I slept well", MON, ()),
+    ("we meet twice in a week", MON, ()),
+    ("several days ago", MON, ()),
+    ("this sun is brutal", MON, ()),
+    ("this sat well with me", MON, ()),
+    ("this may take a while", MON, ()),
+    ("I bought a birthday present and some holiday decorations", MON, ()),
+    ("lastly, this Frisbee is yours", MON, ()),
+    ("recently I moved to a new place", MON, ()),
+    ("we watched the sunset over the weekend", MON, ()),
+)
+
+
+@pytest.mark.parametrize(("text", "moment", "expected"), TABLE, ids=[row[0][:40] for row in TABLE])
+def test_given_a_text_said_at_an_event_time_when_resolved_then_each_expression_gets_its_label(
+    text: str, moment: str, expected: tuple[tuple[str, str], ...]
+) -> None:
+    """Given a text and the time it was said, when its relative dates are resolved, then the
+    expressions and labels are the table's (the module docstring's conventions)."""
+    # Given / When
+    found = labels(text, moment)
+
+    # Then
+    assert found == list(expected)
+
+
+# --- "last" / "this" / "next" weekday on each day of the week -----------------------------------
+
+# Said on each day of the week of Monday 8 May 2023: (day, last Friday, this Friday, next Friday)
+FRIDAYS = (
+    ("2023-05-08", 5, 12, 19),  # Monday
+    ("2023-05-09", 5, 12, 19),
+    ("2023-05-10", 5, 12, 19),
+    ("2023-05-11", 5, 12, 19),
+    ("2023-05-12", 5, 12, 19),  # Friday: "last Friday" is never the day itself
+    ("2023-05-13", 12, 12, 19),  # Saturday: "last Friday" was yesterday, so was "this Friday"
+    ("2023-05-14", 12, 12, 19),  # Sunday
+)
+
+
+@pytest.mark.parametrize(("day", "last", "this", "next_"), FRIDAYS)
+@pytest.mark.parametrize("spelled", ["Friday", "Fri", "fri."])
+def test_given_each_day_of_a_week_when_last_this_next_friday_are_resolved_then_they_follow_the_week(
+    day: str, last: int, this: int, next_: int, spelled: str
+) -> None:
+    """Given each day from Monday to Sunday, when "last/this/next Friday" are resolved, then
+    last is the most recent Friday strictly before the day, this is the Friday of the day's
+    week and next the Friday of the following week."""
+    # Given
+    moment = f"{day}T12:00"
+
+    # When
+    found = [
+        resolve_dates(f"{relation} {spelled}", ms(moment)) for relation in ("last", "this", "next")
+    ]
+
+    # Then
+    assert [[item.label() for item in items] for items in found] == [
+        [f"{last} May 2023"],
+        [f"{this} May 2023"],
+        [f"{next_} May 2023"],
+    ]
+
+
+@given(
+    day=st.dates(min_value=date(1950, 1, 1), max_value=date(2150, 12, 31)),
+    target=st.integers(min_value=0, max_value=6),
+)
+def test_given_any_day_and_weekday_when_resolved_then_the_rules_match_a_search_of_the_calendar(
+    day: date, target: int
+) -> None:
+    """Given any day and weekday, when "last/this/next <weekday>" are resolved, then they are
+    what a plain search of the calendar around the day finds."""
+    # Given
+    name = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")[target]
+    at = ms(f"{day.isoformat()}T12:00")
+    around = [day + timedelta(days=offset) for offset in range(-14, 15)]
+    monday = day - timedelta(days=day.weekday())
+
+    # When
+    last, this, next_ = (
+        resolve_dates(f"{relation} {name}", at)[0].first for relation in ("last", "this", "next")
+    )
+
+    # Then
+    assert last == max(d for d in around if d < day and d.weekday() == target)
+    assert this == next(
+        d for d in around if monday <= d < monday + timedelta(7) and d.weekday() == target
+    )
+    assert next_ == next(
+        d
+        for d in around
+        if monday + timedelta(7) <= d < monday + timedelta(14) and d.weekday() == target
+    )
+
+
+# --- grounded ------------------------------------------------------------------------------------
+
+
+def test_given_a_statement_when_grounded_then_each_expression_is_followed_by_its_label() -> None:
+    """Given a statement with relative dates, when grounded, then each one is followed by its
+    label in brackets, and a full stop ending the sentence stays after the label."""
+    # Given
+    text = "Went to an LGBTQ support group yesterday, and my car broke down last Fri."
+
+    # When
+    written = grounded(text, ms(MON))
+
+    # Then
+    assert written == (
+        "Went to an LGBTQ support group yesterday (7 May 2023), "
+        "and my car broke down last Fri (5 May 2023)."
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "last Friday, 5 May, we went hiking",
+        "last Friday (5 May) we went hiking",
+        "last Friday on May 5th we went hiking",
+        "yesterday (7 May 2023) we went hiking",
+        "last weekend (6-7 May 2023) we went hiking",
+        "last year (2022) we went hiking",
+        "last week, 2023-05-02, we went hiking",
+    ],
+)
+def test_given_an_expression_followed_by_an_explicit_date_when_grounded_then_it_is_left_alone(
+    text: str,
+) -> None:
+    """Given an expression already followed by an explicit date, when grounded, then the text
+    is unchanged."""
+    # Given / When
+    written = grounded(text, ms(MON))
+
+    # Then
+    assert written == text
+
+
+@pytest.mark.parametrize(("text", "moment", "expected"), TABLE, ids=[row[0][:40] for row in TABLE])
+def test_given_a_grounded_text_when_grounded_again_then_nothing_changes(
+    text: str, moment: str, expected: tuple[tuple[str, str], ...]
+) -> None:
+    """Given a text grounded once, when grounded again, then it is the same text (idempotent),
+    and a text without expressions was never changed."""
+    # Given
+    once = grounded(text, ms(moment))
+
+    # When
+    twice = grounded(once, ms(moment))
+
+    # Then
+    assert twice == once
+    if not expected:
+        assert once is text
+
+
+def test_given_a_text_without_temporal_words_when_grounded_then_the_same_object_comes_back() -> (
+    None
+):
+    """Given a text with no temporal word, when grounded, then it is returned as it is."""
+    # Given
+    text = "Thanks, Melanie! That means a lot to me."
+
+    # When / Then
+    assert grounded(text, ms(MON)) is text
+    assert resolve_dates(text, ms(MON)) == ()
+
+
+def test_given_an_event_time_when_labelled_then_it_is_its_utc_day() -> None:
+    """Given an event time, when its day is labelled, then the UTC calendar day is written."""
+    # Given / When / Then
+    assert day_label(ms("2023-05-08T14:00")) == "8 May 2023"
+    assert day_label(ms("2023-05-08T23:59:59.999")) == "8 May 2023"
+    assert day_label(ms("2024-02-29T00:00")) == "29 February 2024"
+    assert day_label(ms("1969-12-31T23:00")) == "31 December 1969"
+
+
+def test_given_a_period_outside_the_calendar_when_resolved_then_it_is_left_out() -> None:
+    """Given expressions that would name a day before year 1 or after 9999, when resolved,
+    then they are left out instead of failing."""
+    # Given
+    first_day = ms("0001-01-01T10:00")
+    last_day = ms("9999-12-31T10:00")
+
+    # When / Then
+    assert resolve_dates("last year and yesterday", first_day) == ()
+    assert resolve_dates("next year, 9000 years from now and tomorrow", last_day) == ()
+    assert [r.label() for r in resolve_dates("9000 years ago", last_day)] == ["31 December 999"]
+
+
+def test_given_a_resolved_date_then_its_fields_describe_its_span() -> None:
+    """Given a resolved expression, then its span, expression and period are the values a
+    writer stores as metadata."""
+    # Given / When
+    (found,) = resolve_dates("My car broke down last Fri on my way", ms(MON))
+
+    # Then
+    assert found == ResolvedDate(18, 26, "last Fri", date(2023, 5, 5), date(2023, 5, 5), "day")
+
+
+# --- properties ----------------------------------------------------------------------------------
+
+FRAGMENTS = st.sampled_from(
+    [
+        "yesterday",
+        "Yesterday",
+        "today",
+        "tonight",
+        "tomorrow",
+        "the day before yesterday",
+        "the day after tomorrow",
+        "last night",
+        "this morning",
+        "last Fri",
+        "last Fri.",
+        "this Sat",
+        "next Thurs",
+        "this past Friday",
+        "this coming Sunday",
+        "next Monday",
+        "last week",
+        "this weekend",
+        "next weekend",
+        "the weekend after next",
+        "two weekends ago",
+        "next month",
+        "last year",
+        "earlier this month",
+        "later this year",
+        "last summer",
+        "this winter",
+        "next fall",
+        "last December",
+        "next May",
+        "two weeks ago",
+        "a month ago",
+        "a couple of days ago",
+        "a few years ago",
+        "in 3 days",
+        "in a month",
+        "two years from now",
+        "the other day",
+        "the last week",
+        "my last Friday",
+        "on Friday",
+        "I",
+        "went",
+        "to",
+        "the",
+        "Mel",
+        "pottery",
+        "class",
+        "birthday",
+        "money",
+        "(7 May 2023)",
+        ", 5 May",
+        "(2023)",
+        ",",
+        ".",
+        "!",
+        "'s",
+        "haven't",
+        "twice",
+        "in",
+        "ago",
+        "é",
+        "İ",
+        "\n",
+    ]
+)
+TEXTS = st.lists(FRAGMENTS, max_size=12).map(" ".join)
+AT_MS = st.integers(min_value=ms("1900-01-01T00:00"), max_value=ms("2200-12-31T23:59"))
+
+
+@settings(max_examples=400)
+@given(text=TEXTS, at=AT_MS)
+def test_given_any_text_when_resolved_then_every_period_is_well_formed_and_its_label_reads_back(
+    text: str, at: int
+) -> None:
+    """Given any text and event time, when resolved, then every expression is its span of the
+    text, spans are in order and apart, first <= last, the period has its granularity's shape
+    and its label reads back as the same period."""
+    # Given / When
+    found = resolve_dates(text, at)
+
+    # Then
+    position = 0
+    for item in found:
+        assert text[item.start : item.end] == item.expression
+        assert position <= item.start < item.end
+        position = item.end
+        assert item.first <= item.last
+        assert parse_label(item.label()) == (item.first, item.last, item.granularity)
+        span = (item.last - item.first).days
+        if item.granularity == "day":
+            assert span == 0
+        elif item.granularity == "weekend":
+            assert (item.first.weekday(), span) == (5, 1)
+        elif item.granularity == "week":
+            assert (item.first.weekday(), span) == (0, 6)
+        elif item.granularity == "season":
+            assert item.first.month in (3, 6, 9, 12) and item.first.day == 1
+            assert 89 <= span <= 91
+
+
+@settings(max_examples=400)
+@given(text=TEXTS, at=AT_MS)
+def test_given_any_text_when_grounded_twice_then_the_second_time_changes_nothing(
+    text: str, at: int
+) -> None:
+    """Given any text, when grounded twice, then the second pass changes nothing, and taking
+    the inserted labels out gives the original text back."""
+    # Given
+    once = grounded(text, at)
+
+    # When
+    twice = grounded(once, at)
+
+    # Then
+    assert twice == once
+    restored = once
+    for item in sorted(resolve_dates(text, at), key=lambda r: -r.end):
+        restored = restored.replace(f"{item.expression} ({item.label()})", item.expression)
+    assert restored == text
+
+
+@settings(max_examples=400)
+@given(text=TEXTS, at=AT_MS)
+def test_given_any_text_when_the_pre_check_is_skipped_then_the_result_is_the_same(
+    text: str, at: int
+) -> None:
+    """Given any text, when the full scan runs without the cheap pre-check, then it finds the
+    same expressions: the pre-check only ever skips texts with nothing to find."""
+    # Given
+    day = date(1970, 1, 1) + timedelta(days=at // 86_400_000)
+
+    # When
+    unchecked = dates_module._resolve(text, text.lower(), day)
+
+    # Then
+    assert resolve_dates(text, at) == unchecked
+    if unchecked:
+        assert dates_module._may_have_dates(text.lower())
+
+
+@given(at=AT_MS)
+def test_given_any_event_time_when_yesterday_and_tomorrow_are_resolved_then_they_surround_its_day(
+    at: int,
+) -> None:
+    """Given any event time, when "yesterday", "today" and "tomorrow" are resolved, then they
+    are the day before, the day of and the day after :func:`day_label`."""
+    # Given
+    day, _, _ = parse_label(day_label(at))
+
+    # When
+    found = resolve_dates("yesterday, today and tomorrow", at)
+
+    # Then
+    assert [item.first for item in found] == [day - timedelta(1), day, day + timedelta(1)]
+
+
+@given(at=AT_MS, count=st.integers(min_value=1, max_value=12))
+def test_given_any_event_time_when_n_months_ago_is_resolved_then_it_is_that_month_clamped(
+    at: int, count: int
+) -> None:
+    """Given any event time, when "N months ago" is resolved, then it is the same day of the
+    month N months earlier, or that month's last day when it is shorter."""
+    # Given
+    day, _, _ = parse_label(day_label(at))
+
+    # When
+    (found,) = resolve_dates(f"{count} months ago", at)
+
+    # Then
+    year, month = divmod(day.year * 12 + day.month - 1 - count, 12)
+    assert found.first == min(
+        date(year, month + 1, 1) + timedelta(day.day - 1), _month_end(year, month + 1)
+    )
+
+
+# --- purity --------------------------------------------------------------------------------------
+
+ALLOWED_IMPORTS = {"__future__", "dataclasses", "datetime", "re", "typing"}
+CLOCK_READS = {"now", "today", "utcnow", "time", "time_ns", "localtime", "gmtime", "monotonic"}
+
+
+def test_given_the_module_when_its_code_is_read_then_it_never_reads_a_clock() -> None:
+    """Given the module's source, when its imports and attribute uses are read, then it
+    imports only pure standard library modules and never calls a clock (date.today,
+    datetime.now, time.*): the day always comes from the event time."""
+    # Given
+    tree = ast.parse(Path(dates_module.__file__).read_text(encoding="utf-8"))
+
+    # When
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    attributes = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+
+    # Then
+    assert {name.split(".")[0] for name in imported} <= ALLOWED_IMPORTS
+    assert not attributes & CLOCK_READS

@@ -1,0 +1,306 @@
+"""Observations: who said it, when, and only what states something (pure writer and rule)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from streams.engine.embedder import hashing_embedding
+from streams.engine.engine import EngineConfig
+from streams.engine.ledger import EpisodesSummarized, MemoryArchived, SessionConsolidated
+from streams.engine.model import (
+    ConsolidationRequested,
+    Memory,
+    MemoryEvent,
+    MemoryWritten,
+    SessionEnded,
+)
+from streams.engine.oracle import replay
+from streams.engine.policy import builtin_profile, profile_names
+from streams.engine.text.observations import (
+    Turn,
+    is_phatic,
+    split_sentences,
+    write_digest,
+    write_observations,
+)
+from tests.conversations import long_conversations
+from tests.workloads import mixed_workload
+
+MAY_8 = int(datetime(2023, 5, 8, 14, 0, tzinfo=UTC).timestamp() * 1000)  # a Monday
+NAMES = frozenset({"caroline", "melanie", "mel"})
+
+
+def turn(i: int, speaker: str, text: str, at: int = MAY_8) -> Turn:
+    return Turn(f"t{i}", text, speaker, at + i * 60_000)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Hey Mel!",
+        "Hi Caroline, how are you?",
+        "Thanks so much!",
+        "haha yeah",
+        "Wow, Melanie!",
+        "That's so cool!",
+        "That sounds amazing, I'm so happy for you!",
+        "Aww, that means a lot.",
+        "ok sure",
+        "Good luck!",
+        "What did you do this weekend?",
+        "Take care, talk soon!",
+    ],
+)
+def test_phatic_sentences_state_nothing(sentence: str) -> None:
+    assert is_phatic(sentence, NAMES)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "i've been going to a pottery class on tuesdays",
+        "my daughter started at a new school.",
+        "We adopted a puppy named Biscuit!",
+        "I'm thinking of going into counseling next month.",
+        "the launch slipped to october 3rd",
+        "Wow, we finally moved to Leeds!",
+    ],
+)
+def test_lower_case_and_exclaimed_facts_are_content(sentence: str) -> None:
+    assert not is_phatic(sentence, NAMES)
+
+
+def test_sentences_split_in_lower_case_chat_but_not_after_abbreviations() -> None:
+    assert split_sentences("haha yeah! i went hiking. it was great") == [
+        "haha yeah!",
+        "i went hiking.",
+        "it was great",
+    ]
+    assert split_sentences("Meet Dr. Lee at 3 p.m. tomorrow.") == [
+        "Meet Dr. Lee at 3 p.m. tomorrow."
+    ]
+
+
+def test_named_speakers_are_attributed_by_name_first_and_second_person() -> None:
+    turns = [
+        turn(0, "Caroline", "Hey Mel! I went to a support group yesterday, it was powerful."),
+        turn(
+            1, "Melanie", "Wow, Caroline! Your courage inspires me. My kids loved the camping trip."
+        ),
+    ]
+    first, second = write_observations(turns)
+    assert first.content.startswith("8 May 2023: Caroline went to a support group yesterday")
+    assert "(7 May 2023)" in first.content
+    assert "Mel" not in first.content.split(": ", 1)[1].replace("Melanie", "")
+    assert first.source_ids == ("t0",) and first.speaker == "Caroline"
+    assert "Caroline's courage inspires Melanie" in second.content
+    assert "Melanie's kids loved the camping trip" in second.content
+    assert "the user" not in first.content + second.content
+
+
+def test_user_and_agent_are_named_only_when_they_spoke() -> None:
+    turns = [
+        turn(0, "the user", "I switched my standup to 9:30."),
+        turn(1, "the agent", "I will remind you at 9:15."),
+    ]
+    first, second = write_observations(turns)
+    assert first.content == "8 May 2023: The user switched their standup to 9:30."
+    assert second.content == "8 May 2023: The agent will remind the user at 9:15."
+
+
+def test_phatic_turns_and_unanswered_questions_make_no_observation() -> None:
+    turns = [
+        turn(0, "Caroline", "Hey Mel, how's it going?"),
+        turn(1, "Melanie", "Good, thanks! You?"),
+        turn(2, "Caroline", "haha same"),
+        turn(3, "Caroline", "Have you ever been to Lisbon?"),
+    ]
+    assert write_observations(turns) == []
+    digest = write_digest(turns)
+    assert digest.unresolved_threads == ("Caroline asked: Has Melanie ever been to Lisbon?",)
+
+
+def test_a_yes_answer_is_written_after_its_question_with_both_turns_as_sources() -> None:
+    turns = [
+        turn(0, "Melanie", "Did you finish the marathon last weekend?"),
+        turn(1, "Caroline", "Yes!! finally"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.source_ids == ("t0", "t1")
+    assert "Melanie asked: Did Caroline finish the marathon" in observation.content
+    assert "Caroline: Yes" in observation.content
+
+
+def test_long_turns_become_several_bounded_observations() -> None:
+    text = " ".join(f"I planted {n} tomato plants in bed number {n}." for n in range(40))
+    observations = write_observations([turn(0, "Caroline", text)], max_chars=300)
+    assert len(observations) > 1
+    assert all(len(o.content) <= 300 for o in observations)
+    joined = " ".join(o.content for o in observations)
+    assert all(f"bed number {n}" in joined for n in range(40))
+
+
+def test_digest_names_the_day_the_people_and_content_topics_within_bounds() -> None:
+    turns = [
+        turn(i, speaker, text)
+        for i, (speaker, text) in enumerate(
+            [
+                ("Caroline", "Hi Melanie!"),
+                ("Melanie", "I took the kids camping at the lake."),
+                ("Caroline", "The lake sounds lovely. I painted a sunset at the lake too."),
+                ("Melanie", "We should go painting together!"),
+            ]
+        )
+    ]
+    digest = write_digest(turns, max_chars=200)
+    assert digest.content.startswith("8 May 2023, Caroline and Melanie, 4 turns: lake")
+    assert "caroline" not in digest.topics and "melanie" not in digest.topics
+    assert len(digest.content) <= 200
+
+
+# --- the rule, through the engine ---------------------------------------------------------------
+
+
+def _session_events(user: str = "u1") -> list[MemoryEvent]:
+    lines = [
+        ("Caroline", "Hey Mel! I went to a support group yesterday."),
+        ("Melanie", "That's so cool!"),
+        ("Melanie", "i've been going to a pottery class on tuesdays"),
+        ("Caroline", "Thanks!"),
+    ]
+    events = [
+        MemoryEvent(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"{user}/{i}")),
+            user,
+            MAY_8 + i * 60_000,
+            MemoryWritten(
+                Memory(
+                    f"m{i}",
+                    user,
+                    text,
+                    speaker=speaker,
+                    created_by="user",
+                    session_id="s1",
+                    conversation_id="c1",
+                    created_at=MAY_8 + i * 60_000,
+                )
+            ),
+        )
+        for i, (speaker, text) in enumerate(lines)
+    ]
+    end = MAY_8 + 10 * 60_000
+    events.append(
+        MemoryEvent(str(uuid.uuid5(uuid.NAMESPACE_URL, user)), user, end, SessionEnded("s1", "c1"))
+    )
+    return events
+
+
+def test_a_closed_session_becomes_observations_and_a_digest_and_its_turns_are_carried() -> None:
+    run = replay(_session_events(), EngineConfig(policy=builtin_profile("default")))
+    observations = [
+        d.payload.summary
+        for d in run.decisions
+        if isinstance(d.payload, EpisodesSummarized) and d.payload.summary.kind == "observation"
+    ]
+    assert [o.content for o in observations] == [
+        "8 May 2023: Caroline went to a support group yesterday (7 May 2023).",
+        "8 May 2023: Melanie has been going to a pottery class on tuesdays",
+    ]
+    assert [o.speaker for o in observations] == ["Caroline", "Melanie"]
+    assert [o.metadata["derived_from"] for o in observations] == ["m0", "m2"]
+    assert all(o.layer == "semantic" and o.embedding for o in observations)
+    archived = {
+        d.payload.memory_id: d.payload.carried_by
+        for d in run.decisions
+        if isinstance(d.payload, MemoryArchived)
+    }
+    [narrative] = [d.payload for d in run.decisions if isinstance(d.payload, SessionConsolidated)]
+    assert archived == {
+        "m0": observations[0].memory_id,
+        "m2": observations[1].memory_id,
+        "m1": narrative.narrative.memory_id,
+        "m3": narrative.narrative.memory_id,
+    }
+    state = run.users["u1"]
+    live = {r.memory.memory_id for r in state.memories.values() if r.is_live}
+    assert live == {o.memory_id for o in observations} | {narrative.narrative.memory_id}
+
+
+def test_seed_profiles_write_no_observations() -> None:
+    for profile in ("memorykit", "lexichord", "astra", "rulebook", "engram"):
+        run = replay(_session_events(), EngineConfig(policy=builtin_profile(profile)))
+        kinds = {
+            d.payload.summary.kind
+            for d in run.decisions
+            if isinstance(d.payload, EpisodesSummarized)
+        }
+        assert "observation" not in kinds, profile
+
+
+def test_cycles_embed_what_they_write_with_the_configured_embedder() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return [bytes([len(calls)]) * 4 * 384 for _ in texts]
+
+    events = [
+        *_session_events(),
+        MemoryEvent(str(uuid.uuid4()), "u1", MAY_8 + 3_600_000, ConsolidationRequested()),
+    ]
+    run = replay(events, EngineConfig(policy=builtin_profile("default"), embed=embed))
+    written = [
+        memory
+        for d in run.decisions
+        for memory in _memories_of(d.payload)
+        if memory.created_by == "system"
+    ]
+    assert written and calls
+    embedded = {text for call in calls for text in call}
+    assert all(m.content in embedded for m in written)
+
+
+def _memories_of(payload: object) -> list[Memory]:
+    """The memories a ledger payload writes (a narrative, summary, pattern, …)."""
+    return [
+        value
+        for name in getattr(payload, "__slots__", ())
+        if isinstance(value := getattr(payload, name), Memory)
+    ]
+
+
+@pytest.mark.parametrize("profile", profile_names())
+def test_every_memory_a_cycle_writes_carries_an_embedding(profile: str) -> None:
+    """Recall finds only what has an embedding: each memory a cycle writes (observations,
+    narratives, summaries, patterns, procedures, profiles, copies) carries one."""
+    conversations = long_conversations(users=2, sessions_per_user=6, seed=3).events
+    mixed = mixed_workload(400, users=2, seed=7)
+    events = sorted([*conversations, *mixed], key=lambda e: (e.occurred_at, e.event_id))
+    # inputs embedded as the worker embeds them at ingest, so copies carry a vector too
+    events = [_embedded(e) for e in events]
+    run = replay(events, EngineConfig(policy=builtin_profile(profile)))
+    written = [
+        memory
+        for d in run.decisions
+        if d.cycle_id is not None
+        for memory in _memories_of(d.payload)
+    ]
+    if profile != "rulebook":  # 003 writes new memories only on triggers this workload lacks
+        assert written
+    assert [m.memory_id for m in written if m.embedding is None] == []
+    assert {len(m.embedding or b"") for m in written} <= {384 * 4}
+    if profile == "default":
+        kinds = {m.kind for m in written}
+        assert {"observation", "narrative", "working_promotion"} <= kinds
+
+
+def _embedded(event: MemoryEvent) -> MemoryEvent:
+    payload = event.payload
+    if not isinstance(payload, MemoryWritten) or payload.memory.embedding is not None:
+        return event
+    return event.with_written(
+        payload.memory.evolve(embedding=hashing_embedding(payload.memory.content))
+    )
