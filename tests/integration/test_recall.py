@@ -38,11 +38,12 @@ def minilm_pipeline(stack, tmp_path_factory):
 def test_a_paraphrase_recalls_the_memory_by_meaning_and_archived_ones_only_on_request(
     minilm_pipeline,
 ):
-    """Given memories written as plain text (no embeddings), one of them inside a session that
-    ends and is narrated (its turns archived), when the user's memories are recalled by a
-    paraphrase that shares no content word with the memory, then that memory comes first;
-    the archived turns come back only with include_archived, ranked below current ones, each
-    with the narrative that carries it, and the narrative with the turns it was made from."""
+    """Given memories written as plain text (no embeddings), two of them turns of a session
+    that ends (each becomes an observation that carries it), when the user's memories are
+    recalled by a paraphrase that shares no content word with the memory, then that memory
+    comes first; a question about the session is answered by an observation whose source
+    turn is archived; the archived turns come back only with include_archived, ranked below
+    current ones, each with the observation that carries it."""
     p = minilm_pipeline
     now = int(time.time() * 1000) - 3_600_000
     memory = p.publisher
@@ -63,41 +64,47 @@ def test_a_paraphrase_recalls_the_memory_by_meaning_and_archived_ones_only_on_re
             layer="working",
             session_id="s1",
             conversation_id="chat",
+            speaker="Ana",
+            created_by="user",
             occurred_at=now + 10_000 + i * 60_000,
         )
-        for i, text in enumerate(("We talked about Lisbon.", "The flight to Lisbon is at 9:30."))
+        for i, text in enumerate(("Hi there!", "My flight to Lisbon leaves at 9:30 tomorrow."))
     ]
     memory.end_session(USER, "s1", "chat")
     memory.flush()
-    p.wait_for_log_count(11)  # 6 stored + session closed, narrative, 2 archived, report
+    # 6 stored + session closed, 1 observation, narrative, 2 archived, report
+    p.wait_for_log_count(12)
 
+    question = "What time does Ana's plane to Portugal depart?"
     with MemoryReader.connect(p.settings.database_url) as reader:
         embedder = embedder_for("minilm")
         found = reader.recall(USER, "What note-taking app does she use?", embedder, k=3)
+        answer = reader.recall(USER, question, embedder, k=3)
         everything = reader.recall(USER, "Lisbon flight", embedder, k=10, include_archived=True)
         current = reader.recall(USER, "Lisbon flight", embedder, k=10)
 
     assert found[0].memory_id == notes
     assert all(r.memory_id != "someone-else" for r in found)
+    observation = answer[0]
+    assert observation.memory_id not in turns and observation.current
+    assert "Ana" in observation.content and "9:30" in observation.content
+    assert observation.derived_from == (turns[1],)
     assert not {r.memory_id for r in current} & set(turns)
-    archived = [r for r in everything if r.memory_id in turns]
-    assert len(archived) == 2 and all(not r.current for r in archived)
-    assert everything.index(archived[0]) > max(i for i, r in enumerate(everything) if r.current)
-    # lineage: each turn says which narrative carries it, the narrative what it was made from
-    [carrier] = {r.summarized_into for r in archived}
-    assert len(carrier) == 1
-    [narrative] = [r for r in everything if r.memory_id == carrier[0]]
-    assert narrative.current and set(narrative.derived_from) == set(turns)
+    archived = {r.memory_id: r for r in everything if r.memory_id in turns}
+    assert set(archived) == set(turns) and all(not r.current for r in archived.values())
+    assert archived[turns[1]].summarized_into == (observation.memory_id,)
+    last_current = max(i for i, r in enumerate(everything) if r.current)
+    assert all(everything.index(r) > last_current for r in archived.values())
     with psycopg.connect(p.settings.database_url) as conn:
         stored = conn.execute(
             "SELECT count(*) FROM semantic_facts WHERE user_id = %s AND embedding IS NOT NULL",
             (USER,),
         ).fetchone()
-    assert stored is not None and stored[0] == 3
+    assert stored is not None and stored[0] == 4  # three written, one observed
 
-    printed = p.cli("recall", "--user", USER, "Which app holds her notes?", "--k", "1")
+    printed = p.cli("recall", "--user", USER, question, "--k", "1")
     assert printed.returncode == 0, printed.stderr
-    assert notes in printed.stdout
+    assert observation.memory_id in printed.stdout and "9:30" in printed.stdout
 
 
 # -- hybrid ranking: meaning and words ---------------------------------------------------------
