@@ -22,6 +22,7 @@ from confluent_kafka.admin import AdminClient
 from psycopg import sql
 
 from bench import progress
+from memstream.consumer_groups import delete_group
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
 
@@ -85,40 +86,53 @@ def remove_bench_objects(
     databases = _drop_databases(server_conninfo, run_id)
     listed = admin.list_consumer_groups(request_timeout=30).result(timeout=_TIMEOUT_S)
     groups = bench_names((g.group_id for g in listed.valid), run_id)
-    kept = 0
-    if groups:
-        # A static member that was stopped stays in its group until its session times out;
-        # such a group is left for the next --clean rather than failing the cleanup.
-        kept = _wait_all(
-            admin.delete_consumer_groups(groups, request_timeout=_TIMEOUT_S).values(),
-            tolerated=(KafkaError.NON_EMPTY_GROUP,),
-        )
+    kept = _delete_groups(admin, groups)
     return Removed(len(topics), len(groups) - kept, databases)
+
+
+def _delete_groups(admin: AdminClient, groups: list[str]) -> int:
+    """Delete ``groups`` one by one, each once its coordinator answers (``--clean`` right
+    after ``memstream up`` meets a broker still loading its groups); the first failure is
+    raised once all have been tried. Returns how many were kept: a static member that was
+    stopped stays in its group until its session times out, and such a group is left for
+    the next ``--clean`` rather than failing the cleanup."""
+    errors = []
+    kept = 0
+    for group in groups:
+        try:
+            delete_group(admin, group, timeout=_TIMEOUT_S)
+        except KafkaException as exc:
+            code = _code(exc)
+            if code == KafkaError.NON_EMPTY_GROUP:
+                kept += 1
+            elif code not in _ALREADY_GONE:
+                errors.append(exc)
+    if errors:
+        raise errors[0]
+    return kept
 
 
 # Gone already (another cleanup, or the broker's own): nothing left to remove.
 _ALREADY_GONE = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.GROUP_ID_NOT_FOUND)
 
 
-def _wait_all(futures: Iterable[object], tolerated: tuple[int, ...] = ()) -> int:
-    """Wait for every admin future; the first failure is raised once all have finished.
-    Returns how many failed with a ``tolerated`` error code."""
+def _wait_all(futures: Iterable[object]) -> None:
+    """Wait for every admin future; the first failure is raised once all have finished."""
     errors = []
-    skipped = 0
     for future in futures:
         result: Callable[..., object] = future.result  # type: ignore[attr-defined]
         try:
             result(timeout=_TIMEOUT_S)
         except KafkaException as exc:
-            error = exc.args[0] if exc.args else None
-            code = error.code() if isinstance(error, KafkaError) else None
-            if code in tolerated:
-                skipped += 1
-            elif code not in _ALREADY_GONE:
+            if _code(exc) not in _ALREADY_GONE:
                 errors.append(exc)
     if errors:
         raise errors[0]
-    return skipped
+
+
+def _code(exc: KafkaException) -> int | None:
+    error = exc.args[0] if exc.args else None
+    return error.code() if isinstance(error, KafkaError) else None
 
 
 def _drop_databases(server_conninfo: str, run_id: str | None) -> int:

@@ -22,6 +22,7 @@ from confluent_kafka import ConsumerGroupState, Producer
 from bench.harness import BenchError
 from bench.measure import Check, TopicRecord
 from bench.progress import Counter
+from memstream.consumer_groups import CoordinatorNotReady, describe_group
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from memstream.stack import LocalStack
@@ -34,18 +35,21 @@ PUBLISH_TIMEOUT_SECONDS = 120.0
 
 def wait_for_group(settings: Settings, group: str, topic: str, members: int, check: Check) -> None:
     """Until ``group`` is stable with ``members`` members holding every partition of
-    ``topic``."""
+    ``topic``. On a new broker the group's coordinator answers "not yet" for a moment:
+    :func:`describe_group` asks again until it is ready."""
     admin = LocalStack(settings).kafka_admin()
     seen = ["no description yet"]
 
     def formed() -> bool:
         check()
-        description = admin.describe_consumer_groups([group])[group].result()
-        assigned = sum(
-            1
-            for member in description.members
-            for tp in (member.assignment.topic_partitions if member.assignment else [])
-            if tp.topic == topic
+        description = describe_group(admin, group)
+        assigned = len(
+            [
+                tp
+                for member in description.members
+                for tp in (member.assignment.topic_partitions if member.assignment else [])
+                if tp.topic == topic
+            ]
         )
         seen[0] = (
             f"{description.state.name}, {len(description.members)} members, {assigned} partitions"
@@ -64,7 +68,7 @@ def wait_for_group(settings: Settings, group: str, topic: str, members: int, che
             f"{settings.partitions} partitions of {topic}",
             describe=lambda: seen[0],
         )
-    except WaitTimeout as exc:
+    except (WaitTimeout, CoordinatorNotReady) as exc:
         raise BenchError(str(exc)) from None
 
 
