@@ -1133,3 +1133,62 @@ def test_each_worker_pod_is_a_static_group_member_named_after_itself() -> None:
     env = {e["name"]: e for e in container.get("env", [])}
     assert worker["kind"] == "StatefulSet"
     assert env["MEMSTREAM_INSTANCE_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+
+
+# ---- README and docs/ -----------------------------------------------------------------------
+
+README = ROOT / "README.md"
+DOCS_DIR = ROOT / "docs"
+# A commit hash as the README's history used to cite them: 7 to 40 hex digits, a digit and a
+# letter among them (so no English word and no plain number matches).
+COMMIT_HASH = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+
+def _settings_the_code_reads() -> set[str]:
+    """Every ``MEMSTREAM_*`` variable: the settings' fields and the names the code spells out
+    (the LLM adapter's, the secure stack's)."""
+    import dataclasses
+
+    from memstream.settings import ENV_PREFIX, Settings
+
+    names = {ENV_PREFIX + f.name.upper() for f in dataclasses.fields(Settings)}
+    for package in ("memstream", "streams", "projections"):
+        for path in (ROOT / package).rglob("*.py"):
+            names |= set(re.findall(r"\"(MEMSTREAM_[A-Z0-9_]*[A-Z0-9])\"", path.read_text()))
+    return names
+
+
+def test_the_readme_is_a_front_door_of_at_most_300_lines_with_short_rows() -> None:
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 300
+    long_rows = [n for n, line in enumerate(lines, 1) if len(line) > 300]
+    assert long_rows == [], f"README lines over 300 characters: {long_rows}"
+
+
+def test_the_readme_cites_no_commit_hash() -> None:
+    assert COMMIT_HASH.findall(README.read_text()) == []
+
+
+def test_every_setting_is_in_the_readme_configuration_table() -> None:
+    import dataclasses
+
+    from memstream.settings import ENV_PREFIX, Settings
+
+    text = README.read_text()
+    table = text[text.index("## Configuration") :]
+    fields = {ENV_PREFIX + f.name.upper() for f in dataclasses.fields(Settings)}
+    missing = sorted(name for name in fields if f"`{name}`" not in table)
+    assert missing == [], f"settings not in README's configuration table: {missing}"
+
+
+def test_every_memstream_variable_the_code_reads_is_documented() -> None:
+    documented = README.read_text() + "".join(p.read_text() for p in DOCS_DIR.glob("*.md"))
+    missing = sorted(name for name in _settings_the_code_reads() if name not in documented)
+    assert missing == [], f"MEMSTREAM_* variables documented nowhere: {missing}"
+
+
+def test_links_from_the_readme_and_docs_point_at_files_that_exist() -> None:
+    for page in [README, *DOCS_DIR.glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text()):
+            if not target.startswith(("http://", "https://")):
+                assert (page.parent / target).exists(), f"{page.name} links to {target}"
