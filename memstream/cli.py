@@ -208,6 +208,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The HTTP API (memstream/http/, docs/http-api.md)."""
+    from memstream.http.server import serve
+
+    settings = _settings(args)
+    overrides: dict[str, object] = {}
+    if args.bind is not None:
+        overrides["http_bind"] = args.bind
+    if args.port is not None:
+        overrides["http_port"] = args.port
+    return serve(settings.with_overrides(**overrides) if overrides else settings)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from memstream.demo import run_demo
 
@@ -332,6 +345,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--yes", action="store_true", help="drop the state changelog (workers stopped)")
     p.set_defaults(func=cmd_rebuild_state)
+
+    p = sub.add_parser("serve", help="the HTTP API: write and recall over HTTP (OpenAPI)")
+    p.add_argument("--bind", help="address to listen on (default: MEMSTREAM_HTTP_BIND)")
+    p.add_argument("--port", type=int, help="port to listen on (default: MEMSTREAM_HTTP_PORT)")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("demo", help="up + worker + projector + sample events, then show the result")
     p.add_argument("--users", type=int, default=5)

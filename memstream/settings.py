@@ -109,6 +109,31 @@ class Settings:
     # in the ledger) and for recall's query text: MINILM (all-MiniLM-L6-v2, offline) or
     # HASHING (deterministic, no model: tests that need exact reproducibility).
     embedder: str = "MINILM"
+    # `memstream serve`, the HTTP API (memstream/http/, docs/http-api.md). Loopback by
+    # default, like /metrics: containers set 0.0.0.0 and let the network policy decide.
+    http_bind: str = "127.0.0.1"
+    http_port: int = 8080
+    http_metrics_port: int = 9103
+    # The reader login the API reads the read models as (a member of memstream_reader);
+    # empty: MEMSTREAM_DATABASE_URL. The API is meant to be the only holder of it.
+    http_database_url: str = field(default="", repr=False)
+    # Bearer tokens: a key file (an HS256 secret, or an RS256/ES256 public key in PEM) or a
+    # JWKS URL (not both), and the issuer and audience every token must name.
+    http_jwt_key_file: str = ""
+    http_jwks_url: str = ""
+    http_jwt_issuer: str = ""
+    http_jwt_audience: str = "memstream"
+    # Per token subject, per API process (an in-memory token bucket: N replicas admit up to
+    # N times this): requests per second, and request bytes per minute.
+    http_requests_per_second: float = 50.0
+    http_bytes_per_minute: int = 16 * 1024 * 1024
+    # The largest request body, counted while it streams in: a 64 KiB memory with its
+    # embedding as JSON fits well below it; Kafka's ~1 MB record limit is the ceiling.
+    http_max_body_bytes: int = 1024 * 1024
+    # The longest query string (recall's text travels in a JSON body, not here).
+    http_max_query_bytes: int = 4096
+    # Database connections the API keeps open for reads.
+    http_readers: int = 4
 
     @property
     def events_topic(self) -> str:
@@ -195,6 +220,19 @@ _FIELD_KINDS: dict[str, type] = {
     "producer_batch_bytes": int,
     "vector_index": str,
     "embedder": str,
+    "http_bind": str,
+    "http_port": int,
+    "http_metrics_port": int,
+    "http_database_url": str,
+    "http_jwt_key_file": str,
+    "http_jwks_url": str,
+    "http_jwt_issuer": str,
+    "http_jwt_audience": str,
+    "http_requests_per_second": float,
+    "http_bytes_per_minute": int,
+    "http_max_body_bytes": int,
+    "http_max_query_bytes": int,
+    "http_readers": int,
 }
 
 # Settings with a closed set of values (compared case-insensitively, stored upper-case).
@@ -235,6 +273,14 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     # a batch is one record batch on the broker: it must fit the topics' max.message.bytes
     # (1,048,588 by default)
     "producer_batch_bytes": (1_024, 1_000_000),
+    "http_port": (0, 65_535),
+    "http_metrics_port": (0, 65_535),
+    "http_requests_per_second": (0.01, 1_000_000),
+    "http_bytes_per_minute": (1_024, 1 << 40),
+    # a body must hold one memory event and fit the worker's record limit once encoded
+    "http_max_body_bytes": (1_024, 4 * 1024 * 1024),
+    "http_max_query_bytes": (64, 65_536),
+    "http_readers": (1, 256),
 }
 
 

@@ -1,0 +1,242 @@
+"""Request and response bodies: what the OpenAPI document describes.
+
+Bodies are strict (a string is not a number, an unknown field is an error), so a client's
+typo is refused instead of silently dropped. Ranges are repeated here for the OpenAPI
+document; the contract itself is enforced by :mod:`streams.engine.validation` before any
+event is published.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from streams.engine.validation import MAX_ID_CHARS, MAX_TIME_MS
+
+Layer = Literal["working", "episodic", "semantic", "procedural"]
+
+
+def _unit() -> Any:
+    return Field(default=None, ge=0.0, le=1.0)
+
+
+def _event_time() -> Any:
+    return Field(
+        default=None,
+        ge=0,
+        le=MAX_TIME_MS,
+        description="When it happened (epoch milliseconds, event time); default: now.",
+    )
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class MemoryFields(Strict):
+    """A memory's fields (the contract's, SPEC §4); unset ones take the contract's default."""
+
+    content: str = Field(min_length=1, description="The memory (at most 64 KiB of UTF-8).")
+    speaker: str | None = Field(
+        default=None,
+        max_length=MAX_ID_CHARS,
+        description="Who said it, by name; null: created_by says who.",
+    )
+    layer: Layer | None = None
+    kind: str | None = None
+    subtype: str | None = None
+    tags: list[str] | None = None
+    importance: float | None = _unit()
+    confidence: float | None = _unit()
+    emotional_salience: float | None = _unit()
+    valence: float | None = Field(default=None, ge=-1.0, le=1.0)
+    priority: Literal["normal", "critical"] | None = None
+    scope: Literal["agent", "team", "global"] | None = None
+    scope_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    created_by: Literal["user", "agent", "system"] | None = None
+    consent: bool | None = None
+    conversation_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    session_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    success: float | None = _unit()
+    trigger_conditions: list[str] | None = None
+    embedding: list[float] | None = Field(
+        default=None,
+        description="The memory's vector, of the deployment's dimension (default 384); "
+        "omitted: the worker embeds the content.",
+    )
+    metadata: dict[str, str] | None = None
+    created_at: int | None = Field(default=None, ge=0, le=MAX_TIME_MS)
+    occurred_at: int | None = _event_time()
+
+    def memory_fields(self) -> dict[str, Any]:
+        """The set fields that are the memory's own (not the event's)."""
+        return self.model_dump(exclude_none=True, exclude={"content", "occurred_at", "speaker"})
+
+
+class NewMemory(MemoryFields):
+    memory_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        description="The memory's id; omitted: the API draws a UUID.",
+    )
+
+
+class Accepted(BaseModel):
+    """The event was acknowledged by Kafka; its effects reach the read models shortly."""
+
+    event_id: str = Field(description="The event's id: its idempotency key.")
+    memory_id: str | None = Field(default=None, description="The memory written, for writes.")
+
+
+class EventTimeOnly(Strict):
+    occurred_at: int | None = _event_time()
+
+
+class PinRequest(Strict):
+    reason: str = Field(default="permanent", max_length=MAX_ID_CHARS)
+
+
+class SessionEnd(Strict):
+    conversation_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    occurred_at: int | None = _event_time()
+
+
+class ConsolidationRequest(Strict):
+    operation: Literal["cycle", "procedural", "identity_reset"] = Field(
+        default="cycle",
+        description="cycle: a consolidation cycle; procedural: synthesize the procedural "
+        "profile; identity_reset: make the current identity anchor the origin (admin).",
+    )
+    conversation_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    force: bool = Field(default=False, description="Run even where automatic is off (admin).")
+    profile: str | None = Field(
+        default=None, max_length=64, description="A built-in policy profile for this cycle (admin)."
+    )
+    occurred_at: int | None = _event_time()
+
+
+class RecallRequest(Strict):
+    text: str = Field(min_length=1, max_length=4000, description="What to recall, in words.")
+    k: int = Field(default=5, ge=1, le=100)
+    ranking: Literal["hybrid", "vector"] = "hybrid"
+    include_archived: bool = False
+
+
+class RecalledMemory(BaseModel):
+    layer: str
+    memory_id: str
+    content: str
+    status: str
+    current: bool
+    similarity: float
+    salience: float
+    score: float
+    lexical: float
+    derived_from: list[str]
+    summarized_into: list[str]
+
+
+class Recall(BaseModel):
+    memories: list[RecalledMemory]
+
+
+class LinkView(BaseModel):
+    source_id: str
+    target_id: str
+    link_type: str
+    confidence: float | None
+    created_at: datetime
+
+
+class MemoryView(BaseModel):
+    """A memory as the read models hold it, with every link into or out of it."""
+
+    layer: str
+    memory_id: str
+    version: int
+    kind: str
+    subtype: str | None
+    content: str
+    tags: list[str]
+    importance: float
+    confidence: float
+    emotional_salience: float
+    valence: float
+    priority: str
+    scope: str
+    scope_id: str | None
+    created_by: str
+    consent: bool
+    speaker: str | None
+    pinned: bool
+    conversation_id: str | None
+    session_id: str | None
+    success: float | None
+    trigger_conditions: list[str]
+    metadata: dict[str, Any]
+    created_at: datetime
+    last_accessed: datetime | None
+    access_count: int
+    valid_at: datetime | None
+    invalid_at: datetime | None
+    status: str
+    lineage: list[LinkView]
+
+
+class Links(BaseModel):
+    links: list[LinkView]
+
+
+class SessionView(BaseModel):
+    session_id: str
+    conversation_id: str | None
+    status: str
+    started_at: datetime | None
+    last_event_at: datetime | None
+    ended_at: datetime | None
+    end_reason: str | None
+    narrative_id: str | None
+    memory_count: int
+
+
+class Sessions(BaseModel):
+    sessions: list[SessionView]
+
+
+class ProfileView(BaseModel):
+    profile_memory_id: str | None
+    profile_version: int | None
+    profile_content: str | None = Field(description="The procedural profile, if synthesized.")
+    drift: float | None = Field(description="Identity drift from the origin anchor (0: none).")
+    drift_level: str | None
+    drift_measured_at: datetime | None
+    updated_at: datetime | None
+
+
+class ReportView(BaseModel):
+    event_id: str
+    cycle_id: str
+    trigger: str
+    occurred_at: datetime
+    profile: str | None
+    processed: int
+    patterns: int
+    archived: int
+    decayed: int
+    contradictions: int
+    duplicates_merged: int
+    links_created: int
+    duration_ms: int
+    warnings: list[str]
+
+
+class Reports(BaseModel):
+    reports: list[ReportView]
+
+
+class Health(BaseModel):
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, str] = Field(default_factory=dict)
