@@ -96,8 +96,7 @@ def test_named_speakers_are_attributed_by_name_first_and_second_person() -> None
     assert "(7 May 2023)" in first.content
     assert "Mel" not in first.content.split(": ", 1)[1].replace("Melanie", "")
     assert first.source_ids == ("t0",) and first.speaker == "Caroline"
-    assert "Caroline's courage inspires Melanie" in second.content
-    assert "Melanie's kids loved the camping trip" in second.content
+    assert second.content == "8 May 2023: Melanie's kids loved the camping trip."  # no praise
     assert "the user" not in first.content + second.content
 
 

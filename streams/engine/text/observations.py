@@ -29,7 +29,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from streams.engine.text.dates import day_label, grounded
+from streams.engine.text.dates import day_label, grounded, resolve_dates
+from streams.engine.text.facts import fact_terms
 from streams.engine.text.prose import third_person
 
 __all__ = [
@@ -102,7 +103,7 @@ PHATIC_WORDS = frozenset(
     | {"don't", "doesn't", "didn't", "isn't", "wasn't", "aren't", "won't", "wouldn't", "not"}
     | {"and", "or", "but", "if", "then", "than", "of", "in", "on", "at", "for", "with", "by"}
     | {"from", "about", "as", "all", "any", "some", "one", "out", "off", "over", "also", "too"}
-    | {"what's", "how's", "there's", "here's", "let's", "let", "gonna", "wanna", "got", "get"}
+    | {"what's", "how's", "there's", "here's", "let's", "let", "gonna", "wanna"}
     | {"make", "made", "makes", "say", "said", "says", "saying", "agree", "hear"}
     | {"happy", "for", "dear", "friend", "buddy", "pal", "man", "dude", "girl", "guys", "mate"}
     | {"ha", "helpful", "helps", "reasonable", "problem", "problems", "worries", "worry"}
@@ -242,27 +243,88 @@ def _name_words(speakers: Sequence[str]) -> set[str]:
 
 def _stated(text: str, names: frozenset[str]) -> list[str]:
     """The sentences of ``text`` that state something, each without its leading and trailing
-    phatic clauses ("Oh wow, ", ", haha")."""
-    kept = []
-    for sentence in split_sentences(text):
-        if is_phatic(sentence, names):
+    phatic clauses ("Oh wow, ", ", haha") and its trailing commentary.
+
+    Chat states a fact and talks around it ("Your courage inspires me! I went swimming at
+    lunch. It's been on my list for ages"): the sentence with the most content words is
+    kept, and the others only when they name something (a name, number or date) or say
+    more than a passing remark does (three content words or more)."""
+    stating = [
+        _trim_phatic(sentence, names)
+        for sentence in split_sentences(text)
+        if not is_phatic(sentence, names)
+    ]
+    if not stating:
+        return []
+    counts = [len(content_words(sentence, names)) for sentence in stating]
+    if max(counts) < TURN_MIN_CONTENT_WORDS and not any(_specific(s, names) for s in stating):
+        return []  # "same old really", "busy as always": small talk, not a fact
+    main = counts.index(max(counts))
+    return [
+        _without_commentary(sentence, names)
+        for i, sentence in enumerate(stating)
+        if i == main or counts[i] >= SENTENCE_MIN_CONTENT_WORDS or _specific(sentence, names)
+    ]
+
+
+SENTENCE_MIN_CONTENT_WORDS = 3
+TURN_MIN_CONTENT_WORDS = 2
+
+
+def _specific(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` names something: a name other than a participant's, a number, a
+    time, a date or a relative date."""
+    if resolve_dates(text, 0):
+        return True
+    return any(term.casefold() not in names for term in fact_terms(text))
+
+
+COMMENTARY_MIN_WORDS = 3
+COMMENTARY_MAX_CONTENT_WORDS = 2
+
+
+def _without_commentary(sentence: str, names: frozenset[str]) -> str:
+    """``sentence`` without the clauses after its first that only comment ("…, such a nice
+    change of pace", "…, would not recommend lol"): three words or more, at most two of them
+    content words, nothing specific. Shorter pieces stay (items of a list: "apples, pears")."""
+    spans = _clause_spans(sentence)
+    if len(spans) < 2:
+        return sentence
+    kept = [spans[0]]
+    for start, end in spans[1:]:
+        clause = sentence[start:end]
+        words = _WORD.findall(clause)
+        if (
+            len(words) >= COMMENTARY_MIN_WORDS
+            and len(content_words(clause, names)) <= COMMENTARY_MAX_CONTENT_WORDS
+            and not _specific(clause, names)
+        ):
             continue
-        kept.append(_trim_phatic(sentence, names))
-    return kept
+        kept.append((start, end))
+    if len(kept) == len(spans):
+        return sentence
+    text = ", ".join(sentence[start:end].strip() for start, end in kept)
+    if sentence.rstrip()[-1:] in "!." and not text.endswith((".", "!", "?")):
+        text += "."
+    return text
+
+
+def _clause_spans(sentence: str) -> list[tuple[int, int]]:
+    spans = []
+    position = 0
+    for piece in _CLAUSE.split(sentence):
+        start = sentence.index(piece, position) if piece else position
+        spans.append((start, start + len(piece)))
+        position = start + len(piece)
+    return [(a, b) for a, b in spans if sentence[a:b].strip()]
 
 
 _CLAUSE = re.compile(r"[,;:—–]+[ \t]*|[ \t]+-[ \t]+")
 
 
 def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
-    pieces = _CLAUSE.split(sentence)
-    spans = []
-    position = 0
-    for piece in pieces:
-        start = sentence.index(piece, position) if piece else position
-        spans.append((start, start + len(piece)))
-        position = start + len(piece)
-    stating = [i for i, piece in enumerate(pieces) if _stating_words(piece, names)]
+    spans = _clause_spans(sentence)
+    stating = [i for i, (a, b) in enumerate(spans) if _stating_words(sentence[a:b], names)]
     if not stating:
         return sentence
     start, end = spans[stating[0]][0], spans[stating[-1]][1]
@@ -301,7 +363,7 @@ def _observe(
         asking, asked = question
         sentences[0] = f"{you} asked: {_attributed(asked, you, me, turn.at)} {me}: {sentences[0]}"
         sources = (asking.memory_id, turn.memory_id)
-    text = " ".join(sentences)
+    text = " ".join(sentences).replace(f" ({day})", "")  # the prefix says that day
     speaker_first = text.casefold().startswith(me.casefold()) and question is None
     prefix = f"{day}: " if speaker_first or question is not None else f"{day}, {me}: "
     return [
