@@ -1,0 +1,500 @@
+"""memstream over HTTP only: a plain HTTP client (and one curl) against a real `memstream
+serve` on a free port, in front of the real worker, projector, Kafka and PostgreSQL.
+
+What the HTTP writes produce in the read models is compared with what the batch oracle
+makes of the same events; refused requests are shown to publish nothing and change nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+
+from memstream.kafka_security import confluent_config
+from memstream.processes import ManagedProcess
+from memstream.stack.ports import free_port
+from memstream.waiting import wait_until
+from projections.rows import LINK_COLUMNS
+from streams.embedders.factory import embedder_for
+from streams.engine.engine import EngineConfig
+from streams.engine.model import (
+    ConsolidationRequested,
+    ForgetRequested,
+    Memory,
+    MemoryEvent,
+    MemoryWritten,
+    SessionEnded,
+)
+from streams.engine.oracle import OracleRun, replay
+from streams.engine.policy import builtin_profile
+from tests.support import Pipeline
+from tests.workloads import expected_links, expected_rows
+
+pytestmark = pytest.mark.integration
+
+SECRET = "test-secret-" + "s" * 40
+AUDIENCE = "memstream"
+USER = "acme:ana"
+PROBLEM = "application/problem+json"
+START = int(time.time() * 1000) - 3_600_000  # an hour ago: event times the test chooses
+
+
+def token(
+    tenant: str = "acme",
+    scope: str = "read write forget",
+    *,
+    secret: str = SECRET,
+    audience: str = AUDIENCE,
+    expires_in: int = 600,
+    user_id: str | None = None,
+    subject: str = "tests",
+) -> str:
+    claims: dict[str, Any] = {
+        "tenant": tenant,
+        "scope": scope,
+        "aud": audience,
+        "sub": subject,
+        "exp": int(time.time()) + expires_in,
+    }
+    if user_id is not None:
+        claims["user_id"] = user_id
+    return jwt.encode(claims, secret, algorithm="HS256")
+
+
+def bearer(value: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {value}"}
+
+
+@dataclass
+class Api:
+    pipeline: Pipeline
+    url: str
+    process: ManagedProcess
+
+    def client(self, value: str | None = None) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers=bearer(value or token()), timeout=30, trust_env=False
+        )
+
+    def events_on_the_topic(self) -> int:
+        """Every record ever published to memory.events (its partitions' end offsets)."""
+        settings = self.pipeline.settings
+        consumer = Consumer(
+            {**confluent_config(settings), "group.id": f"count-{uuid.uuid4().hex[:8]}"}
+        )
+        try:
+            topic = settings.events_topic
+            partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+            return sum(
+                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in partitions
+            )
+        finally:
+            consumer.close()
+
+
+def start_api(pipeline: Pipeline, workdir: Path, name: str, **overrides: Any) -> Api:
+    secret_file = workdir / "jwt-secret"
+    secret_file.write_text(SECRET)
+    port = free_port()
+    process = pipeline.start(
+        name,
+        ["serve"],
+        http_port=port,
+        http_metrics_port=free_port([port]),
+        http_jwt_key_file=str(secret_file),
+        **overrides,
+    )
+    api = Api(pipeline, f"http://127.0.0.1:{port}", process)
+
+    def ready() -> bool:
+        try:
+            return httpx.get(f"{api.url}/readyz", timeout=5, trust_env=False).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_until(ready, timeout=120, what="the API ready", describe=pipeline.logs)
+    return api
+
+
+@pytest.fixture(scope="module")
+def api(stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    workdir = tmp_path_factory.mktemp("http-api")
+    pipeline = Pipeline.create(stack, workdir)
+    pipeline.settings = pipeline.settings.with_overrides(embedder="MINILM")
+    pipeline.start_all()
+    try:
+        yield start_api(pipeline, workdir, "api")
+    finally:
+        pipeline.close()
+
+
+# ---- end to end -----------------------------------------------------------------------------
+
+
+@dataclass
+class Written:
+    """What the test sent, as the events the oracle replays."""
+
+    events: list[MemoryEvent]
+
+    def add(self, event_id: str, at: int, payload: Any) -> None:
+        self.events.append(MemoryEvent(event_id, USER, at, payload, source="http:acme"))
+
+
+def oracle_of(events: list[MemoryEvent]) -> OracleRun:
+    """The oracle's run of ``events``, embedding what was written without a vector with the
+    worker's embedder (MiniLM), as the worker does."""
+    embedder = embedder_for("minilm")
+    embedded = []
+    for event in events:
+        payload = event.payload
+        if isinstance(payload, MemoryWritten) and payload.memory.embedding is None:
+            [vector] = embedder.embed([payload.memory.content])
+            event = event.with_written(payload.memory.evolve(embedding=vector))
+        embedded.append(event)
+    config = EngineConfig(policy=builtin_profile("default"), embed=embedder.embed)
+    return replay(embedded, config)
+
+
+def link_rows(api: Api) -> list[tuple[Any, ...]]:
+    columns = ", ".join(LINK_COLUMNS)
+    rows = api.pipeline.query(f"SELECT {columns} FROM memory_links WHERE user_id = %s", (USER,))
+    return sorted(rows, key=repr)
+
+
+def assert_read_models_match(api: Api, oracle: OracleRun) -> None:
+    api.pipeline.wait_for_log_count(len(oracle.decisions))
+    rows = {k: v for k, v in api.pipeline.memory_rows().items() if k[1] == USER}
+    assert rows == expected_rows(oracle)
+    assert link_rows(api) == expected_links(oracle)
+    ledger = {r[0] for r in api.pipeline.query("SELECT event_id FROM consolidation_log")}
+    assert ledger == {d.event_id for d in oracle.decisions}
+
+
+def test_written_closed_consolidated_recalled_and_forgotten_over_http_as_the_oracle_says(
+    api: Api,
+) -> None:
+    """Given memories written over HTTP (two of them a session's turns, with a speaker),
+    when the session is closed and a consolidation requested, then the read models equal
+    the oracle's for the same events; a paraphrase recalls its memory first, over httpx and
+    over curl; a turn's lineage names the observation made of it; and a memory forgotten
+    over HTTP is gone from the read models as the oracle says, its URL a 404."""
+    written = Written([])
+    with api.client() as http:
+        facts = {
+            "notes": "She keeps her notes in Obsidian.",
+            "release": "The team ships a release every Friday.",
+            "food": "Her favourite food is ramen.",
+        }
+        ids = {}
+        for n, (name, content) in enumerate(facts.items()):
+            key = str(uuid.uuid4())
+            at = START + n
+            response = http.post(
+                f"/v1/users/{USER}/memories",
+                json={"content": content, "layer": "semantic", "occurred_at": at},
+                headers={"Idempotency-Key": key},
+            )
+            assert response.status_code == 202, response.text
+            assert response.json() == {"event_id": key, "memory_id": key}
+            ids[name] = key
+            written.add(key, at, MemoryWritten(Memory(key, USER, content, layer="semantic")))
+        turns = ["Hi there!", "My flight to Lisbon leaves at 9:30 tomorrow."]
+        for n, text in enumerate(turns):
+            at, memory_id = START + 10_000 + n * 60_000, f"turn-{n}"
+            fields = {
+                "layer": "working",
+                "session_id": "s1",
+                "conversation_id": "chat",
+                "speaker": "Ana",
+                "created_by": "user",
+            }
+            response = http.put(
+                f"/v1/users/{USER}/memories/{memory_id}",
+                json={"content": text, "occurred_at": at, **fields},
+            )
+            assert response.status_code == 202, response.text
+            memory = Memory(memory_id, USER, text, **fields)  # type: ignore[arg-type]
+            written.add(response.json()["event_id"], at, MemoryWritten(memory))
+        at = START + 200_000
+        response = http.post(
+            f"/v1/users/{USER}/sessions/s1/end",
+            json={"conversation_id": "chat", "occurred_at": at},
+        )
+        assert response.status_code == 202, response.text
+        written.add(response.json()["event_id"], at, SessionEnded("s1", "chat"))
+        at = START + 300_000
+        response = http.post(f"/v1/users/{USER}/consolidations", json={"occurred_at": at})
+        assert response.status_code == 202, response.text
+        written.add(response.json()["event_id"], at, ConsolidationRequested())
+
+        oracle = oracle_of(written.events)
+        assert_read_models_match(api, oracle)
+
+        question = {"text": "Which app does she use for note-taking?", "k": 3}
+        recalled = http.post(f"/v1/users/{USER}/recall", json=question)
+        assert recalled.status_code == 200, recalled.text
+        assert recalled.json()["memories"][0]["memory_id"] == ids["notes"]
+
+        lineage = http.get(f"/v1/users/{USER}/memories/turn-1")
+        assert lineage.status_code == 200, lineage.text
+        body = lineage.json()
+        assert (body["speaker"], body["content"]) == ("Ana", turns[1])
+        got = {
+            (link["source_id"], link["target_id"], link["link_type"]) for link in body["lineage"]
+        }
+        assert got == {
+            (source, target, link_type)
+            for _, source, target, link_type, *_ in expected_links(oracle)
+            if "turn-1" in (source, target)
+        }
+        assert got, "the turn's observation should be linked to it"
+
+        sessions = http.get(f"/v1/users/{USER}/sessions").json()["sessions"]
+        windows = oracle.users[USER].facets.sessions.values()
+        assert {(s["session_id"], s["status"], s["narrative_id"]) for s in sessions} == {
+            (w.session_id, w.status, w.narrative_id) for w in windows
+        }
+        reports = http.get(f"/v1/users/{USER}/consolidation-reports").json()["reports"]
+        assert len(reports) == api.pipeline.scalar(
+            "SELECT count(*) FROM consolidation_reports WHERE user_id = %s", (USER,)
+        )
+        assert http.get(f"/v1/users/{USER}/profile").status_code == 200
+        assert http.get(f"/v1/users/{USER}/contradictions").json() == {"links": []}
+
+        forget = http.delete(f"/v1/users/{USER}/memories/{ids['food']}")
+        assert forget.status_code == 202, forget.text
+        written.add(
+            forget.json()["event_id"],
+            START + 400_000,
+            ForgetRequested(ids["food"], "user_request"),
+        )
+        oracle = oracle_of(written.events)
+        assert_read_models_match(api, oracle)
+        assert http.get(f"/v1/users/{USER}/memories/{ids['food']}").status_code == 404
+
+    curl = shutil.which("curl")
+    assert curl, "curl is part of the machine image: install it (apt-get install curl)"
+    result = subprocess.run(
+        [
+            curl,
+            "--silent",
+            "--show-error",
+            "--fail-with-body",
+            "-X",
+            "POST",
+            "-H",
+            f"Authorization: Bearer {token()}",
+            "-H",
+            "Content-Type: application/json",
+            "--data",
+            json.dumps(question),
+            f"{api.url}/v1/users/{USER}/recall",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert json.loads(result.stdout)["memories"][0]["memory_id"] == ids["notes"]
+
+
+# ---- refusals -------------------------------------------------------------------------------
+
+BOB = "acme:bob"
+WRITE = f"/v1/users/{BOB}/memories"
+
+
+def refusals() -> list[tuple[str, dict[str, Any], int, str]]:
+    """(name, request, status, problem type suffix) of requests that must change nothing."""
+    good = {"content": "Bob likes tea."}
+    return [
+        (
+            "malformed JSON",
+            {"method": "POST", "url": WRITE, "content": b'{"content": "Bob', "json_type": True},
+            400,
+            "malformed-json",
+        ),
+        (
+            "a string where a number goes",
+            {"method": "POST", "url": WRITE, "json": {**good, "importance": "high"}},
+            422,
+            "invalid-request",
+        ),
+        (
+            "an unknown field",
+            {"method": "POST", "url": WRITE, "json": {**good, "contnet": "typo"}},
+            422,
+            "invalid-request",
+        ),
+        (
+            "oversized content",
+            {"method": "POST", "url": WRITE, "json": {"content": "x" * 70_000}},
+            413,
+            "content-too-large",
+        ),
+        (
+            "an oversized body",
+            {"method": "POST", "url": WRITE, "json": {"content": "y" * 2_000_000}},
+            413,
+            "body-too-large",
+        ),
+        (
+            "an embedding of the wrong dimension",
+            {"method": "POST", "url": WRITE, "json": {**good, "embedding": [0.5] * 3}},
+            422,
+            "embedding-dimension",
+        ),
+        (
+            "an oversized query string",
+            {"method": "GET", "url": f"/v1/users/{BOB}/sessions?pad={'q' * 8000}"},
+            414,
+            "query-too-long",
+        ),
+        (
+            "an unknown user",
+            {"method": "GET", "url": "/v1/users/acme:nobody/sessions"},
+            404,
+            "not-found",
+        ),
+        (
+            "forgetting an unknown memory",
+            {"method": "DELETE", "url": f"/v1/users/{BOB}/memories/no-such-memory"},
+            404,
+            "not-found",
+        ),
+        (
+            "an expired token",
+            {"method": "POST", "url": WRITE, "json": good, "token": token(expires_in=-60)},
+            401,
+            "invalid-token",
+        ),
+        (
+            "a forged token",
+            {"method": "POST", "url": WRITE, "json": good, "token": token(secret="f" * 48)},
+            401,
+            "invalid-token",
+        ),
+        (
+            "a token for another audience",
+            {"method": "POST", "url": WRITE, "json": good, "token": token(audience="billing")},
+            401,
+            "invalid-token",
+        ),
+        (
+            "no token",
+            {"method": "POST", "url": WRITE, "json": good, "token": ""},
+            401,
+            "invalid-token",
+        ),
+        (
+            "a read-only token writing",
+            {"method": "POST", "url": WRITE, "json": good, "token": token(scope="read")},
+            403,
+            "insufficient-scope",
+        ),
+        (
+            "a write token forgetting",
+            {
+                "method": "DELETE",
+                "url": f"/v1/users/{BOB}/memories/bob-1",
+                "token": token(scope="read write"),
+            },
+            403,
+            "insufficient-scope",
+        ),
+        (
+            "another tenant's service token",
+            {"method": "POST", "url": WRITE, "json": good, "token": token(tenant="globex")},
+            403,
+            "other-tenant",
+        ),
+        (
+            "another tenant's token reading",
+            {
+                "method": "POST",
+                "url": f"/v1/users/{BOB}/recall",
+                "json": {"text": "tea"},
+                "token": token(tenant="globex"),
+            },
+            403,
+            "other-tenant",
+        ),
+        (
+            "another user's end-user token",
+            {"method": "POST", "url": WRITE, "json": good, "token": token(user_id=USER)},
+            403,
+            "other-user",
+        ),
+        (
+            "a write token forcing a cycle",
+            {"method": "POST", "url": f"/v1/users/{BOB}/consolidations", "json": {"force": True}},
+            403,
+            "insufficient-scope",
+        ),
+    ]
+
+
+def test_bad_requests_get_the_right_problem_and_publish_nothing(api: Api) -> None:
+    """Given the running API, when each kind of bad request is sent, then each gets its 4xx
+    as a problem document that says what to do next, and memory.events and the read
+    models are exactly as they were."""
+    with api.client() as http:  # Bob and one memory of his exist
+        written = http.put(f"/v1/users/{BOB}/memories/bob-1", json={"content": "Bob hikes."})
+        assert written.status_code == 202, written.text
+        wait_until(
+            lambda: http.get(f"/v1/users/{BOB}/memories/bob-1").status_code == 200,
+            timeout=60,
+            what="Bob's memory in the read models",
+            describe=api.pipeline.logs,
+        )
+    published = api.events_on_the_topic()
+    tables = api.pipeline.dump_tables()
+    for name, request, status, kind in refusals():
+        request = dict(request)
+        value = request.pop("token", None)
+        headers = {} if value == "" else bearer(value or token())
+        if request.pop("json_type", False):
+            headers["Content-Type"] = "application/json"
+        with httpx.Client(base_url=api.url, timeout=30, trust_env=False) as http:
+            response = http.request(headers=headers, **request)
+        assert response.status_code == status, (name, response.text)
+        assert response.headers["content-type"] == PROBLEM, name
+        problem = response.json()
+        assert problem["type"] == f"urn:memstream:problem:{kind}", (name, problem)
+        assert problem["status"] == status and problem["detail"], name
+    assert api.events_on_the_topic() == published
+    assert api.pipeline.dump_tables() == tables
+
+
+def test_a_token_over_its_rate_is_told_when_to_retry(api: Api, tmp_path: Path) -> None:
+    """Given an API instance that allows one request per 100 s per token, when a token
+    makes a second request, then it gets 429 with Retry-After, and another token is still
+    served."""
+    limited = start_api(api.pipeline, tmp_path, "api-limited", http_requests_per_second=0.01)
+    try:
+        path = f"/v1/users/{BOB}/contradictions"
+        with limited.client(token(subject="first")) as http:
+            assert http.get(path).status_code != 429
+            response = http.get(path)
+        assert response.status_code == 429
+        assert response.headers["content-type"] == PROBLEM
+        assert int(response.headers["Retry-After"]) >= 1
+        with limited.client(token(subject="second")) as http:
+            assert http.get(path).status_code != 429
+    finally:
+        limited.process.stop()
