@@ -9,6 +9,7 @@ changes), the machine and the command, then the tables. The targets are those of
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,6 @@ def results(outcome: Any, options: Any, command: str, embedder_threads: int) -> 
         "systems": outcome.systems,
         "targets": targets(outcome.systems),
         "question_ids": outcome.question_ids,
-        "per_question_columns": [
-            *(f"answer_in_context@{b}" for b in BUDGETS),
-            *(f"evidence_recall@{k}" for k in EVIDENCE_KS),
-        ],
     }
 
 
@@ -265,5 +262,14 @@ def save(data: dict[str, Any], markdown: str, directory: Path = RESULTS_DIR) -> 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{stem}.md"
     path.write_text(markdown)
-    (directory / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
+    (directory / f"{stem}.json").write_text(to_json(data))
     return path
+
+
+_NUMBER_LIST = re.compile(r"\[\s+((?:-?[0-9.]+,\s+)*-?[0-9.]+)\s+\]")
+
+
+def to_json(data: dict[str, Any]) -> str:
+    """Indented JSON with each list of numbers on one line (the per-question figures)."""
+    text = json.dumps(data, indent=1)
+    return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r"\s+", " ", m[1]) + "]", text) + "\n"

@@ -126,11 +126,7 @@ def run(
                     decoy_of,
                 )
             summary.setdefault("rankings", {})[ranking] = aggregate(scores)
-            summary.setdefault("per_question", {})[ranking] = [
-                [int(s.answer_in_context[b]) for b in BUDGETS]
-                + [round(s.evidence_recall[k], 3) for k in EVIDENCE_KS]
-                for s in scores
-            ]
+            summary.setdefault("per_question", {})[ranking] = per_question(scores)
             overall = summary["rankings"][ranking]["overall"]
             progress.note(
                 f"{ranking}: answer in context @2000 {overall['answer_in_context@2000']:.2f}, "
@@ -311,6 +307,16 @@ def _summary_line(summary: dict[str, Any]) -> str:
             f"({summary['cycle_cpu_us_per_input']:.0f} µs of CPU)"
         )
     return line
+
+
+def per_question(scores: Sequence[QuestionScore]) -> dict[str, list[float]]:
+    """Each figure's value for every question, in question order (``question_ids``)."""
+    figures: dict[str, list[float]] = {}
+    for budget in BUDGETS:
+        figures[f"answer_in_context@{budget}"] = [int(s.answer_in_context[budget]) for s in scores]
+    for k in EVIDENCE_KS:
+        figures[f"evidence_recall@{k}"] = [round(s.evidence_recall[k], 3) for s in scores]
+    return figures
 
 
 def aggregate(scores: Sequence[QuestionScore]) -> dict[str, Any]:

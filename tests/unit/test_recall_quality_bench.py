@@ -5,6 +5,7 @@ database, no engine replay."""
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 import uuid
@@ -17,7 +18,7 @@ import pytest
 from bench.recall_quality import corpus as corpus_module
 from bench.recall_quality.corpus import Corpus, generate
 from bench.recall_quality.feed import events_of, prefixed
-from bench.recall_quality.report import targets
+from bench.recall_quality.report import targets, to_json
 from bench.recall_quality.scoring import (
     Lineage,
     Ranked,
@@ -539,3 +540,12 @@ def test_the_targets_compare_default_with_raw_retrieval_by_plain_cosine() -> Non
 
     assert checks == [(0.45, True), (0.61, True), (0.59, False), (0.3, True), (0.5, True)]
     assert targets({"raw": systems["raw"]}) == []
+
+
+def test_the_json_results_read_back_unchanged_with_number_lists_on_one_line() -> None:
+    data = {"scores": {"cosine": [1, 0, 0.5, -2]}, "ids": ["q1", "q2"], "n": 3}
+
+    text = to_json(data)
+
+    assert json.loads(text) == data
+    assert '"cosine": [1, 0, 0.5, -2]' in text
