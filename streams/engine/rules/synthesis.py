@@ -51,13 +51,13 @@ def synthesize_profile(ctx: CycleContext) -> None:
     if not (asked or _due(ctx, current, sources)):
         return
     memo = _memo(ctx.user_id)
+    limit = min(ctx.max_content_bytes, ctx.policy.max_memory_chars)
+    # a profile too large for one memory is written from the newest sources that fit; no
+    # profile holds more than the limit, so sources past a few times it are never read
+    # (a user's observations would otherwise make every profile read all of them)
+    sources = sources[-_newest_within([r.memory.content for r in sources], SOURCE_SLACK * limit) :]
     texts = [r.memory.content for r in sources]
-    # a profile too large for one memory is written from the newest sources that fit
-    count, content = largest_fitting(
-        len(texts),
-        lambda n: write_profile(texts[-n:], memo),
-        min(ctx.max_content_bytes, ctx.policy.max_memory_chars),
-    )
+    count, content = largest_fitting(len(texts), lambda n: write_profile(texts[-n:], memo), limit)
     sources = sources[-count:]
     profile = ctx.new_memory(
         profile_id,
@@ -106,3 +106,19 @@ def _due(ctx: CycleContext, current: MemoryRecord | None, sources: list[MemoryRe
 
 def _memory_id(record: MemoryRecord) -> str:
     return record.memory.memory_id
+
+
+SOURCE_SLACK = 3
+"""How many times the profile's limit of source text is offered to the writer: it drops
+repeated and superseded statements and reports the rest, so what fits comes from a few times
+the limit, never from all of a user's semantic memories."""
+
+
+def _newest_within(texts: list[str], budget: int) -> int:
+    """How many of the newest ``texts`` (at least one) hold at most ``budget`` characters."""
+    total = 0
+    for count, text in enumerate(reversed(texts), start=1):
+        total += len(text)
+        if total > budget:
+            return max(1, count - 1)
+    return len(texts)
