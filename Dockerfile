@@ -36,7 +36,9 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     MEMSTREAM_WORKER_DATA_DIR=/var/lib/memstream/worker \
     MEMSTREAM_WORKER_METRICS_PORT=9101 \
-    MEMSTREAM_PROJECTOR_METRICS_PORT=9102
+    MEMSTREAM_PROJECTOR_METRICS_PORT=9102 \
+    MEMSTREAM_HTTP_PORT=8080 \
+    MEMSTREAM_HTTP_METRICS_PORT=9103
 
 # An unprivileged user; the worker's RocksDB table state lives under /var/lib/memstream/worker,
 # which compose and Kubernetes mount as a volume (created here so a fresh named volume
@@ -54,8 +56,8 @@ COPY --from=build --chown=memstream:memstream /src/schemas /app/schemas
 WORKDIR /app
 USER memstream:memstream
 
-# worker metrics, projector metrics
-EXPOSE 9101 9102
+# worker metrics, projector metrics, the HTTP API and its metrics
+EXPOSE 9101 9102 8080 9103
 
 ENTRYPOINT ["memstream"]
 CMD ["worker"]
