@@ -564,3 +564,121 @@ def test_given_another_attribute_or_a_multi_valued_one_when_judged_then_it_agree
     verdict = judge_contradiction(first, second)
 
     assert not verdict.contradicts, verdict.explanation
+
+
+# --- updates as people state them (issue 30) -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "update"),
+    [
+        ("The plumber comes at 10am.", "Wait, no. The plumber comes at 2pm."),
+        ("We're staying at the Hilton.", "Actually, we're staying at the Marriott."),
+        ("Kim is the project lead.", "Raj took over as project lead."),
+        ("Ravi handles the invoices.", "Mei has taken over the invoices from Ravi."),
+        ("Min-jun is our scrum master.", "Min-jun handed scrum master over to Elise."),
+        ("The release is on March 3rd.", "the release slipped to March 17th"),
+        ("The bake sale is on Friday.", "The bake sale has been pushed back to Monday."),
+        ("I ride a Vespa.", "Sold the Vespa. I ride a Kawasaki these days."),
+        ("The membership fee is £30 a year.", "As of January the membership fee is £35."),
+        ("Swim practice starts at 6:30.", "Starting next week, swim practice starts at 7."),
+        ("Amira chairs the committee.", "Amira no longer chairs the committee."),
+        ("I'm on the early shift.", "switched to the late shift this month"),
+        ("Our plumber is Dave from Quickfix.", "we ended up going with a different plumber"),
+        ("Lily is 4.", "Lily turned 5 on Sunday."),
+        ("Arjun lives in Pune.", "Arjun's in Bangalore now for his new job."),
+        ("I'm pescatarian.", "i've started eating meat again"),
+        ("I take the train to work.", "i drive to work now"),
+        ("Our Wi-Fi provider is Comcast.", "we dropped comcast and went with a different provider"),
+        ("The streaming plan costs $12 a month.", "They hiked it, the plan is $15 a month now."),
+        ("We're with Octopus for energy.", "we moved to ovo for our energy, much cheaper"),
+        ("My running shoes are Brooks.", "i've switched to asics for running"),
+        ("I go climbing on Tuesdays.", "climbing is on saturdays for me now"),
+        ("Kai's school is Hillside Primary.", "Kai changed schools, he's at Oakwood now."),
+    ],
+)
+def test_given_an_update_as_people_state_it_when_judged_against_the_old_value_then_it_contradicts(
+    before: str, update: str
+) -> None:
+    """Given a fact and an update written as people write them (a revision opener, "took over
+    as", "slipped to", "these days", "as of", "starting next week", "no longer", lower-case chat
+    without its "I", "went with a different X", "turned 5", "started eating meat again", a new
+    commute, what a supplier is for), when judged, then they contradict."""
+    verdict = judge_contradiction(before, update)
+
+    assert verdict.contradicts, verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("fact", "look_alike"),
+    [
+        ("I play the acoustic guitar.", "I now play the electric guitar too."),
+        ("We bank with Barclays.", "We also opened an account with Monzo."),
+        ("Tom is the captain.", "Kira might take over as captain next season."),
+        ("We live in Bristol.", "We're thinking about moving to Cardiff."),
+        ("The marathon is on April 21.", "The half marathon was postponed to May 5."),
+        ("The library closes at 8pm.", "The library café closes at 6pm now."),
+        ("The café is on the corner.", "The café is on Instagram now."),
+        ("My brother is at university.", "My brother is at work now."),
+        ("I live in London.", "I'm in Berlin now for a conference."),
+        ("I stopped using Trello in April 2021.", "When did I stop using Todoist?"),
+        ("Jess walks our dog in the mornings.", "Marco walks the dog in the evenings now."),
+        ("Raj is the project lead.", "Raj took over as project lead last month."),
+        ("I drink coffee in the morning.", "These days I drink green tea in the afternoon."),
+    ],
+)
+def test_given_a_look_alike_of_an_update_when_judged_then_it_agrees(
+    fact: str, look_alike: str
+) -> None:
+    """Given a statement that looks like an update but is not one (an addition with "also" or
+    "too", a plan, another subject named with one word more, another attribute, a stay, a
+    question, another context, the same value restated), when judged, then there is no
+    contradiction."""
+    verdict = judge_contradiction(fact, look_alike)
+
+    assert not verdict.contradicts, verdict.explanation
+
+
+def test_given_a_value_added_with_also_when_judged_then_it_keeps_the_other() -> None:
+    """Given "I use Python" and "I also use Go", when judged, then they agree: "also" adds a
+    value, it does not replace one (two languages of one category would otherwise conflict)."""
+    verdict = judge_contradiction("I use Python.", "I also use Go.")
+
+    assert not verdict.contradicts
+    assert "also" in verdict.explanation
+
+
+def test_given_a_question_when_judged_then_it_claims_nothing() -> None:
+    """Given a fact and a question about something like it, when judged, then there is no
+    contradiction: a question states nothing."""
+    verdict = judge_contradiction(
+        "I stopped using Spotify in 2023.", "When did I stop using Dropbox?"
+    )
+
+    assert not verdict.contradicts
+    assert "question" in verdict.explanation
+
+
+def test_given_a_duty_taken_over_when_judged_then_the_explanation_names_both_holders() -> None:
+    """Given "Jess walks our dog" and "Marco walks the dog now", when judged, then they
+    contradict, and the explanation names the new holder and the old one."""
+    verdict = judge_contradiction("Jess walks our dog.", "Marco walks the dog now.")
+
+    assert verdict.contradicts
+    assert verdict.cue == "conflicting_value"
+    assert "marco" in verdict.explanation and "jess" in verdict.explanation
+
+
+def test_given_a_revision_opener_when_judged_then_plain_values_conflict() -> None:
+    """Given a venue and the same sentence with another venue after "my bad," (a revision),
+    when judged, then they contradict; without the opener two plain venues of "is at" could
+    both hold."""
+    plain = judge_contradiction(
+        "The recital is at the town hall.", "The recital is at the community centre."
+    )
+    revised = judge_contradiction(
+        "The recital is at the town hall.", "my bad, the recital is at the community centre"
+    )
+
+    assert not plain.contradicts
+    assert revised.contradicts, revised.explanation

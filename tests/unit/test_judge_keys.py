@@ -171,3 +171,23 @@ def test_given_the_workload_facts_when_keyed_then_keys_are_specific() -> None:
     assert mean <= 1.5
     assert keyed_turns <= fact_turns
     assert users  # the workload states facts
+
+
+@pytest.mark.parametrize(
+    ("stated", "update", "key"),
+    [
+        ("Tom is the team lead.", "Ana took over as team lead.", "team lead|holder"),
+        (
+            "We use Mailchimp for newsletters.",
+            "We moved to Brevo for newsletters.",
+            "we|for newsletter",
+        ),
+        ("Our shop is on the ground floor.", "Our shop is on the first floor now.", "shop|be on"),
+    ],
+)
+def test_given_a_fact_and_its_update_as_people_state_it_when_keyed_then_they_share_a_key(
+    stated: str, update: str, key: str
+) -> None:
+    """Given a role's holder and its new holder, what a supplier is for and the new supplier,
+    or a place and the place it is "now", when keyed, then both statements carry one key."""
+    assert key in attribute_keys(stated) & attribute_keys(update)

@@ -94,6 +94,33 @@ VOCABULARY = (
     "my neighbour Tariq",
     "€29,500",
     "these days",
+    # updates as people state them (issue 30)
+    "took over as",
+    "team lead",
+    "from",
+    "Wait, no.",
+    "Actually,",
+    "my bad,",
+    "also",
+    "too",
+    "might",
+    "slipped to",
+    "pushed back to",
+    "as of March",
+    "Starting Monday,",
+    "went with a different",
+    "vet",
+    "turned 8",
+    "Arjun's in",
+    "started eating",
+    "stopped using",
+    "for running",
+    "i drive to work",
+    "so",
+    "walks the dog",
+    "dropped",
+    ".",
+    "?",
 )
 SENTENCES = st.lists(st.sampled_from(VOCABULARY), max_size=14).map(" ".join)
 TEXTS = st.one_of(st.text(max_size=80), SENTENCES)
@@ -181,6 +208,7 @@ def test_given_any_statement_when_keyed_then_the_keys_are_subject_attribute_stri
     assert isinstance(keys, frozenset)
     assert keys == attribute_keys(text)
     assert all(isinstance(key, str) and "|" in key for key in keys)
+    assert all(all(side.strip() for side in key.split("|", 1)) for key in keys), keys
 
 
 def _imports(source: Path) -> set[str]:

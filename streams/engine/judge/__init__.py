@@ -15,14 +15,18 @@ Method, one module per step:
 * :mod:`.parse`: a statement as clauses (subject, relation, value, polarity, tense), with
   corrections ("X, not Y": Y is the replaced value), updates ("was moved to", "now", "switched
   from A to B", "has a new phone number: X": present claims), the perfect ("I've never used
-  X": the verb is "use") and roles ("I use Helix as my main editor": my main editor is Helix).
+  X": the verb is "use") and roles ("I use Helix as my main editor": my main editor is Helix);
+  updates as people state them ("Ana took over as team lead", "the launch slipped to October
+  3rd", "we went with a different vet", "Actually, ...", "these days", "as of March") and
+  what is not one ("also", "too", "might take over", a question).
 * :mod:`.values`: two values of one attribute compared slot by slot: same, related (synonym,
   refinement, part of, the same amount), exclusive (and of which kind), or unknown.
 * :mod:`.attributes`: subjects as compared ("my neighbour Tariq" is Tariq, "my weekly
   one-on-one" is my one-on-one), whether two clauses state one attribute, how many values it
   holds.
 * :mod:`.rules`: the verdict, with the guards against false alarms (same subject and
-  attribute, single-valued attributes only, same time, contexts).
+  attribute, single-valued attributes only, same time, contexts); :mod:`.inferences`, the
+  conflicts implied rather than stated (one diet at a time, a duty taken over).
 * :mod:`.lexicons`: the word lists, JSON files in ``lexicons/`` loaded once.
 * :mod:`.keys`: ``attribute_keys(text)``, the (subject, single-valued attribute) keys a
   statement makes a claim about, for blocking: two statements that contradict by giving one

@@ -9,6 +9,17 @@ its attribute ("Bea is working on Atlas" / "Bea's current project is Falcon").
 How many values an attribute holds decides which differences are conflicts (:data:`FIRES_FOR`):
 "User's favourite food" holds one value of any kind, "lives in" one place or name, "uses" one
 member of a category (one database) but several plain values, "speaks" several of everything.
+An attribute a statement says has changed ("now", "switched to", "took over": ``UPDATED``) holds
+one value of any kind, unless the statement only adds one ("also", "too").
+
+Other readings of a clause: who holds a role ("Tom is the team lead": the team lead is Tom),
+what a tool or supplier is for ("We use CircleCI for CI": our CI is CircleCI), when an activity
+happens ("I go climbing on Tuesdays": climbing is on Tuesdays), a price ("the plan is $15":
+its price). Subjects also align when a change is about something its subject owns ("I switched
+to GCP" / "our cloud provider is AWS", "we're on the first floor now" / "our shop is on the
+ground floor"), when "we" is "our team", when an update names the subject with one word less
+("the plan is $15 now" / "the streaming plan costs $12") and when what a change is for names
+the other's subject with one noun more ("switched to Asics for running" / "my running shoes").
 """
 
 from __future__ import annotations
@@ -17,8 +28,10 @@ from dataclasses import dataclass
 
 from ..memo import by_identity
 from .lexicons import (
+    ACTIVITY_RELATION_PHRASES,
     ATTRIBUTE_NOUN_PHRASES,
     CATEGORIES,
+    COLLECTIVE_NOUNS,
     COUNT_VERBS,
     IGNORED_SUBJECT_MODIFIERS,
     MULTI_VALUED_VERBS,
@@ -26,6 +39,9 @@ from .lexicons import (
     PERSON_NOUNS,
     POSSESSIVE_DETERMINERS,
     PREFERENCE_RELATIONS,
+    PURPOSE_RELATION_PHRASES,
+    RECURRING_CONTEXT_WORDS,
+    ROLE_NOUNS,
     SINGLE_VALUED_MODIFIERS,
     SINGLE_VALUED_NOUNS,
     SINGLE_VALUED_PREFERENCES,
@@ -34,29 +50,34 @@ from .lexicons import (
 )
 from .parse import Clause
 from .quantities import PERIOD
-from .values import item_type
-from .words import Words, keys, phrase_key
+from .values import TEMPORAL_CATEGORY_OF, is_time, item_type, names_another, slots
+from .words import Word, Words, keys, phrase_key
 
 ATTRIBUTE, SINGLE, DEFAULT, COUNT, MULTI = "attribute", "single", "default", "count", "multi"
+# An attribute one statement says has changed ("now", "these days", "switched to", "took
+# over"): it holds the new value instead of the old, so plain different words conflict too.
+UPDATED = "updated"
 # Which kinds of exclusive value difference make a contradiction for which class of attribute.
 FIRES_FOR = {
-    "time": frozenset({ATTRIBUTE, SINGLE, DEFAULT, COUNT}),
-    "date": frozenset({ATTRIBUTE, SINGLE, DEFAULT, COUNT}),
-    "quantity": frozenset({ATTRIBUTE, SINGLE, DEFAULT, COUNT}),
-    "number": frozenset({ATTRIBUTE, SINGLE, DEFAULT, COUNT}),
-    "period": frozenset({ATTRIBUTE, SINGLE, DEFAULT, COUNT, MULTI}),
-    "antonym": frozenset({ATTRIBUTE, SINGLE, DEFAULT}),
-    "category": frozenset({ATTRIBUTE, SINGLE, DEFAULT}),
-    "temporal": frozenset({ATTRIBUTE, SINGLE}),
-    "place": frozenset({ATTRIBUTE, SINGLE}),
-    "name": frozenset({ATTRIBUTE, SINGLE}),
-    "generic": frozenset({ATTRIBUTE}),
+    "time": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT, COUNT}),
+    "date": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT, COUNT}),
+    "quantity": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT, COUNT}),
+    "number": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT, COUNT}),
+    "period": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT, COUNT, MULTI}),
+    "antonym": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT}),
+    "category": frozenset({ATTRIBUTE, SINGLE, UPDATED, DEFAULT}),
+    "temporal": frozenset({ATTRIBUTE, SINGLE, UPDATED}),
+    "place": frozenset({ATTRIBUTE, SINGLE, UPDATED}),
+    "name": frozenset({ATTRIBUTE, SINGLE, UPDATED}),
+    "generic": frozenset({ATTRIBUTE, UPDATED}),
 }
 FIRING = {
     exclusivity: frozenset(kind for kind, classes in FIRES_FOR.items() if exclusivity in classes)
-    for exclusivity in (ATTRIBUTE, SINGLE, DEFAULT, COUNT, MULTI)
+    for exclusivity in (ATTRIBUTE, SINGLE, UPDATED, DEFAULT, COUNT, MULTI)
 }
 SINGLE_VALUED_RELATIONS = frozenset(phrase_key(p) for p in SINGLE_VALUED_RELATION_PHRASES)
+PURPOSE_RELATIONS = frozenset(phrase_key(p) for p in PURPOSE_RELATION_PHRASES)
+ACTIVITY_RELATIONS = frozenset(phrase_key(p) for p in ACTIVITY_RELATION_PHRASES)
 ATTRIBUTE_NOUNS = {
     phrase_key(relation): phrase_key(noun) for relation, noun in ATTRIBUTE_NOUN_PHRASES.items()
 }
@@ -66,6 +87,7 @@ OWNERS = frozenset({"user", "we"})
 RECURRENCE_KEY = f"{PERIOD}="  # the key of a period word ("weekly"): see quantities.Quantity
 WEEK_SECONDS = 604800
 PRONOUNS = frozenset({"user", "we", "he", "she", "they", "you"})
+_LIVING_IN = frozenset({("be", "in"), ("live", "in")})
 
 
 def is_person(subject: Words) -> bool:
@@ -137,7 +159,14 @@ def subjects_match(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         a == b
         or (len(a) > 1 and a[0] in OWNERS and a[1:] == b)
         or (len(b) > 1 and b[0] in OWNERS and b[1:] == a)
+        or (a == ("we",) and _names_us(b))
+        or (b == ("we",) and _names_us(a))
     )
+
+
+def _names_us(subject: tuple[str, ...]) -> bool:
+    """ "our team", "our family": who "we" are."""
+    return len(subject) == 2 and subject[0] == "we" and subject[1] in COLLECTIVE_NOUNS
 
 
 def recurs_weekly_or_less(subject: tuple[str, ...]) -> bool:
@@ -158,6 +187,9 @@ class Reading:
     relation: tuple[str, ...]
     value: Words
     derived: bool = False  # read through the noun naming the attribute, not as stated
+    purpose: bool = False  # read as what the value is for ("CircleCI for CI": the CI)
+    activity: bool = False  # read as when an activity happens ("climbing on Tuesdays")
+    holder: bool = False  # read as who holds a role ("Tom is the team lead": the lead is Tom)
 
 
 @by_identity(maxsize=65536)
@@ -174,7 +206,73 @@ def readings(clause: Clause) -> tuple[Reading, ...]:
         for category, attribute in TYPED_ATTRIBUTE_NOUNS.items():
             if any(word.key in CATEGORY_MEMBERS[category] for word in clause.value):
                 found.append(Reading(clause, subject + (attribute,), ("be",), clause.value, True))
+        if any(word.key in CATEGORY_MEMBERS["currency"] for word in clause.value):
+            found.append(Reading(clause, subject + ("price",), ("be",), clause.value, True))
+        role = _role_held(clause)
+        if role is not None:  # "Tom is the team lead": the team lead is Tom
+            found.append(Reading(clause, role, ("be",), clause.subject, True, holder=True))
+    purpose = _purpose_reading(clause, relation)
+    if purpose is not None:
+        found.append(purpose)
+    if relation in ACTIVITY_RELATIONS and not clause.negated:
+        activity = _activity_reading(clause, relation)
+        if activity is not None:
+            found.append(activity)
     return tuple(found)
+
+
+def _activity_reading(clause: Clause, relation: tuple[str, ...]) -> Reading | None:
+    """ "I go climbing on Tuesdays" is also "climbing is on Tuesdays" (for me), which
+    "climbing is on Saturdays now" changes."""
+    parts = slots(clause.value)
+    if len(parts) != 2 or parts[0][0] or parts[1][0] not in {"on", "at"}:
+        return None
+    activity, (preposition, when) = parts[0][1], parts[1]
+    if len(activity) > 3 or any(item_type(word) is not None for word in activity):
+        return None
+    if not all(_is_when(word) for word in when):
+        return None
+    return Reading(clause, keys(activity), ("be", preposition), when, True, activity=True)
+
+
+def _is_when(word: Word) -> bool:
+    return (
+        word.date is not None
+        or is_time(word.key)
+        or TEMPORAL_CATEGORY_OF.get(word.key) in {"weekday", "part of day"}
+        or word.key in RECURRING_CONTEXT_WORDS
+    )
+
+
+def _role_held(clause: Clause) -> tuple[str, ...] | None:
+    """The role a person is said to hold ("Tom is the team lead", "Kira is captain now"), as
+    the subject of the holder's name; None for other copula values."""
+    value, subject = clause.value, clause.subject
+    if not value or len(value) > 3 or clause.negated or not subject or len(subject) > 3:
+        return None
+    if value[-1].key not in ROLE_NOUNS or any(word.possessive or word.proper for word in value):
+        return None
+    if any(word.possessive or word.quantity or word.date for word in subject):
+        return None
+    return subject_key(value)
+
+
+def _purpose_reading(clause: Clause, relation: tuple[str, ...]) -> Reading | None:
+    """ "We use CircleCI for CI" is also "(our) CI is CircleCI", and "we moved to Sky for
+    broadband" is "(our) broadband is Sky now": what a tool or supplier is for names the
+    attribute it is the value of."""
+    if not (clause.any_relation or relation in PURPOSE_RELATIONS) or clause.negated:
+        return None
+    if not is_person(clause.subject):
+        return None  # "yoga is on Tuesdays for the beginners": who it is for
+    value = clause.value
+    at = next((i for i, word in enumerate(value) if word.key == "for"), None)
+    if at is None or at == 0 or at > 3 or len(value) - at - 1 not in {1, 2}:
+        return None
+    purpose = value[at + 1 :]
+    if any(word.quantity is not None or word.date is not None for word in purpose):
+        return None  # "for 3 years", "for May": how long or when, not what for
+    return Reading(clause, subject_key(purpose), ("use",), value[:at], True, True)
 
 
 def stands_for(clause: Clause, relation: tuple[str, ...]) -> bool:
@@ -183,12 +281,43 @@ def stands_for(clause: Clause, relation: tuple[str, ...]) -> bool:
     return clause.any_relation and (allowed is None or relation in allowed)
 
 
+def _says_when(value: Words) -> bool:
+    """A value that opens with a date, a time, a weekday or a month ("May 6", "at 4pm")."""
+    first = next((word for word in value if word.key not in {"on", "at", "in"}), None)
+    return first is not None and (
+        first.date is not None
+        or is_time(first.key)
+        or first.key in CATEGORY_MEMBERS["weekday"]
+        or first.key in CATEGORY_MEMBERS["month"]
+    )
+
+
 def relations_align(a: Reading, b: Reading) -> bool:
-    """The same relation, a change standing for the other's, or two preference verbs."""
+    """The same relation, a change standing for the other's, two preference verbs, or "is"
+    with and without a preposition before when ("is May 6" / "is on May 4")."""
     if a.relation == b.relation:
         return True
     if stands_for(a.clause, b.relation) or stands_for(b.clause, a.relation):
         return True
+    if (
+        a.relation[:1] == b.relation[:1] == ("be",)
+        and len(a.relation) + len(b.relation) == 3
+        and _says_when(a.value)
+        and _says_when(b.value)
+    ):
+        return True
+    if {a.relation, b.relation} == _LIVING_IN and (a.clause.update or b.clause.update):
+        return True  # "we're in Leeds now" / "we live in Manchester": who lives is a person
+    for denial, other in ((a, b), (b, a)):
+        if (
+            denial.clause.negated
+            and not denial.value
+            and not other.clause.negated
+            and len(other.relation) == len(denial.relation) + 1
+            and other.relation[: len(denial.relation)] == denial.relation
+            and other.relation[0] != "be"
+        ):
+            return True  # "I don't swim anymore" / "I swim on Sundays"
     return a.relation[:1] != b.relation[:1] and {a.relation[0], b.relation[0]} <= (
         PREFERENCE_RELATIONS
     )
@@ -202,22 +331,139 @@ def subjects_align(a: Reading, b: Reading) -> bool:
     for change, other in ((a, b), (b, a)):
         owned = other.subject
         if (
-            change.clause.replaced
-            and change.clause.any_relation
-            and len(owned) == 2
-            and owned[1] not in PERSON_NOUNS
+            (change.clause.any_relation or change.clause.update)
+            and len(owned) in {2, 3}
+            and owned[-1] not in PERSON_NOUNS
             and subjects_match(change.subject, owned[:1])
+            and (
+                (change.clause.replaced and change.clause.any_relation)
+                or _share_a_category(change.value, other.value)
+                or _same_head(change.value, other.value)
+            )
         ):
-            return True
-    return False
+            return True  # "I switched to GCP" / "our cloud provider is AWS"
+    if _gear_for(a, b) or _gear_for(b, a):
+        return True
+    changed = a.clause.update or b.clause.update or a.clause.any_relation or b.clause.any_relation
+    return changed and _one_word_apart(a, b)
+
+
+def _gear_for(change: Reading, other: Reading) -> bool:
+    """ "I switched to Asics for running" / "my running shoes are Brooks": what a change is
+    for, with one noun more, names what the other statement is about."""
+    if not (change.purpose and change.clause.any_relation) or other.derived:
+        return False
+    owner = subject_key(change.clause.subject)
+    named = _unowned(other.subject)
+    return (
+        subjects_match(owner + named[:-1], owner + change.subject)
+        and len(named) == len(change.subject) + 1
+        and named[-1] not in PERSON_NOUNS
+        and other.subject[:1] == owner[:1]
+    )
+
+
+def _one_word_apart(a: Reading, b: Reading) -> bool:
+    """ "The streaming plan costs $12" / "the plan is $15 now", "yoga class" / "yoga": in an
+    update, a subject named with one word more or less (not an owner's word: "Sara's husband"
+    is not Sara, "my sister's rent" not my rent)."""
+    if not (a.derived == b.derived or a.activity or b.activity or _extends(a) and _extends(b)):
+        return False
+    shorter, longer = sorted((_unowned(a.subject), _unowned(b.subject)), key=len)
+    if not shorter or len(longer) != len(shorter) + 1:
+        return False
+    named_shortly = a if len(_unowned(a.subject)) < len(_unowned(b.subject)) else b
+    if not (named_shortly.clause.update or named_shortly.clause.any_relation):
+        return False  # "the half marathon was postponed" is not the marathon
+    extra = next((i for i, key in enumerate(shorter) if key != longer[i]), len(shorter))
+    if longer[:extra] + longer[extra + 1 :] != shorter:
+        return False
+    if extra == len(shorter) and longer[extra] in PERSON_NOUNS:
+        return False  # "Jess" / "Jess mum": another person, not a longer name
+    stated = [reading.clause.subject for reading in (a, b) if not reading.derived]
+    owned = any(
+        word.possessive and word.surface not in POSSESSIVE_DETERMINERS
+        for subject in stated
+        for word in subject
+    )
+    named = any(
+        word.proper
+        for reading in (a, b)
+        for word in reading.clause.subject + reading.clause.value
+        if word.key == longer[extra]
+    )
+    return not (owned or named)
+
+
+def _extends(reading: Reading) -> bool:
+    """A reading whose subject is the clause's subject, or it with the noun naming the
+    attribute ("the gala is at the Ritz": the gala's venue)."""
+    stated = subject_key(reading.clause.subject)
+    return reading.subject[: len(stated)] == stated
+
+
+def _unowned(subject: tuple[str, ...]) -> tuple[str, ...]:
+    return subject[1:] if len(subject) > 1 and subject[0] in OWNERS else subject
+
+
+def alike_values(a: Words, b: Words) -> bool:
+    """Two values of one frame: one word apart ("year 5" / "year 6") or one head ("the first
+    floor" / "the ground floor")."""
+    return _one_word_differs(a, b) or _same_head(a, b)
+
+
+def _one_word_differs(a: Words, b: Words) -> bool:
+    """Two values of two or more words that differ in one word ("year 5" / "year 6", "the
+    data team" / "the platform team"): one frame, two fillers."""
+    if len(a) != len(b) or len(a) < 2:
+        return False
+    return sum(x.key != y.key for x, y in zip(a, b, strict=True)) == 1
+
+
+def _same_head(a: Words, b: Words) -> bool:
+    """Two values that name one kind of thing, told apart by a word before it ("the Pro tier"
+    / "the Standard tier", "the first floor" / "the ground floor")."""
+    head_a, head_b = slots(a)[:1], slots(b)[:1]
+    if not head_a or not head_b or head_a[0][0] or head_b[0][0]:
+        return False
+    first_a, first_b = head_a[0][1], head_b[0][1]
+    return (
+        len(first_a) >= 2
+        and len(first_b) >= 2
+        and first_a[-1].key == first_b[-1].key
+        and keys(first_a) != keys(first_b)
+        and item_type(first_a[-1]) is None
+    )
+
+
+def _share_a_category(a: Words, b: Words) -> bool:
+    kinds_a = {kind for kind in value_kinds(a) if kind.startswith("category:")}
+    return bool(kinds_a & value_kinds(b))
 
 
 def align(a: Clause, b: Clause) -> tuple[Reading, Reading] | None:
-    """The first readings of two clauses that are about one attribute, if any."""
+    """The first readings of two clauses that are about one attribute, if any: readings a
+    change fits first (see :func:`changes_another_attribute`), else the first that align."""
+    first = None
     for reading_a in readings(a):
         for reading_b in readings(b):
             if subjects_align(reading_a, reading_b) and relations_align(reading_a, reading_b):
-                return reading_a, reading_b
+                if not changes_another_attribute(reading_a, reading_b):
+                    return reading_a, reading_b
+                first = first or (reading_a, reading_b)
+    return first
+
+
+def changes_another_attribute(a: Reading, b: Reading) -> Reading | None:
+    """The side of two aligned readings that is a change about another attribute than the
+    other side states ("I switched to Zed" / "I work at Google"), if any."""
+    for change, other in ((a, b), (b, a)):
+        if (
+            change.clause.any_relation
+            and change.relation != other.relation
+            and not change_fits(change, other)
+        ):
+            return other
     return None
 
 
@@ -247,9 +493,14 @@ def attribute_class(a: Reading, b: Reading) -> str:
     else:
         exclusivity = DEFAULT
     changed = a.clause.any_relation or b.clause.any_relation
-    now = (a.clause.update or b.clause.update) and relation[:1] == ("be",)
-    if (changed or now) and exclusivity in {DEFAULT, COUNT}:
-        return SINGLE  # a change says the attribute now holds this value, not another
+    now = a.clause.update or b.clause.update
+    addition = a.clause.addition or b.clause.addition
+    if (changed or now) and not addition and exclusivity in {DEFAULT, COUNT, SINGLE}:
+        return UPDATED  # a change says the attribute now holds this value, not another
+    if (changed or now) and not addition and _one_word_differs(a.value, b.value):
+        return UPDATED  # "Ahmed now manages the platform team" / "... the data team"
+    if a.activity or b.activity:
+        return DEFAULT  # "I go climbing on Tuesdays" and on Saturdays, unless it changed
     return exclusivity
 
 
@@ -258,14 +509,24 @@ def value_kinds(value: Words) -> frozenset[str]:
     return frozenset(kind for kind in (item_type(word) for word in value) if kind is not None)
 
 
+def _share_a_detail(a: Words, b: Words) -> bool:
+    """Two values with one slot after the first in common ("... at the cafe")."""
+    details_a = {(preposition, keys(slot)) for preposition, slot in slots(a)[1:]}
+    return bool(details_a) and any(
+        (preposition, keys(slot)) in details_a for preposition, slot in slots(b)[1:]
+    )
+
+
 def change_fits(change: Reading, other: Reading) -> bool:
     """Whether a change ("moved to Thursday", "switched to a Pixel") can be about the
     attribute the other statement states. A value the other states was replaced outright;
     otherwise the new value must be of the same kind as the other value (a day for a day, a
     place for a place, a phone for a phone); two plain names fit only for a thing or an event
     ("the office moved to Canary Wharf"), not for a person, who has many named attributes."""
-    if change.clause.replaced:
+    if change.clause.replaced or change.purpose or other.purpose or names_another(change.value):
         return True
+    if _share_a_detail(change.value, other.value) or _same_head(change.value, other.value):
+        return True  # "switched to weekdays at the cafe" / "I work weekends at the cafe"
     kinds_change, kinds_other = value_kinds(change.value), value_kinds(other.value)
     strong_change, strong_other = kinds_change - {"name"}, kinds_other - {"name"}
     if strong_change or strong_other:

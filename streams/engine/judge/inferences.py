@@ -6,6 +6,9 @@
 * *A way of living and what it rules out*: "Marco is vegetarian" / "Marco eats meat".
 * *A denied category and an owned member of it*: "The user has no children" / "The user's son
   starts school in May"; "I don't own any pets" / "I walk my dog".
+* *A duty taken over*: "Jess walks our dog" / "Marco walks the dog now", "Hannah manages the
+  front desk" / "Leo took over the front desk": one particular thing, a duty relation
+  (``duty_relations``), two holders, one of them stated as a change.
 """
 
 from __future__ import annotations
@@ -17,10 +20,17 @@ from .judgement import (
     VALUE_CONFIDENCE,
     Judgement,
 )
-from .lexicons import CONSUMING_VERBS, COUNT_VERBS, EXCLUSIONS, PLANT_BASED_MODIFIERS
+from .lexicons import (
+    CONSUMING_VERBS,
+    COUNT_VERBS,
+    DUTY_RELATION_PHRASES,
+    EXCLUSIONS,
+    PLANT_BASED_MODIFIERS,
+    POSSESSIVE_DETERMINERS,
+)
 from .parse import PAST, Clause
 from .values import category_members, part_of, per_subject_members
-from .words import keys, show
+from .words import keys, phrase_key, show
 
 
 def judge_per_subject(a: Clause, b: Clause) -> Judgement | None:
@@ -45,6 +55,52 @@ def judge_per_subject(a: Clause, b: Clause) -> Judgement | None:
             f"'{x.shown}' vs '{y.shown}' (one {category} at a time)",
         )
     return None
+
+
+DUTY_RELATIONS = frozenset(phrase_key(phrase) for phrase in DUTY_RELATION_PHRASES)
+TAKE = ("take",)
+
+
+def _is_takeover(clause: Clause) -> bool:
+    return clause.any_relation and clause.relation_key == TAKE
+
+
+def _particular(clause: Clause) -> tuple[str, ...]:
+    """The keys of a particular thing a clause is about ("our dog", "the lawn"), without its
+    owner's word; empty when the value is not one particular thing."""
+    if not (clause.definite or _is_takeover(clause)):
+        return ()
+    return tuple(word.key for word in clause.value if word.surface not in POSSESSIVE_DETERMINERS)
+
+
+def judge_new_holder(a: Clause, b: Clause) -> Judgement | None:
+    """ "Jess walks our dog" / "Marco walks the dog now", "Leo took over the front desk" /
+    "Hannah manages the front desk": one duty, stated as changed to another person."""
+    if a.negated or b.negated or a.addition or b.addition or not (a.update or b.update):
+        return None
+    if a.tense == PAST or b.tense == PAST:
+        return None
+    relation_a, relation_b = a.relation_key, b.relation_key
+    if relation_a != relation_b and not (_is_takeover(a) or _is_takeover(b)):
+        return None
+    if not ({relation_a, relation_b} - {TAKE}) <= DUTY_RELATIONS:
+        return None
+    held = _particular(a)
+    if not held or held != _particular(b):
+        return None
+    holder_a, holder_b = subject_key(a.subject), subject_key(b.subject)
+    if not holder_a or not holder_b or len(holder_a) > 3 or len(holder_b) > 3:
+        return None
+    if set(holder_a) & set(holder_b):
+        return None  # "our team" / "our new team": not two holders
+    new, old = (a, b) if a.update else (b, a)
+    return Judgement(
+        True,
+        VALUE_CONFIDENCE["name"],
+        "conflicting_value",
+        f"conflicting values for who holds '{show(new.value)}': '{show(new.subject)}' "
+        f"(stated as a change) vs '{show(old.subject)}'",
+    )
 
 
 def judge_exclusion(claim: Clause, other: Clause) -> Judgement | None:

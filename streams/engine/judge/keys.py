@@ -39,6 +39,7 @@ from .attributes import (
     OWNERS,
     PRONOUNS,
     SINGLE,
+    UPDATED,
     Reading,
     attribute_class,
     is_person,
@@ -48,12 +49,13 @@ from .attributes import (
     subject_key,
     without_recurrence,
 )
-from .lexicons import CONSUMING_VERBS, EXCLUSIONS
+from .lexicons import CONSUMING_VERBS, EXCLUSIONS, ROLE_NOUNS
 from .parse import PAST, Clause, parse
 from .values import SLOT_PREPOSITIONS, item_type, per_subject_members
 from .words import Word, Words, verb_base
 
 ANY = "*"
+HOLDER = "holder"  # who holds a role: "team lead|holder"
 WAY_OF_LIVING = "rules out"
 ALL_EXCLUDED = frozenset(excluded for found in EXCLUSIONS.values() for excluded in found)
 
@@ -135,12 +137,18 @@ def _reading_keys(reading: Reading, subject: str, person: bool) -> set[str]:
     split = _owner_and_noun(clause.subject) if named else None
     if exclusivity == MULTI:
         pass  # only a kind of value that still fires ("meets every 2 weeks"), below
+    elif reading.holder or _names_a_role(reading):
+        found.add(f"{' '.join(reading.subject)}|{HOLDER}")  # "Tom is the team lead"
+    elif reading.purpose:
+        found.add(f"{subject}|for {_joined(reading.subject)}")  # "we use CircleCI for CI"
+    elif reading.activity:
+        found.add(f"{' '.join(reading.subject)}|{relation}")  # "I go climbing on Tuesdays"
     elif reading.derived:
         noun = reading.subject[len(subject_key(clause.subject)) :]
         found.add(f"{subject}|{' '.join(noun)}")  # "works on Atlas": the project
     elif split is not None:
         found.add(f"{split[0]}|{split[1]}")  # "Bruno's phone number is ..."
-    elif exclusivity in {ATTRIBUTE, SINGLE} and not clause.any_relation:
+    elif exclusivity in {ATTRIBUTE, SINGLE, UPDATED} and not clause.any_relation:
         found.add(f"{subject}|{relation}")  # "lives in", "is scheduled for"
     firing = FIRING[exclusivity]
     types = {_value_type(word) for word in reading.value} - {None}
@@ -155,6 +163,19 @@ def _reading_keys(reading: Reading, subject: str, person: bool) -> set[str]:
     if not person and plain and (_names(reading.value) or names_single_attribute(reading.subject)):
         found.add(f"{subject}|{ANY}")  # a thing's plain value, which any change may replace
     return found
+
+
+def _names_a_role(reading: Reading) -> bool:
+    """ "The team lead is Ana (now)": a role's holder, stated of the role."""
+    value = reading.value
+    return (
+        (reading.relation == ("be",) or reading.clause.any_relation)
+        and bool(reading.subject)
+        and reading.subject[0] not in OWNERS  # "my manager is Dan": "user|manager", above
+        and reading.subject[-1] in ROLE_NOUNS
+        and 0 < len(value) <= 3
+        and not any(word.possessive or word.quantity or word.date for word in value)
+    )
 
 
 def _ways_of_living(clause: Clause) -> set[str]:

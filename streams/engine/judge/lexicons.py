@@ -76,10 +76,17 @@ UPDATE_VERBS = _words(_grammar, "update_verbs")
 LEAVE_VERBS = _words(_grammar, "leave_verbs")
 JOIN_VERBS = _words(_grammar, "join_verbs")
 LEAVE_RELATIONS: tuple[str, ...] = tuple(_grammar["update_leave_relations"])
+# "we dropped Comcast": a supplier, tool or habit given up, and the relations it held by.
+DROP_VERBS = _words(_grammar, "drop_verbs")
+DROP_RELATIONS: tuple[str, ...] = tuple(_grammar["drop_relations"])
 UNIVERSAL_VALUES = _words(_grammar, "universal_values")
 PERSON_NOUNS = _words(_grammar, "person_nouns")
+# "our team", "our family": the people "we" names ("Our team uses Asana" / "We use Asana").
+COLLECTIVE_NOUNS = _words(_grammar, "collective_nouns")
 RECURRING_CONTEXT_WORDS = _words(_grammar, "recurring_context_words")
 GO_ACTIVITIES = _words(_grammar, "go_activities")
+# "in Berlin for a conference": a stay, not a move.
+STAY_WORDS = _words(_grammar, "stay_words")
 CHANGE_TIME_WORDS = _words(_grammar, "change_time_words")
 
 _synonyms = _load("synonyms")
@@ -124,6 +131,14 @@ MULTI_VALUED_VERBS = _words(_attributes, "multi_valued_verbs")
 COUNT_VERBS = _words(_attributes, "count_verbs")
 PREFERENCE_RELATIONS = _words(_attributes, "preference_relations")
 SINGLE_VALUED_PREFERENCES = _words(_attributes, "single_valued_preferences")
+# Roles one person holds at a time ("Tom is the team lead": the team lead is Tom).
+ROLE_NOUNS = _words(_attributes, "role_nouns")
+# "We use CircleCI for CI": relations whose "for ..." names the attribute the value is of.
+PURPOSE_RELATION_PHRASES: tuple[str, ...] = tuple(_attributes["purpose_relations"])
+# "Jess walks our dog" / "Marco walks the dog now": duties one person does at a time.
+DUTY_RELATION_PHRASES: tuple[str, ...] = tuple(_attributes["duty_relations"])
+# "I go climbing on Tuesdays": relations whose value is an activity and when it happens.
+ACTIVITY_RELATION_PHRASES: tuple[str, ...] = tuple(_attributes["activity_relations"])
 # A copula value of this category states this attribute ("he is a pilot": his job).
 TYPED_ATTRIBUTE_NOUNS: dict[str, str] = dict(_attributes["typed_attribute_nouns"])
 

@@ -15,6 +15,20 @@ X" too. "I switched to Zed last week" changes to Zed (when the change happened i
 the value). "I switched to Zed now, it is my main editor" is two clauses, the second about Zed
 ("it" is the previous clause's subject, or what a person switched to or uses). "I use Helix as
 my main editor" also states "my main editor is Helix".
+
+Updates as people state them (issue 30): "Ana took over as team lead (from Tom)" says the team
+lead is Ana now (and no longer Tom); "Mei has taken over the invoices from Ravi" and "Min-jun
+handed scrum master over to Elise" name the new and the old holder; "Kira might take over" is a
+plan, not a change. "we dropped Comcast" replaces Comcast as what we use or are with; "I
+started eating meat again" is eating meat now, "I stopped ..." no longer. "the launch slipped to
+October 3rd", "was pushed back to", "left Deloitte in June", "migrated to GCP over the summer":
+the change's time and what brought it about ("after the reorg") are not part of the value, nor
+what is said after a comma ("moved to Ovo, much cheaper"). "I moved to Leeds" (a person, a place)
+is about where one lives. A statement with "also", "too" or "as well" adds a value and changes
+none; one that opens with a revision ("Actually,", "Wait, no.", "Correction:") is an update; a
+question ("When did I stop using Todoist?") claims nothing. Sentences are clauses, and so is a
+clause after a comma that has its own subject and copula ("They raised prices, the plan is $15
+now").
 """
 
 from __future__ import annotations
@@ -29,6 +43,8 @@ from .lexicons import (
     CHANGE_TIME_WORDS,
     COPULAS,
     DETERMINERS,
+    DROP_RELATIONS,
+    DROP_VERBS,
     DROPPED,
     FREQUENCY_ADVERBS,
     IRREGULAR_PARTICIPLES,
@@ -42,14 +58,15 @@ from .lexicons import (
     PARTICLES,
     PAST_ADVERBS,
     PAST_MARKERS,
+    PLACE_PART_OF,
     POSSESSIVE_DETERMINERS,
     PREPOSITIONS,
     PRONOUN_SUBJECTS,
     RELATION_ALIAS_PHRASES,
     UPDATE_VERBS,
 )
-from .normalise import EMAIL, capitalised, normalise
-from .quantities import may_start_amount, read_date, read_quantity
+from .normalise import EMAIL, capitalised, read
+from .quantities import MONTH_NUMBER, may_start_amount, read_date, read_quantity
 from .words import (
     ADVERB,
     ANTONYM_CANONICALS,
@@ -71,9 +88,34 @@ PAST, PERFECT, PRESENT = "past", "perfect", "present"
 _TOKEN = re.compile(
     EMAIL + r"|\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d+[a-z_]\w*|\d+(?:\.\d+)*|[^\W\d]\w*(?:'s)?|[,;:]"
 )
-_CLAUSE_JOINS = frozenset({"and", "but", "whereas", "while"})
+_CLAUSE_JOINS = frozenset({"and", "but", "whereas", "while", "so"})
 _COMMA_CLAUSE_SUBJECTS = PRONOUN_SUBJECTS - {"who"}  # "…, who …" describes, it does not assert
 _UPDATE_TARGETS = frozenset({"to", "into"})
+# Words between a change verb and its target that are not what was moved ("pushed back to",
+# "moved our accounts over to", "migrated everything to").
+_CHANGE_PARTICLES = frozenset({"back", "forward", "over", "out", "up", "down", "ahead", "along"})
+# A change's time as a trailing phrase: "in May", "over the summer", "since spring".
+_CHANGE_TIME_PREPOSITIONS = frozenset({"in", "on", "over", "during", "since", "from", "by", "at"})
+_SEASONS = frozenset({"spring", "summer", "autumn", "fall", "winter"})
+# Where a person moving house may be said to be ("I moved to Leeds" / "I live in Manchester").
+_HOME_RELATIONS = frozenset(
+    phrase_key(phrase) for phrase in ("live in", "be in", "be based in", "be at", "stay in")
+)
+_RELOCATION_VERBS = frozenset({"move", "relocate"})
+_CHANGE_CAUSES = frozenset({"after", "since", "following"})
+_PRE_VERB_ADVERBS = frozenset({"only", "mainly", "mostly", "rarely", "hardly", "barely", "seldom"})
+# Words that make what follows a plan or a wish, not a change that happened.
+_NOT_YET = frozenset(
+    {"will", "would", "could", "might", "may", "should", "shall", "to", "going", "plan"}
+    | {"plans", "planning", "hope", "hoping", "want", "wants", "considering", "thinking"}
+)
+# "I started running", "I stopped eating meat": the activity now, or no longer.
+_ONSET_VERBS = {"start": False, "begin": False, "stop": True}
+_TIME_UNITS = frozenset(
+    {"week", "weekend", "month", "year", "quarter", "term", "semester", "sprint"}
+)
+_COUNTING = frozenset({"next", "last", "first", "second", "third", "fourth", "following", "every"})
+_DEFINITE = frozenset({"the", "this", "that", "these", "those"})
 _NOBODY = frozenset({"nothing", "nobody", "none"})
 _PERSONS = frozenset({"user", "we", "he", "she", "they", "you"})
 _AS_ROLE_RELATIONS = frozenset(
@@ -83,6 +125,9 @@ RELATION_ALIASES = {
     phrase_key(phrase): phrase_key(target) for phrase, target in RELATION_ALIAS_PHRASES.items()
 }
 LEAVE_RELATION_KEYS = frozenset(phrase_key(phrase) for phrase in LEAVE_RELATIONS)
+PLACE_NAMES = frozenset(PLACE_PART_OF) | frozenset(
+    parent for parents in PLACE_PART_OF.values() for parent in parents
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +142,8 @@ class Clause:
     replaced: bool = False  # the value a correction or a change replaced, stated as negated
     any_relation: bool = False  # a change states a value, whatever the relation was called
     relations_allowed: frozenset[tuple[str, ...]] | None = None  # limits ``any_relation``
+    addition: bool = False  # "also", "too", "as well": one more value, not a new one
+    definite: bool = False  # the value is a particular thing ("the dog", "our dog")
 
     @property
     def relation_key(self) -> tuple[str, ...]:
@@ -125,6 +172,7 @@ class Statement:
     adverbs: tuple[str, ...]
     tense: str
     clauses: tuple[Clause, ...]
+    question: bool = False  # "When did I stop using Todoist?": claims nothing
 
     @property
     def polarity(self) -> int:
@@ -235,6 +283,7 @@ def _find_verb(words: list[Word]) -> int | None:
             previous.surface in PRONOUN_SUBJECTS
             or previous.role != CONTENT
             or (_looks_plural(previous.surface) and not previous.proper)
+            or (previous.surface in _PRE_VERB_ADVERBS and i > 1)  # "I only sleep 5 hours"
         ):
             return i
     return fallback
@@ -306,17 +355,24 @@ def _starts_clause(words: list[Word], start: int) -> bool:
     return verb is not None and any(word.role == CONTENT for word in rest[:verb])
 
 
-def _comma_clause(words: list[Word], i: int) -> bool:
+def _comma_clause(words: list[Word], i: int, current: list[Word]) -> bool:
     """ "I switched to Zed, it is my main editor": a comma before a pronoun and its verb
-    starts a clause of its own. Asked of every word: the comma is checked before the scan."""
+    starts a clause of its own; so does one before a subject and its verb after a clause that
+    has its own verb ("They raised prices, the plan is $15 now"). Asked of every word: the
+    comma is checked before the scan."""
     if words[i].surface != ",":
         return False
     following = next((word for word in words[i + 1 :] if word.role != PUNCTUATION), None)
-    return (
-        following is not None
-        and following.surface in _COMMA_CLAUSE_SUBJECTS
-        and _starts_clause(words, i + 1)
-    )
+    if following is None:
+        return False
+    if following.surface in _COMMA_CLAUSE_SUBJECTS:
+        return _starts_clause(words, i + 1)
+    opening = next((word for word in words[i + 1 :] if word.role == CONTENT), None)
+    if opening is None or opening.proper or _find_verb(current) is None:
+        return False
+    rest = [word for word in words[i + 1 :] if word.role != PUNCTUATION]
+    verb = _find_verb(rest)
+    return verb is not None and verb > 0 and rest[verb].surface in COPULAS
 
 
 def _segments(words: list[Word]) -> list[list[Word]]:
@@ -326,7 +382,7 @@ def _segments(words: list[Word]) -> list[list[Word]]:
         if (
             word.surface == ";"
             or (word.surface in _CLAUSE_JOINS and _starts_clause(words, i + 1))
-            or _comma_clause(words, i)
+            or _comma_clause(words, i, current)
         ):
             if current:
                 segments.append(current)
@@ -412,9 +468,34 @@ def _change(
     )
 
 
+def _is_when(word: Word) -> bool:
+    """A word that can say when a change happened: a date, a month, a season, a year."""
+    return (
+        word.date is not None
+        or word.key in _SEASONS
+        or (word.key.isdigit() and len(word.key) == 4 and word.key[:2] in {"19", "20"})
+        or (word.key in MONTH_NUMBER and word.key != "may")
+        or (word.key == "may" and word.role == CONTENT)
+    )
+
+
+def _to_comma(words: list[Word]) -> list[Word]:
+    """The words up to a comma: "moved to Ovo for our energy, much cheaper"."""
+    cut = next((i for i, word in enumerate(words) if word.surface == ","), None)
+    return words if cut is None else words[:cut]
+
+
+def _without_change_cause(value: Words) -> Words:
+    """An updated value without what brought the change about: "after the reorg", "since
+    we moved", "following the merger"."""
+    at = next((i for i, word in enumerate(value) if i > 0 and word.surface in _CHANGE_CAUSES), None)
+    return value[:at] if at is not None else value
+
+
 def _without_change_time(value: Words) -> Words:
     """A change's new value without when the change happened: "switched to Zed last week",
-    "moved to Porto two months ago", "changed to tulip77 yesterday"."""
+    "moved to Porto two months ago", "changed to tulip77 yesterday", "left Spotify in May",
+    "migrated to GCP over the summer"."""
     found = list(value)
     while found:
         last = found[-1].key
@@ -422,17 +503,27 @@ def _without_change_time(value: Words) -> Words:
         if last in CHANGE_TIME_WORDS:
             found.pop()
         elif before is not None and (
-            (before.key in {"last", "this"} and last.isalpha())  # "last week"
+            (before.key in {"last", "this", "next"} and last.isalpha())  # "last week"
             or (last == "ago" and before.quantity is not None)  # "two months ago"
+            or (before.key in _CHANGE_TIME_PREPOSITIONS and _is_when(found[-1]))  # "in May"
         ):
             del found[-2:]
+        elif (
+            before is not None
+            and last in _TIME_UNITS
+            and before.key not in _COUNTING
+            and before.quantity is None
+            and not before.key.isdigit()
+        ):
+            found.pop()  # "... this month": "this" is not a content word
         else:
             break
     return tuple(found) or value
 
 
 _MEMBERSHIP_VERBS = LEAVE_VERBS | JOIN_VERBS
-_CHANGE_VERBS = UPDATE_VERBS | _MEMBERSHIP_VERBS
+_CHANGE_VERBS = UPDATE_VERBS | _MEMBERSHIP_VERBS | DROP_VERBS
+DROP_RELATION_KEYS = frozenset(phrase_key(phrase) for phrase in DROP_RELATIONS)
 
 
 def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clause] | None:
@@ -461,20 +552,32 @@ def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clau
             if target is None:
                 continue
             origin = next((j for j in range(i + 1, target) if words[j].surface == "from"), None)
-            moved = _content(words[i + 1 : target if origin is None else origin])
+            moved = tuple(
+                w
+                for w in _content(words[i + 1 : target if origin is None else origin])
+                if w.surface not in _CHANGE_PARTICLES
+            )
             if moved:
                 subject = moved  # "the team moved the demo to Thursday": the demo moved
-            new_value = _without_change_time(_content(words[target + 1 :]))
-            clauses = [_change(text, subject, word, new_value, replaced=False, negated=negated)]
+            new_value = _without_change_time(_content(_to_comma(words[target + 1 :])))
+            change = _change(text, subject, word, new_value, replaced=False, negated=negated)
+            if base in _RELOCATION_VERBS and _is_person(subject) and _names_a_place(new_value):
+                # "I moved to Leeds" is where I live, not where I work
+                change = replace(change, relations_allowed=_HOME_RELATIONS)
+            clauses = [change]
             if origin is not None:
                 old_value = _content(words[origin + 1 : target])
                 clauses.append(_change(text, subject, word, old_value, replaced=True))
             return clauses
+        if base in DROP_VERBS and not negated:
+            # "we dropped Comcast": what we used, are with, have, no longer
+            dropped = _without_change_time(_content(_to_comma(words[i + 1 :])))
+            change = _change(text, subject, word, dropped, replaced=True)
+            return [replace(change, relations_allowed=DROP_RELATION_KEYS)]
         if base in _MEMBERSHIP_VERBS and not negated:
             # "left Spotify" / "joined Klarna": only about where someone works, lives, plays
-            change = _change(
-                text, subject, word, _content(words[i + 1 :]), replaced=base in LEAVE_VERBS
-            )
+            left = _without_change_time(_content(words[i + 1 :]))
+            change = _change(text, subject, word, left, replaced=base in LEAVE_VERBS)
             return [replace(change, relations_allowed=LEAVE_RELATION_KEYS)]
     return None
 
@@ -482,6 +585,8 @@ def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clau
 def _tense(words: list[Word], verb: int, head: str) -> str:
     if any(word.surface in PAST_ADVERBS for word in words):
         return PAST
+    if verb > 0 and words[verb - 1].surface in {"get", "gets"}:
+        return PRESENT  # "I get paid monthly"
     if head in IRREGULAR_PAST or (head.endswith("ed") and verb_base(head) not in {None, head}):
         return PAST
     if any(word.surface in PAST_MARKERS for word in words[: verb + 1]):
@@ -495,12 +600,21 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
         return None
     head = words[verb].surface
     tense = _tense(words, verb, head)
-    subject = _content(words[:verb]) or inherited
+    subject = (
+        tuple(word for word in _content(words[:verb]) if word.surface not in _PRE_VERB_ADVERBS)
+        or inherited
+    )
     if words[verb].key == "have":
         following = _next_content(words, verb + 1)
         if following is not None and _is_participle(words[following].surface):
             tense = PAST if head == "had" else PERFECT
             verb = following  # "have" is the auxiliary: "I've never used Terraform"
+    onset = _ONSET_VERBS.get(verb_base(words[verb].surface) or "")
+    stops = False
+    if onset is not None:
+        following = _next_content(words, verb + 1)
+        if following is not None and _is_progressive(words[following].surface):
+            verb, update, tense, stops = following, True, PRESENT, onset  # "started eating meat"
     end = _relation_end(words, verb)
     relation = tuple(
         _as_verb(word) if i == verb else word
@@ -508,6 +622,8 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
         if word.role == CONTENT
     )
     value = _content(words[end:])
+    if update:
+        value = _without_change_cause(value)  # "is Victor now, after the merger"
     if not value and any(word.surface in _NOBODY for word in words[verb + 1 :]):
         value = (Word("nothing", "anything"),)  # "allergic to nothing": to anything, denied
     if tense == PERFECT and (
@@ -528,8 +644,12 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
     flips = sum(word.flipped for word in relation)
     if relation[0].key == "be":
         flips += sum(word.flipped for word in value)
-    negated = (_negations(words) + flips) % 2 == 1
-    return Clause(text, subject, relation, value, negated, tense, update)
+    negated = (_negations(words) + flips + stops) % 2 == 1
+    first = next((i for i in range(end, len(words)) if words[i].role == CONTENT), None)
+    definite = first is not None and (
+        words[first].possessive or (first > 0 and words[first - 1].surface in _DEFINITE)
+    )
+    return Clause(text, subject, relation, value, negated, tense, update, definite=definite)
 
 
 def _new_attribute(
@@ -570,12 +690,90 @@ def _names_a_holder(subject: Words, value: Words) -> bool:
     )
 
 
+def _is_addition(words: list[Word], text: str) -> bool:
+    """ "I also play the ukulele", "I like swimming too", "... as well": one more value."""
+    if not ("also" in text or "too" in text or "well" in text or "additionally" in text):
+        return False
+    surfaces = [word.surface for word in words if word.role != PUNCTUATION]
+    return (
+        "also" in surfaces
+        or "additionally" in surfaces
+        or surfaces[-1:] == ["too"]
+        or surfaces[-2:] == ["as", "well"]
+    )
+
+
+def _takeover_clauses(words: list[Word], inherited: Words, text: str) -> list[Clause] | None:
+    """ "Ana took over as team lead (from Tom)": the team lead is Ana now (not Tom). "Mei has
+    taken over the invoices from Ravi": Mei has them now, Ravi no longer does."""
+    at = next(
+        (
+            i
+            for i, word in enumerate(words[:-1])
+            if word.key == "take" and words[i + 1].surface == "over"
+        ),
+        None,
+    )
+    if at is None:
+        return _handover_clauses(words, inherited, text)
+    if any(word.surface in _NOT_YET for word in words[:at]):
+        return None  # "Kira might take over as captain": a plan, not a change
+    subject = tuple(w for w in _content(words[:at]) if w.key not in {"be", "have"}) or inherited
+    after = words[at + 2 :]
+    origin = next((j for j, word in enumerate(after) if word.surface == "from"), None)
+    held = _without_change_time(_content(after[:origin]))
+    previous = _without_change_time(_content(after[origin + 1 :])) if origin is not None else ()
+    if not subject or not held or _negations(words):
+        return None
+    verb = words[at]
+    if held[0].surface == "as":  # "took over as team lead": the role's holder is someone else
+        role = held[1:]
+        if not role:
+            return None
+        holder = Clause(
+            text, role, (Word("is", "be"),), subject, False, PRESENT, update=True, definite=True
+        )
+        clauses = [holder]
+        if previous:
+            clauses.append(replace(holder, value=previous, negated=True, replaced=True))
+        return clauses
+    clauses = [_change(text, subject, verb, held, replaced=False)]
+    if previous:
+        clauses.append(_change(text, previous, verb, held, replaced=True))
+    return clauses
+
+
+def _handover_clauses(words: list[Word], inherited: Words, text: str) -> list[Clause] | None:
+    """ "Min-jun handed scrum master over to Elise": the scrum master is Elise now, not
+    Min-jun."""
+    at = next((i for i, word in enumerate(words) if word.key == "hand"), None)
+    if at is None or any(word.surface in _NOT_YET for word in words[:at]):
+        return None
+    over = next((j for j in range(at + 1, len(words)) if words[j].surface == "over"), None)
+    if over is None:
+        return None
+    to = next((j for j in range(over + 1, len(words)) if words[j].surface == "to"), None)
+    if to is None:
+        return None
+    role = _content(words[at + 1 : over]) or _content(words[over + 1 : to])
+    holder = _without_change_time(_content(_to_comma(words[to + 1 :])))
+    previous = tuple(w for w in _content(words[:at]) if w.key not in {"be", "have"}) or inherited
+    if not role or not holder or not previous or _negations(words):
+        return None
+    new = Clause(
+        text, role, (Word("is", "be"),), holder, False, PRESENT, update=True, definite=True
+    )
+    return [new, replace(new, value=previous, negated=True, replaced=True)]
+
+
 def _clauses(words: list[Word], inherited: Words) -> list[Clause]:
     text = _text(words)
     update = any(word.surface == "now" for word in words)
     correction = _split_correction(words)
     kept = correction.kept if correction is not None else words
-    clauses = _update_clauses(kept, inherited, text)
+    clauses = _takeover_clauses(kept, inherited, text) if " over " in f"{text} " else None
+    if clauses is None:
+        clauses = _update_clauses(kept, inherited, text)
     if clauses is None:
         clause = _plain_clause(kept, inherited, text, update)
         clauses = [] if clause is None else [clause]
@@ -584,11 +782,18 @@ def _clauses(words: list[Word], inherited: Words) -> list[Clause]:
         replaced = _plain_clause(correction.replaced_by, clauses[0].subject, text, update)
         if replaced is not None:
             clauses.append(replace(replaced, negated=not replaced.negated, replaced=True))
+    if clauses and _is_addition(words, text):
+        clauses = [replace(clause, addition=True, update=False) for clause in clauses]
     return clauses
 
 
 def _is_person(subject: Words) -> bool:
     return bool(subject) and all(word.key in _PERSONS or word.proper for word in subject)
+
+
+def _names_a_place(value: Words) -> bool:
+    """A value that names a place or a proper name ("Leeds", "Canary Wharf")."""
+    return bool(value) and (value[0].proper or value[0].key in PLACE_NAMES)
 
 
 def _resolve_it(segment: list[Word], previous: Clause) -> list[Word]:
@@ -652,7 +857,8 @@ def parse(text: str) -> Statement:
     """The statement's words and clauses. Memoised: a cycle judges one new fact against many
     old ones, and a profile re-synthesis judges the same statements again; a ``Statement``
     is immutable and depends on the text alone."""
-    words = _words(normalise(text), capitalised(text))
+    normalised, revises = read(text)
+    words = _words(normalised, capitalised(text))
     content = _content(words)
     clauses: list[Clause] = []
     subject: Words = ()
@@ -662,6 +868,10 @@ def parse(text: str) -> Statement:
         found = _clauses(segment, subject)
         if found and not subject:
             subject = found[0].subject
+        if revises:  # "Actually, X": X holds instead of what was said before
+            found = [
+                clause if clause.replaced else replace(clause, update=True) for clause in found
+            ]
         clauses += found
     return Statement(
         text=_text(words),
@@ -670,4 +880,5 @@ def parse(text: str) -> Statement:
         adverbs=tuple(word.surface for word in words if word.role == ADVERB),
         tense=clauses[0].tense if clauses else PRESENT,
         clauses=tuple(clauses),
+        question=text.rstrip().endswith("?"),
     )

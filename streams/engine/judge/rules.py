@@ -18,8 +18,10 @@
 4. **A way of living and what it rules out.** "Marco is vegetarian" / "Marco eats meat".
 5. **A denied category and a member of it owned.** "The user has no children" / "The user's son
    starts school in May".
+6. **A duty taken over.** "Jess walks our dog" / "Marco walks the dog now": one particular thing
+   done by another person, stated as a change.
 
-Rules 3 to 5 live in :mod:`.inferences`; which attribute a clause states and how many values
+Rules 3 to 6 live in :mod:`.inferences`; which attribute a clause states and how many values
 it holds, in :mod:`.attributes`; how two values compare, in :mod:`.values`.
 
 Guards (no false alarms): subjects and attributes must match; elaborations, refinements,
@@ -27,6 +29,10 @@ synonyms, part-of and unit-equivalent values are related, never exclusive; multi
 attributes hold several values; past and present statements do not overlap (but an update is a
 present claim); a difference in several places is a conflict only when every differing part is
 exclusive, otherwise the parts are contexts ("tea in the evening" / "coffee in the morning").
+A statement that adds a value ("also", "too") conflicts with none; a question states nothing;
+an update's plain words conflict only for one particular thing on both sides ("at the school" /
+"at the church hall"), values of one frame ("the first floor" / "the ground floor") or a
+change verb ("moved to"), not "my brother is at work now" / "is at university".
 """
 
 from __future__ import annotations
@@ -36,14 +42,16 @@ from functools import lru_cache
 from .attributes import (
     FIRING,
     MULTI,
+    UPDATED,
     Reading,
     align,
+    alike_values,
     attribute_class,
-    change_fits,
+    changes_another_attribute,
     is_person,
     recurs_weekly_or_less,
 )
-from .inferences import judge_exclusion, judge_owned_member, judge_per_subject
+from .inferences import judge_exclusion, judge_new_holder, judge_owned_member, judge_per_subject
 from .judgement import (
     ANTONYM_CONFIDENCE,
     BOTH_NEGATIVE_CONFIDENCE,
@@ -59,9 +67,9 @@ from .judgement import (
     Judgement,
     no_contradiction,
 )
-from .lexicons import SINGLE_VALUED_PREFERENCES
+from .lexicons import PREFERENCE_RELATIONS, SINGLE_VALUED_PREFERENCES
 from .parse import PAST, PERFECT, Clause, Statement, parse, word_keys
-from .values import OPEN, RELATED, SAME, compare_values, covers
+from .values import OPEN, RELATED, SAME, compare_values, covers, without_own_purpose
 from .words import ANTONYM_CANONICALS, Words, keys, show
 
 
@@ -160,7 +168,9 @@ def _judge_opposite_polarity(a: Reading, b: Reading, attribute: str) -> Judgemen
             DIFFERENT_TIMES_CONFIDENCE, f"'{attribute}' at different times (past/now)"
         )
     denies_the_activity = (
-        not negated.value and not negated.clause.is_copula and negated.relation == asserted.relation
+        not negated.value
+        and not negated.clause.is_copula
+        and asserted.relation[: len(negated.relation)] == negated.relation
     )
     if not (denies_the_activity or covers(negated.value, asserted.value)):
         return no_contradiction(
@@ -195,16 +205,11 @@ def _judge_opposite_polarity(a: Reading, b: Reading, attribute: str) -> Judgemen
 def _judge_aligned(a: Reading, b: Reading) -> Judgement:
     stated = b if a.clause.any_relation and not b.clause.any_relation else a
     attribute = stated.clause.attribute
-    for change, other in ((a, b), (b, a)):
-        changes_another_attribute = (
-            change.clause.any_relation
-            and change.relation != other.relation
-            and not change_fits(change, other)
+    other = changes_another_attribute(a, b)
+    if other is not None:
+        return no_contradiction(
+            UNRELATED_CONFIDENCE, f"the change is not about '{other.clause.attribute}'"
         )
-        if changes_another_attribute:
-            return no_contradiction(
-                UNRELATED_CONFIDENCE, f"the change is not about '{other.clause.attribute}'"
-            )
     if a.clause.negated != b.clause.negated:
         return _judge_opposite_polarity(a, b, attribute)
     if a.clause.negated:
@@ -227,14 +232,24 @@ def _judge_both_affirmative(a: Reading, b: Reading, attribute: str) -> Judgement
     in a way that counts for this attribute (see attributes.FIRES_FOR)."""
     if not a.value or not b.value:
         return no_contradiction(UNRELATED_CONFIDENCE, f"no value to compare for '{attribute}'")
-    if a.relation != b.relation and not (a.clause.any_relation or b.clause.any_relation):
+    if a.clause.addition or b.clause.addition:
+        return no_contradiction(
+            MULTI_VALUED_CONFIDENCE, f"'{attribute}' gains a value ('also', 'too'), keeps the other"
+        )
+    preferences = {a.relation[0], b.relation[0]} <= PREFERENCE_RELATIONS
+    if a.relation != b.relation and preferences:
         # aligned only as preferences: "I like Python" / "I prefer Go" can both hold
         return no_contradiction(
             MULTI_VALUED_CONFIDENCE, "liking one thing and preferring another can both hold"
         )
     exclusivity = attribute_class(a, b)
     one_day = recurs_weekly_or_less(a.subject) or recurs_weekly_or_less(b.subject)
-    comparison = compare_values(a.value, b.value, FIRING[exclusivity], one_day=one_day)
+    value_a, value_b = a.value, b.value
+    if a.clause.any_relation or a.clause.update:
+        value_a = without_own_purpose(value_a, value_b)  # "moved to Tampa for the sun"
+    if b.clause.any_relation or b.clause.update:
+        value_b = without_own_purpose(value_b, value_a)
+    comparison = compare_values(value_a, value_b, FIRING[exclusivity], one_day=one_day)
     shown = f"'{show(a.value)}' vs '{show(b.value)}'"
     if comparison.verdict in {SAME, RELATED}:
         return no_contradiction(RELATED_VALUES_CONFIDENCE, f"{comparison.reason} ({shown})")
@@ -245,7 +260,15 @@ def _judge_both_affirmative(a: Reading, b: Reading, attribute: str) -> Judgement
         and a.relation[0] in SINGLE_VALUED_PREFERENCES
         and not set(keys(a.value)) & set(keys(b.value))
     )
-    if comparison.kind not in FIRING[exclusivity] or unrelated_preferences:
+    loosely_updated = (
+        comparison.kind == "generic"
+        and exclusivity == UPDATED
+        and not (a.clause.any_relation or b.clause.any_relation)
+        and not (a.clause.definite and b.clause.definite)
+        and not (a.holder or b.holder)
+        and not alike_values(a.value, b.value)
+    )  # "my brother is at university" / "... at work now": not one attribute's two values
+    if comparison.kind not in FIRING[exclusivity] or unrelated_preferences or loosely_updated:
         confidence = (
             MULTI_VALUED_CONFIDENCE if exclusivity == MULTI else UNCERTAIN_VALUES_CONFIDENCE
         )
@@ -277,6 +300,7 @@ def _judge_clauses(a: Clause, b: Clause) -> Judgement:
         return verdict
     inferences = (
         (judge_per_subject, a, b),
+        (judge_new_holder, a, b),
         (judge_exclusion, a, b),
         (judge_exclusion, b, a),
         (judge_owned_member, a, b),
@@ -300,6 +324,8 @@ def _strongest(verdicts: list[Judgement]) -> Judgement:
 
 def judge_statements(a: Statement, b: Statement) -> Judgement:
     """Whether ``a`` and ``b`` contradict, explained in ``a``-then-``b`` order."""
+    if a.question or b.question:
+        return no_contradiction(UNRELATED_CONFIDENCE, "a question states nothing")
     if word_keys(a) == word_keys(b):
         return _judge_equal_words(a, b)
     if not a.clauses or not b.clauses:

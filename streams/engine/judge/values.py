@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..memo import by_identity
 from .lexicons import (
     CATEGORIES,
     PLACE_PART_OF,
     RECURRING_CONTEXT_WORDS,
+    STAY_WORDS,
     UNIVERSAL_VALUES,
     VALUE_PART_OF,
 )
@@ -71,6 +73,8 @@ PHONE_PREFIX = "tel_"  # see normalise: a phone number is read as one token of i
 _NUMBER = re.compile(r"\d+(?:\.\d+)*")
 
 SAME, RELATED, EXCLUSIVE, OPEN = "same", "related", "exclusive", "open"
+# "another", "a different", "some other" (see normalise): a value other than the one stated.
+ANOTHER = "another"
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,8 +340,11 @@ def compare_slot(a: Words, b: Words) -> Comparison:
     return Comparison(OPEN, "", "the values differ in more than one place")
 
 
+@by_identity(maxsize=65536)
 def slots(words: Words) -> list[tuple[str, Words]]:
-    """A value cut at its prepositions: "thursday at 19:00" → ("", thursday), ("at", 19:00)."""
+    """A value cut at its prepositions: "thursday at 19:00" → ("", thursday), ("at", 19:00).
+    Memoised: a clause's value is cut again for every statement it is compared with (the
+    list is shared: callers only read it)."""
     found: list[tuple[str, list[Word]]] = [("", [])]
     for word in words:
         if word.key in SLOT_PREPOSITIONS and found[-1][1]:
@@ -398,6 +405,11 @@ def _context_on_one_side(a: Words, b: Words, one_day: bool = False) -> bool:
     )
 
 
+def names_another(value: Words) -> bool:
+    """ "another provider", "a different vet": a value said to differ from the one before."""
+    return bool(value) and value[0].key == ANOTHER
+
+
 def compare_values(
     a: Words, b: Words, firing: frozenset[str], *, one_day: bool = False
 ) -> Comparison:
@@ -410,6 +422,9 @@ def compare_values(
     """
     if len(a) == len(b) and all(same_item(x, y) for x, y in zip(a, b, strict=True)):
         return Comparison(SAME, "", "the same value")
+    if names_another(a) != names_another(b):
+        stated = show(b if names_another(a) else a)
+        return Comparison(EXCLUSIVE, "name", f"another one, not '{stated}'")
     if _contains(a, b) or _contains(b, a):
         return Comparison(RELATED, "", "one value contains the other")
     if _context_on_one_side(a, b, one_day):
@@ -434,6 +449,36 @@ def compare_values(
         reasons = "; ".join(dict.fromkeys(c.reason for c in differing))
         return Comparison(EXCLUSIVE, strongest.kind, reasons)
     return Comparison(OPEN, "", "the values differ in their context as well")
+
+
+def without_own_purpose(value: Words, other: Words) -> Words:
+    """A new place or name without why someone went there, when the other value does not
+    speak of it ("moved to Tampa for the sun", "in Bangalore now for his new job"); a
+    recurring context ("for work") or a stay ("for a conference", "for two weeks") stays."""
+    if not any(word.key == "for" for word in value):
+        return value  # most values: nothing to drop
+    found = slots(value)
+    if len(found) < 2 or any(preposition == "for" for preposition, _ in slots(other)):
+        return value
+    head = found[0][1]
+    if found[0][0] or item_type(head[0]) not in {"place", "name"}:
+        return value
+    kept = [
+        (preposition, slot)
+        for preposition, slot in found
+        if preposition != "for"
+        or any(
+            word.quantity or word.date or word.key in RECURRING_CONTEXT_WORDS | STAY_WORDS
+            for word in slot
+        )
+    ]
+    if len(kept) == len(found):
+        return value
+    return tuple(
+        word
+        for preposition, slot in kept
+        for word in ((Word(preposition, preposition),) if preposition else ()) + slot
+    )
 
 
 def without_contexts(words: Words) -> Words:
