@@ -9,7 +9,6 @@ streams in (a 10 GB upload is cut at the limit, not buffered and then measured).
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import anyio
 from starlette.exceptions import HTTPException
@@ -148,7 +147,3 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
-
-
-def principal_of(state: Any) -> Any:
-    return state.principal
