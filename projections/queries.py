@@ -1,9 +1,10 @@
 """Read helpers over the read models: what services ask memstream's PostgreSQL side.
 
 The functions filter by ``user_id`` themselves, and a connection of the ``memstream_reader``
-role is additionally held to one user by row-level security (migration 004): inside a
-transaction, :func:`scope_to_user` names the user, and PostgreSQL returns no other user's rows
-whatever the query says. :class:`projections.reader.MemoryReader` does both for each call.
+role is additionally held to one user by row-level security (migrations 004 and 008): inside a
+transaction, :func:`scope_to_user` presents a grant for the user signed with the reader key,
+and PostgreSQL returns no other user's rows whatever the query says.
+:class:`projections.reader.MemoryReader` does both for each call.
 """
 
 from __future__ import annotations
@@ -16,10 +17,8 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
+from projections.grants import DEFAULT_TTL_SECONDS, GRANT_SETTING, GrantKey
 from projections.schema import LAYER_TABLES
-
-# The session setting the row-level security policies of migration 004 read.
-USER_SETTING = "memstream.user_id"
 
 
 @dataclass(frozen=True)
@@ -39,18 +38,29 @@ class Link:
     created_at: datetime
 
 
-def scope_to_user(conn: psycopg.Connection, user_id: str) -> None:
-    """Name the user whose rows the ``memstream_reader`` role may see, until the current
-    transaction ends (``set_config(..., true)`` is ``SET LOCAL``: a pooled connection cannot
-    carry one caller's user into the next caller's transaction)."""
+def scope_to_user(
+    conn: psycopg.Connection,
+    user_id: str,
+    grant_key: GrantKey | None = None,
+    ttl_seconds: int = DEFAULT_TTL_SECONDS,
+) -> None:
+    """Show the ``memstream_reader`` role ``user_id``'s rows until the current transaction
+    ends: a grant for the user, signed with ``grant_key`` and valid ``ttl_seconds``, goes in
+    the setting the policies verify (migration 008). ``set_config(..., true)`` is ``SET
+    LOCAL``: a pooled connection cannot carry one caller's grant into the next caller's
+    transaction.
+
+    Without a key the setting is cleared for the transaction: a reader role then sees no row
+    (the table owner, which row-level security does not apply to, sees every row either way)."""
     if not user_id:
         raise ValueError("user_id is empty: a reader must say whose memories it reads")
     if conn.info.transaction_status != psycopg.pq.TransactionStatus.INTRANS:
         raise RuntimeError(
             "scope_to_user needs an open transaction (inside `with conn.transaction():`); "
-            "outside one the setting would end at once and the reader would see nothing"
+            "outside one the grant would end at once and the reader would see nothing"
         )
-    conn.execute("SELECT set_config(%s, %s, true)", (USER_SETTING, user_id))
+    grant = grant_key.grant(user_id, ttl_seconds) if grant_key is not None else ""
+    conn.execute("SELECT set_config(%s, %s, true)", (GRANT_SETTING, grant))
 
 
 def nearest_memories(
