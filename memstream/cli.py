@@ -173,6 +173,7 @@ def cmd_rebuild_state(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     """A user's memories for a text, as a service would get them (``MemoryReader.recall``)."""
+    from projections.grants import GrantKeyError
     from projections.reader import MemoryReader
     from streams.embedders.base import EmbedderUnavailable
     from streams.embedders.factory import embedder_for
@@ -180,7 +181,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
     settings = _settings(args)
     try:
         embedder = embedder_for(settings.embedder.lower(), settings.embedding_dim)
-        with MemoryReader.connect(settings.database_url) as reader:
+        with MemoryReader.connect(
+            settings.database_url, grant_key_file=settings.reader_grant_key_file or None
+        ) as reader:
             found = reader.recall(
                 args.user,
                 args.text,
@@ -192,6 +195,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
     except EmbedderUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except GrantKeyError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
     if not found:
         print(f"no memories for {args.user}", file=sys.stderr)
         return 0

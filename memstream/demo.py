@@ -355,7 +355,9 @@ def _recall_by_meaning(settings: Settings) -> None:
         what="the plain-text memories to be embedded and projected",
     )
     embedder = embedder_for(settings.embedder.lower(), settings.embedding_dim)
-    with MemoryReader.connect(settings.database_url) as reader:
+    with MemoryReader.connect(
+        settings.database_url, grant_key_file=settings.reader_grant_key_file or None
+    ) as reader:
         found = reader.recall(READER, READER_QUESTION, embedder, k=3)
     how = f"{settings.embedder.lower()} embedder"
     print(f"\n  recall by meaning ({how}), {READER}: {READER_QUESTION!r}")

