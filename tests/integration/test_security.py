@@ -5,7 +5,8 @@ All tests share one secure local stack (`memstream up --secure`: SCRAM-SHA-512 o
 StandardAuthorizer) started for this module; the Kafka ones also share one pipeline run on
 it: the real `memstream worker` and `memstream project` processes. The row-level security
 tests use that stack's PostgreSQL: rows written by the table owner, as the projector writes
-them, read back as a login role that is a member of ``memstream_reader``.
+them, read back as a login role that is a member of ``memstream_reader`` and holds the
+database's reader key (the tricks of an attacker without the key: test_isolation.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from memstream.stack import LocalStack, StackError, StackInfo
 from memstream.stack.ports import pick_port
 from memstream.stack.secure import SecureFiles
 from memstream.waiting import wait_until
-from projections import queries
+from projections import grants, queries
+from projections.grants import GrantKey
 from projections.reader import MemoryReader
 from projections.schema import LAYER_TABLES, ensure_database, migrate
 from streams import codec
@@ -76,6 +78,10 @@ class SecureStack:
 
     def secrets(self) -> list[str]:
         return [p.read_text().strip() for p in self.files.secrets_dir.glob("*.password")]
+
+    def reader_key(self) -> GrantKey:
+        """The stack database's reader key, which `memstream up` exported for local tools."""
+        return GrantKey.from_file(self.local.layout.reader_grant_key_file)
 
 
 @pytest.fixture(scope="module")
@@ -230,8 +236,9 @@ def test_no_secret_appears_in_output_logs_or_stack_env(
 ) -> None:
     """Given a secure stack and a pipeline that ran on it,
     when `memstream up` is run again and every log is read,
-    then no password appears in its output, stack.env, stack.json, the broker's or the
-    processes' logs or command lines; secrets are 0600 files in a 0700 directory."""
+    then no password and no reader key appears in its output, stack.env, stack.json, the
+    broker's or the processes' logs or command lines; secrets are 0600 files in a 0700
+    directory."""
     state_dir = secure_stack.info.state_dir
     again = subprocess.run(
         [sys.executable, "-m", "memstream.cli", "up"],
@@ -257,8 +264,14 @@ def test_no_secret_appears_in_output_logs_or_stack_env(
     for log in [*kafka_logs.iterdir(), *(secure_run.pipeline.workdir / "logs").glob("*.log")]:
         texts[str(log)] = log.read_text(errors="replace")
     secrets = secure_stack.secrets()
+    reader_key = secure_stack.reader_key()
 
-    leaks = [(name, s[:4]) for name, text in texts.items() for s in secrets if s in text]
+    leaks = [
+        (name, s[:4])
+        for name, text in texts.items()
+        for s in [*secrets, reader_key.secret.hex(), reader_key.to_text()]
+        if s in text
+    ]
 
     assert len(secrets) == 3
     assert leaks == []
@@ -318,9 +331,12 @@ def test_the_reader_role_sees_only_the_named_users_pipeline_memories(
     """Given memories projected from the ledger for three users,
     when alice recalls with bob's embedding through the reader role,
     then only alice's memories come back, though bob's match exactly."""
-    url = make_conninfo(secure_run.pipeline.settings.database_url, user=reader_role)
+    owner_url = secure_run.pipeline.settings.database_url
+    url = make_conninfo(owner_url, user=reader_role)
+    with psycopg.connect(owner_url) as owner:
+        key = grants.current_key(owner)
 
-    with MemoryReader.connect(url) as reader:
+    with MemoryReader.connect(url, grant_key=key) as reader:
         near = reader.nearest("alice", unit_vector(10), k=10)  # bob's first memory
 
     assert {m.memory_id for m in near} == {"alice-m0", "alice-m1", "alice-m2"}
@@ -361,11 +377,13 @@ def member_role(server_url: str, group: str) -> Iterator[str]:
 
 @dataclass
 class Models:
-    """A fresh read-model database written by its owner, and URLs to read it as roles."""
+    """A fresh read-model database written by its owner, URLs to read it as roles, and its
+    reader key (which a service reading as memstream_reader is given)."""
 
     owner_url: str
     reader_url: str
     projector_url: str
+    key: GrantKey
 
 
 @pytest.fixture
@@ -376,11 +394,15 @@ def models(secure_stack: SecureStack) -> Iterator[Models]:
     dbname = f"rls_{uuid.uuid4().hex[:10]}"
     owner = ensure_database(server, dbname)
     migrate(owner, DIM)
+    with psycopg.connect(owner) as conn:
+        key = grants.current_key(conn)
     with (
         member_role(server, "memstream_reader") as reader,
         member_role(server, "memstream_projector") as projector,
     ):
-        yield Models(owner, make_conninfo(owner, user=reader), make_conninfo(owner, user=projector))
+        yield Models(
+            owner, make_conninfo(owner, user=reader), make_conninfo(owner, user=projector), key
+        )
 
 
 MEMORY_INSERT = (
@@ -427,7 +449,7 @@ def test_recall_returns_only_the_named_users_memories_even_when_others_are_neare
     then she gets her own memories and none of bob's."""
     write_two_users(models.owner_url)
 
-    with MemoryReader.connect(models.reader_url) as reader:
+    with MemoryReader.connect(models.reader_url, grant_key=models.key) as reader:
         near = reader.nearest("alice", unit_vector(99), k=10)
 
     assert sorted((m.memory_id, m.content) for m in near) == [
@@ -441,7 +463,10 @@ def test_a_query_for_another_user_inside_a_users_scope_returns_nothing(models: M
     then row-level security returns none of them: the filter in the query is not the guard."""
     write_two_users(models.owner_url)
 
-    with MemoryReader.connect(models.reader_url) as reader, reader.as_user("alice") as conn:
+    with (
+        MemoryReader.connect(models.reader_url, grant_key=models.key) as reader,
+        reader.as_user("alice") as conn,
+    ):
         bobs_recall = queries.nearest_memories(conn, "bob", unit_vector(99), k=10)
         bobs_links = queries.contradictions(conn, "bob")
         any_row = conn.execute(
@@ -456,7 +481,7 @@ def test_a_query_for_another_user_inside_a_users_scope_returns_nothing(models: M
 def test_contradictions_are_only_the_named_users(models: Models) -> None:
     write_two_users(models.owner_url)
 
-    with MemoryReader.connect(models.reader_url) as reader:
+    with MemoryReader.connect(models.reader_url, grant_key=models.key) as reader:
         links = reader.contradictions("alice")
 
     assert [(lk.source_id, lk.target_id, lk.link_type) for lk in links] == [
@@ -469,7 +494,7 @@ def test_lineage_is_only_the_named_users_though_memory_ids_coincide(models: Mode
     when alice asks for m1's lineage, then she gets her two links, not bob's."""
     write_two_users(models.owner_url)
 
-    with MemoryReader.connect(models.reader_url) as reader:
+    with MemoryReader.connect(models.reader_url, grant_key=models.key) as reader:
         links = reader.lineage("alice", "m1")
 
     assert sorted((lk.source_id, lk.target_id) for lk in links) == [("m1", "m0"), ("m2", "m1")]
@@ -480,10 +505,10 @@ def test_lineage_is_only_the_named_users_though_memory_ids_coincide(models: Mode
     assert everyones == (4,)
 
 
-def test_a_query_without_the_user_setting_returns_nothing_rather_than_everything(
+def test_a_query_without_a_grant_returns_nothing_rather_than_everything(
     models: Models,
 ) -> None:
-    """Given rows of two users, when the reader role queries without naming a user,
+    """Given rows of two users, when the reader role queries without a grant for a user,
     then every user-keyed table reads as empty."""
     write_two_users(models.owner_url)
 
@@ -498,10 +523,10 @@ def test_a_query_without_the_user_setting_returns_nothing_rather_than_everything
 
 def test_the_named_user_ends_with_the_call(models: Models) -> None:
     """Given a reader connection used for alice, when the same connection queries afterwards
-    without naming a user (a pooled connection's next caller), then it sees nothing."""
+    without a grant (a pooled connection's next caller), then it sees nothing."""
     write_two_users(models.owner_url)
 
-    with MemoryReader.connect(models.reader_url) as reader:
+    with MemoryReader.connect(models.reader_url, grant_key=models.key) as reader:
         assert reader.contradictions("alice")
         after = reader.conn.execute("SELECT count(*) FROM memory_links").fetchone()
 
@@ -517,6 +542,8 @@ def test_the_reader_role_cannot_write_or_read_unkeyed_tables(models: Models) -> 
             )
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("SELECT * FROM projection_offsets")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("SELECT * FROM memstream_grant_keys")
 
 
 def test_the_projector_role_writes_and_reads_every_users_rows(models: Models) -> None:
@@ -528,6 +555,16 @@ def test_the_projector_role_writes_and_reads_every_users_rows(models: Models) ->
         seen = conn.execute("SELECT count(DISTINCT user_id) FROM semantic_facts").fetchone()
 
     assert seen == (2,)
+
+
+def test_the_projector_role_cannot_read_the_reader_keys(models: Models) -> None:
+    """It writes every user's rows, but holding its credential is not holding the key that
+    opens every reader's."""
+    with (
+        psycopg.connect(models.projector_url) as conn,
+        pytest.raises(psycopg.errors.InsufficientPrivilege),
+    ):
+        conn.execute("SELECT secret FROM memstream_grant_keys")
 
 
 def test_every_table_keyed_by_user_has_row_level_security_and_a_reader_policy(
