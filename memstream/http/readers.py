@@ -18,8 +18,13 @@ from projections.reader import MemoryReader
 
 
 def open_reader(settings: Settings) -> MemoryReader:
-    """A reader on its own connection, as the API's reader login."""
-    return MemoryReader.connect(settings.http_database_url or settings.database_url)
+    """A reader on its own connection, as the API's reader login, signing each call's grant
+    with the database's reader key (``MEMSTREAM_READER_GRANT_KEY_FILE``; the table owner,
+    which row-level security does not bind, reads without one)."""
+    return MemoryReader.connect(
+        settings.http_database_url or settings.database_url,
+        grant_key_file=settings.reader_grant_key_file or None,
+    )
 
 
 class ReaderPool:
