@@ -249,11 +249,12 @@ def test_memory_reader_takes_the_key_as_text_as_a_path_or_as_a_key_file(
 ) -> None:
     key_file = tmp_path / "reader.key"
     grants.write_key_file(key_file, db.key)
-    options: dict[str, Any] = {
+    forms: dict[str, dict[str, Any]] = {
         "text": {"grant_key": db.key.to_text()},
         "path": {"grant_key": key_file},
         "file": {"grant_key_file": str(key_file)},
-    }[form]
+    }
+    options = forms[form]
 
     with MemoryReader.connect(db.reader_url, **options) as reader:
         links = reader.contradictions(ODD)
