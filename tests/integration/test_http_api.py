@@ -39,7 +39,7 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
-from tests.support import Pipeline
+from tests.support import Pipeline, scrape
 from tests.workloads import expected_links, expected_rows
 
 pytestmark = pytest.mark.integration
@@ -82,6 +82,7 @@ class Api:
     pipeline: Pipeline
     url: str
     process: ManagedProcess
+    metrics_port: int
 
     def client(self, value: str | None = None) -> httpx.Client:
         return httpx.Client(
@@ -109,15 +110,16 @@ def start_api(pipeline: Pipeline, workdir: Path, name: str, **overrides: Any) ->
     secret_file = workdir / "jwt-secret"
     secret_file.write_text(SECRET)
     port = free_port()
+    metrics_port = free_port([port])
     process = pipeline.start(
         name,
         ["serve"],
         http_port=port,
-        http_metrics_port=free_port([port]),
+        http_metrics_port=metrics_port,
         http_jwt_key_file=str(secret_file),
         **overrides,
     )
-    api = Api(pipeline, f"http://127.0.0.1:{port}", process)
+    api = Api(pipeline, f"http://127.0.0.1:{port}", process, metrics_port)
 
     def ready() -> bool:
         try:
@@ -498,3 +500,20 @@ def test_a_token_over_its_rate_is_told_when_to_retry(api: Api, tmp_path: Path) -
             assert http.get(path).status_code != 429
     finally:
         limited.process.stop()
+
+
+def test_metrics_count_requests_by_route_template_and_never_name_a_user(api: Api) -> None:
+    """Given requests for a user, the API's /metrics (its own port) counts them under the
+    route template, and no label value holds the user id."""
+    with api.client() as http:
+        http.get(f"/v1/users/{USER}/contradictions")
+    samples = scrape(api.metrics_port)
+    ours = {key: value for key, value in samples.items() if key[0].startswith("memstream_http_")}
+    route = ("route", "/v1/users/{user_id}/contradictions")
+    counted = [
+        value
+        for (name, labels), value in ours.items()
+        if name == "memstream_http_requests_total" and route in labels
+    ]
+    assert counted and sum(counted) >= 1
+    assert all(USER not in value for _, labels in ours for _, value in labels)
