@@ -1088,18 +1088,25 @@ def test_metrics_bind_all_interfaces_in_containers(services: dict[str, Any]) -> 
 
 def test_a_network_policy_lets_only_prometheus_reach_the_apps_metrics() -> None:
     """Given /metrics on all interfaces, a NetworkPolicy selects every app pod and admits
-    ingress only on its metrics port and only from selected peers."""
+    ingress only from selected peers, on its metrics port, or on its http port for a pod
+    that serves one (the API takes its clients' requests there)."""
     policies = find_objects("NetworkPolicy")
     assert policies, "no NetworkPolicy"
     for workload in workloads():
         labels = pod_labels(workload)
+        served = {
+            port.get("name")
+            for container in workload["spec"]["template"]["spec"]["containers"]
+            for port in container.get("ports", [])
+        }
         selecting = [p for p in policies if _policy_selects(p["spec"]["podSelector"], labels)]
         assert selecting, f"no NetworkPolicy selects {workload['metadata']['name']}"
         for policy in selecting:
             assert "Ingress" in policy["spec"]["policyTypes"]
             for rule in policy["spec"].get("ingress", []):
                 assert rule.get("from"), "an ingress rule without peers admits everyone"
-                assert {p["port"] for p in rule["ports"]} == {"metrics"}
+                ports = {p["port"] for p in rule["ports"]}
+                assert ports in ({"metrics"}, {"http"} & served), ports
 
 
 def _policy_selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:

@@ -15,6 +15,7 @@ def promote_working_memories(cycle: CycleContext) -> None:
     if not rule.enabled:
         return
     now = cycle.request.now
+    observing = cycle.policy.observations.enabled
     for record in cycle.live("working"):
         memory = record.memory
         if (
@@ -23,10 +24,16 @@ def promote_working_memories(cycle: CycleContext) -> None:
         ):
             continue
         age_seconds = (now - (memory.created_at or now)) / 1000
+        # a turn of a conversation still going on is not promoted for its age alone: it
+        # waits for its session's end, where it becomes an observation that says who said
+        # it and when (promoted now, "i'm a paramedic these days" is a fact of nobody)
+        aged = age_seconds > rule.max_age_seconds and not (
+            observing and _in_open_conversation(cycle, memory)
+        )
         if not (
             memory.importance > rule.min_importance
             or memory.access_count >= rule.min_access_count
-            or age_seconds > rule.max_age_seconds
+            or aged
         ):
             continue
         promoted = memory.evolve(
@@ -46,6 +53,13 @@ def promote_working_memories(cycle: CycleContext) -> None:
             valid_at=memory.valid_at,
         )
         _promote(cycle, record, promoted, "working_to_semantic", rule.remove_source)
+
+
+def _in_open_conversation(cycle: CycleContext, memory: Memory) -> bool:
+    if memory.session_id is None or memory.conversation_id is None:
+        return False
+    window = cycle.facets.sessions.get(memory.session_id)
+    return window is not None and window.status == "active"
 
 
 def age_semantic_facts(cycle: CycleContext) -> None:
