@@ -441,16 +441,21 @@ def _share_a_category(a: Words, b: Words) -> bool:
     return bool(kinds_a & value_kinds(b))
 
 
-def align(a: Clause, b: Clause) -> tuple[Reading, Reading] | None:
+Alignment = tuple[Reading, Reading, Reading | None]
+
+
+def align(a: Clause, b: Clause) -> Alignment | None:
     """The first readings of two clauses that are about one attribute, if any: readings a
-    change fits first (see :func:`changes_another_attribute`), else the first that align."""
+    change fits first, else the first that align, with the reading whose attribute the change
+    is not about (see :func:`changes_another_attribute`)."""
     first = None
     for reading_a in readings(a):
         for reading_b in readings(b):
             if subjects_align(reading_a, reading_b) and relations_align(reading_a, reading_b):
-                if not changes_another_attribute(reading_a, reading_b):
-                    return reading_a, reading_b
-                first = first or (reading_a, reading_b)
+                unfit = changes_another_attribute(reading_a, reading_b)
+                if unfit is None:
+                    return reading_a, reading_b, None
+                first = first or (reading_a, reading_b, unfit)
     return first
 
 
@@ -522,13 +527,15 @@ def change_fits(change: Reading, other: Reading) -> bool:
     attribute the other statement states. A value the other states was replaced outright;
     otherwise the new value must be of the same kind as the other value (a day for a day, a
     place for a place, a phone for a phone); two plain names fit only for a thing or an event
-    ("the office moved to Canary Wharf"), not for a person, who has many named attributes."""
+    ("the office moved to Canary Wharf"), not for a person, who has many named attributes.
+    Values of one frame fit too ("the Pro tier" / "the Standard tier", "weekdays at the cafe" /
+    "weekends at the cafe")."""
     if change.clause.replaced or change.purpose or other.purpose or names_another(change.value):
         return True
-    if _share_a_detail(change.value, other.value) or _same_head(change.value, other.value):
-        return True  # "switched to weekdays at the cafe" / "I work weekends at the cafe"
     kinds_change, kinds_other = value_kinds(change.value), value_kinds(other.value)
     strong_change, strong_other = kinds_change - {"name"}, kinds_other - {"name"}
-    if strong_change or strong_other:
-        return bool(strong_change & strong_other)
-    return not is_person(change.clause.subject)
+    if strong_change & strong_other:
+        return True
+    if not (strong_change or strong_other) and not is_person(change.clause.subject):
+        return True
+    return _share_a_detail(change.value, other.value) or _same_head(change.value, other.value)

@@ -47,7 +47,6 @@ from .attributes import (
     align,
     alike_values,
     attribute_class,
-    changes_another_attribute,
     is_person,
     recurs_weekly_or_less,
 )
@@ -202,10 +201,10 @@ def _judge_opposite_polarity(a: Reading, b: Reading, attribute: str) -> Judgemen
     )
 
 
-def _judge_aligned(a: Reading, b: Reading) -> Judgement:
+def _judge_aligned(a: Reading, b: Reading, other: Reading | None) -> Judgement:
+    """``other``: the reading whose attribute a change on the other side is not about."""
     stated = b if a.clause.any_relation and not b.clause.any_relation else a
     attribute = stated.clause.attribute
-    other = changes_another_attribute(a, b)
     if other is not None:
         return no_contradiction(
             UNRELATED_CONFIDENCE, f"the change is not about '{other.clause.attribute}'"
