@@ -25,7 +25,7 @@ from bench.progress import Counter
 from projections.copy_dumpers import register_copy_dumpers
 from projections.rows import APPEND_ONLY_COLUMNS, MEMORY_COLUMNS, RowBatch
 from projections.schema import LAYER_TABLES
-from streams import codec
+from streams.kafka import codec
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from streams.engine.ingest import Accepted
 from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile
 from streams.engine.state import InMemoryUserState
-from streams.state_changelog import changed_entries
+from streams.state.changelog import changed_entries
 
 SIZES = (100, 1_000, 10_000)
 NEW_PER_CYCLE = 20

@@ -20,9 +20,8 @@ import time
 
 from bench.workload import encoded_records, written_events
 from memstream.settings import Settings, SettingsError
-from streams.app import engine_config
-from streams.collector import tune_collector
-from streams.ingest import IngestProcessor, Input, partition_for
+from streams.ingest_processor import IngestProcessor, Input, engine_config, partition_for
+from streams.runtime.collector import tune_collector
 
 USERS = 50
 PARTITIONS = 6  # a worker process's share of the bench's 12 partitions, with two processes

@@ -27,7 +27,7 @@ from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from memstream.stack import LocalStack
 from memstream.waiting import WaitTimeout, wait_until
-from streams.ingest import partition_for
+from streams.ingest_processor import partition_for
 
 GROUP_TIMEOUT_SECONDS = 120.0
 PUBLISH_TIMEOUT_SECONDS = 120.0

@@ -21,16 +21,16 @@ import time
 import uuid
 from dataclasses import replace
 
-from streams.collector import tune_collector
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile
 from streams.engine.state import InMemoryUserState
-from streams.state_changelog import changed_entries
+from streams.runtime.collector import tune_collector
+from streams.state.changelog import changed_entries
 
 try:  # the worker's way; older trees (measured for comparison) had no before-input snapshot
-    from streams.state_changelog import before_input
+    from streams.state.changelog import before_input
 except ImportError:  # pragma: no cover - only when run against an older tree
     before_input = None  # type: ignore[assignment]
 

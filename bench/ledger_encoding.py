@@ -1,5 +1,5 @@
 """``python -m bench.ledger_encoding``: what writing a ledger record costs, by event type,
-with the generated writer (``streams.avro_writer``) and with cavro from the record's datum.
+with the generated writer (``streams.kafka.avro_writer``) and with cavro from the record's datum.
 
 The worker writes every decision to the ledger: 1.35 records per input on the throughput
 workload, 6 % of a worker's time with cavro. This replays the bench workload through the
@@ -15,11 +15,11 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from bench.workload import written_events
-from streams import codec
 from streams.engine import ledger
 from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
+from streams.kafka import codec
 
 USERS = 50
 DIMENSION = 384

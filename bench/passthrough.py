@@ -14,7 +14,7 @@ import faust
 from faust.worker import Worker as FaustWorker
 
 from memstream.settings import Settings
-from streams.app import faust_app, raw_topic
+from streams.kafka.faust_app import faust_app, raw_topic
 
 
 def passthrough_group(settings: Settings) -> str:

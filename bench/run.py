@@ -69,7 +69,7 @@ from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
 from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
-from streams.worker_processes import process_plans as worker_process_plans
+from streams.runtime.worker_processes import process_plans as worker_process_plans
 
 DEFAULT_LATENCY_RATE = 1000.0
 DEFAULT_LATENCY_SECONDS = 10.0
@@ -77,7 +77,7 @@ POLL_INTERVAL_S = 0.02
 # Each latency run measures the pipeline's steady state, after this long a warm-up: a new
 # worker's first inputs pay one-off costs (its first batch took 653 ms: imports, the first
 # transactions, opening the local store). Until the worker bounded its consumer's fetch wait
-# (streams/fetch_wait.py), its first second of input also came out late, and 2 s of warm-up
+# (streams/kafka/fetch_wait.py), its first second of input also came out late, and 2 s of warm-up
 # took the first run's p99 at 200 ev/s from 618-1,827 ms to 425 ms.
 WARMUP_SECONDS = 2.0
 WARMUP_MAX_RATE = 500.0

@@ -43,15 +43,15 @@ from memstream.kafka_security import confluent_config
 from memstream.publisher import MemoryPublisher
 from memstream.settings import Settings
 from memstream.stack import LocalStack
-from streams import codec
 from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
-from streams.ingest import IngestProcessor
-from streams.ledger_replay import read_partition
-from streams.state_changelog import Entry
-from streams.state_restore import restore_partition, state_topic
-from streams.state_store import Checkpoint, LocalStateStore
-from streams.user_states import UserStates
+from streams.ingest_processor import IngestProcessor
+from streams.kafka import codec
+from streams.state.changelog import Entry
+from streams.state.hot_users import UserStates
+from streams.state.replay import read_partition
+from streams.state.restore import restore_partition, state_topic
+from streams.state.store import Checkpoint, LocalStateStore
 
 T0 = 1_790_000_000_000
 STORED = ("event_type", b"MemoryStored")

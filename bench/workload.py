@@ -22,8 +22,8 @@ import uuid
 
 import numpy as np
 
-from streams import codec
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
+from streams.kafka import codec
 
 BASE_TIME = 1_790_000_000_000  # fixed event time of the pre-published workload
 SOURCE = "bench"

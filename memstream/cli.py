@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memstream.native_threads import single_threaded_blas
 from memstream.settings import Settings, SettingsError
+from streams.runtime.native_threads import single_threaded_blas
 
 if TYPE_CHECKING:
     from memstream.consolidate import UserReport
@@ -33,13 +33,13 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from streams.worker_processes import run_worker_processes
+    from streams.runtime.worker_processes import run_worker_processes
 
     return run_worker_processes(_settings(args), loglevel=args.loglevel)
 
 
 def cmd_project(args: argparse.Namespace) -> int:
-    from projections.supervisor import run_projector_processes
+    from projections.projector_processes import run_projector_processes
 
     return run_projector_processes(_settings(args))
 
@@ -155,7 +155,7 @@ def _operation(args: argparse.Namespace, operation: str, what: str) -> int:
 
 def cmd_rebuild_state(args: argparse.Namespace) -> int:
     """Disaster recovery: the workers' state from the ledger instead of the state changelog."""
-    from streams.state_restore import reset_state_topic, state_topic
+    from streams.state.restore import reset_state_topic, state_topic
 
     settings = _settings(args)
     if not args.yes:
@@ -401,7 +401,7 @@ def _operation_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    single_threaded_blas()  # before any command imports numpy (memstream/native_threads.py)
+    single_threaded_blas()  # before any command imports numpy (streams/runtime/native_threads.py)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -28,7 +28,6 @@ from memstream.stack import LocalStack, StackError
 from memstream.stack.ports import pick_port
 from memstream.waiting import WaitTimeout, wait_until
 from projections.schema import LAYER_TABLES
-from streams import codec
 from streams.engine.embedder import hashing_embedding
 from streams.engine.model import (
     ConsolidationRequested,
@@ -42,6 +41,7 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
+from streams.kafka import codec
 
 DEMO_NAMESPACE = uuid.UUID("0b8f0c3e-6d65-4d6f-8000-64656d6f0001")
 DEMO_START = 1_793_000_000_000  # fixed event time of the sample (2026-10-26)

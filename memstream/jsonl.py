@@ -24,7 +24,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from streams import codec
 from streams.engine.model import (
     INPUT_TYPE_NAMES,
     Memory,
@@ -32,6 +31,7 @@ from streams.engine.model import (
     MemoryWritten,
 )
 from streams.engine.validation import MAX_INT32, MAX_TIME_MS
+from streams.kafka import codec
 
 PAYLOAD_CLASSES = {name: cls for cls, name in INPUT_TYPE_NAMES.items()}
 ENVELOPE_KEYS = {"type", "user_id", "event_id", "occurred_at", "source"}

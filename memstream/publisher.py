@@ -18,7 +18,6 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
-from streams import codec
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -32,6 +31,7 @@ from streams.engine.model import (
     SessionEnded,
 )
 from streams.engine.validation import MAX_EVENT_BYTES
+from streams.kafka import codec
 
 
 class EventTooLarge(ValueError):

@@ -48,10 +48,10 @@ class Settings:
     projector_metrics_port: int = 9102
     projector_batch_size: int = 2000
     projector_batch_ms: int = 20
-    # Projector processes in one group (projections/supervisor.py): its Python work holds
+    # Projector processes in one group (projections/projector_processes.py): its Python work holds
     # one interpreter's lock, so a second process is what lets it use a second core.
     projector_processes: int = 1
-    # Worker processes in one group (streams/worker_processes.py), for the same reason: one
+    # Worker processes in one group (streams/runtime/worker_processes.py), for the same reason: one
     # worker process runs its engine on one core.
     worker_processes: int = 1
     retry_attempts: int = 3
@@ -98,7 +98,7 @@ class Settings:
     worker_batch_ms: int = 30
     # How long the worker's consumer lets the broker hold a fetch that finds nothing new
     # (Faust's own 1,500 ms made a just-started worker's first second late; see
-    # streams/fetch_wait.py).
+    # streams/kafka/fetch_wait.py).
     worker_fetch_wait_ms: int = 100
     # The largest record batch the worker's producer builds per partition (Kafka's
     # batch.size). A send that finds its partition's batch full waits until the producer has

@@ -45,8 +45,8 @@ from typing import Any, Literal, Protocol, TextIO
 from fastavro.schema import load_schema
 
 from memstream.settings import Settings
-from streams.codec import DecodeError, decode_ledger, schemas_dir
 from streams.engine import ledger
+from streams.kafka.codec import DecodeError, decode_ledger, schemas_dir
 
 EmbeddingMode = Literal["omit", "base64"]
 EVENT_TYPE_HEADER = "event_type"

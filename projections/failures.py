@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 if TYPE_CHECKING:
-    from streams.codec import DecodeError
+    from streams.kafka.codec import DecodeError
 
 # SQLSTATE classes whose error describes the data, not the database's state: 22 data exception,
 # 23 integrity constraint violation, 54 program limit exceeded (e.g. an index row too large).

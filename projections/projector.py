@@ -55,8 +55,8 @@ from psycopg.adapt import AdaptersMap
 
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
-from projections import metrics
-from projections.emissions import Consumed, HoldBacks, split_at_open_emissions
+from projections import projector_metrics
+from projections.complete_emissions import Consumed, HoldBacks, split_at_open_emissions
 from projections.failures import (
     BUILD_ERRORS,
     DeadLetterUnavailable,
@@ -77,9 +77,9 @@ from projections.writer import (
     stored_offsets,
     write_batch,
 )
-from streams import codec
-from streams.collector import tune_collector
-from streams.deadletter import letter_headers, source_headers
+from streams.kafka import codec
+from streams.kafka.deadletter import letter_headers, source_headers
+from streams.runtime.collector import tune_collector
 
 log = logging.getLogger("memstream.projector")
 LAG_REPORT_SECONDS = 5.0
@@ -354,14 +354,14 @@ class Projector:
                 partition,
             )
         if split.abandoned:
-            metrics.projector_partial_emission_events.inc(split.abandoned)
+            projector_metrics.projector_partial_emission_events.inc(split.abandoned)
             log.warning(
                 "skipped %d ledger events of partial emissions (an input's output that was "
                 "committed in part and then emitted again whole)",
                 split.abandoned,
             )
         for (topic, partition), offset in split.resume_at.items():
-            metrics.projector_held_back.inc()
+            projector_metrics.projector_held_back.inc()
             self.consumer.seek(TopicPartition(topic, partition, offset))
         return split.ready
 
@@ -406,7 +406,7 @@ class Projector:
         try:
             return Finished(action())
         except StaleBatch as exc:
-            metrics.projector_stale_batches.inc()
+            projector_metrics.projector_stale_batches.inc()
             log.warning("stale batch dropped (%s); seeking to the stored offsets", exc)
         except RevokedInFlight as exc:
             log.info("%s; seeking the partitions still assigned to the stored offsets", exc)
@@ -439,13 +439,15 @@ class Projector:
         Runs in the writer thread for a batch written behind, in the main one otherwise."""
         started = time.perf_counter()
         self._with_retries(lambda: write_batch(self.connection(), batch, self.name, copies))
-        metrics.projector_batch.observe(time.perf_counter() - started)
+        projector_metrics.projector_batch.observe(time.perf_counter() - started)
         for table, rows in batch.tables_touched().items():
-            metrics.projector_rows.labels(table).inc(rows)
+            projector_metrics.projector_rows.labels(table).inc(rows)
         for event_type, events in batch.actions().items():
-            metrics.projector_events.labels(event_type).inc(events)
+            projector_metrics.projector_events.labels(event_type).inc(events)
         if batch.last_event_time_ms is not None:
-            metrics.projector_lag.set(max(0.0, time.time() - batch.last_event_time_ms / 1000))
+            projector_metrics.projector_lag.set(
+                max(0.0, time.time() - batch.last_event_time_ms / 1000)
+            )
 
     def _with_retries(self, action: Callable[[], T], forever: bool = False) -> T:
         """Run ``action``; on a database error wait ``backoff × attempt`` and try again."""
@@ -458,7 +460,7 @@ class Projector:
                 if not is_transient(exc):
                     raise  # the data's fault: retrying cannot help
                 self._drop_connection()
-                metrics.projector_retries.inc()
+                projector_metrics.projector_retries.inc()
                 if not forever and attempt >= self.settings.retry_attempts:
                     raise
                 delay = min(self.settings.retry_backoff_seconds * attempt, 60.0)
@@ -473,7 +475,7 @@ class Projector:
     def _dead_letter_undecodable(
         self, messages: dict[Position, Message], record: Consumed, exc: codec.DecodeError
     ) -> None:
-        metrics.projector_undecodable.inc()
+        projector_metrics.projector_undecodable.inc()
         log.error(
             "undecodable ledger record at %s[%d]@%d, skipped and dead-lettered: %s",
             record.topic,
@@ -488,7 +490,7 @@ class Projector:
     ) -> None:
         record = rejected.record
         detail = f"{type(rejected.error).__name__}: {one_line(rejected.error)}"
-        metrics.projector_unprojectable.inc()
+        projector_metrics.projector_unprojectable.inc()
         log.error(
             "ledger record at %s[%d]@%d cannot be projected, skipped and dead-lettered: %s",
             record.topic,
@@ -541,7 +543,9 @@ class Projector:
             if high < 0:  # nothing fetched from this partition yet
                 continue
             done = tp.offset if tp.offset >= 0 else 0
-            metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(max(0, high - done))
+            projector_metrics.consumer_lag.labels(tp.topic, str(tp.partition)).set(
+                max(0, high - done)
+            )
 
 
 def _partitions_of(records: Iterable[Consumed]) -> set[tuple[str, int]]:

@@ -150,6 +150,8 @@ RECALL_MIN_CANDIDATES = 20
 # Reciprocal-rank fusion's constant (Cormack et al. 2009): a memory's fused score is the sum
 # over the two rankings of 1 / (RRF_K + its rank there). 60 keeps the top of either list from
 # drowning the other, and needs no calibration between cosine and BM25 scales.
+import os as _os  # EXPERIMENT
+LEXICAL_WEIGHT = float(_os.environ.get("LEXW", "1.0"))
 RRF_K = 60
 # BM25's usual term-saturation and length-normalisation constants.
 BM25_K1 = 1.2
@@ -330,11 +332,11 @@ def _hybrid_sql(include_archived: bool) -> str:
             FROM scored ORDER BY bm25 DESC, memory_id LIMIT %(n)s * {len(LAYER_TABLES)}
         ),
         fused AS (
-            SELECT layer, memory_id, sum(1.0 / ({RRF_K} + rank)) AS fused,
+            SELECT layer, memory_id, sum(weight / ({RRF_K} + rank)) AS fused,
                    COALESCE(max(bm25), 0) AS lexical
             FROM (
-                SELECT layer, memory_id, rank, NULL::float8 AS bm25 FROM nearest
-                UNION ALL SELECT layer, memory_id, rank, bm25 FROM lexical
+                SELECT layer, memory_id, rank, NULL::float8 AS bm25, 1.0 AS weight FROM nearest
+                UNION ALL SELECT layer, memory_id, rank, bm25, {LEXICAL_WEIGHT} FROM lexical
             ) AS both_rankings
             GROUP BY layer, memory_id
         )

@@ -13,27 +13,31 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import NamedTuple
 
 from aiokafka.partitioner import murmur2
 
-from streams import codec
-from streams.deadletter import Headers, letter_headers
+from memstream.settings import Settings
 from streams.embedders.base import Embedder
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent, MemoryWritten
+from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.state import MemoryRecord
 from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
-from streams.state_changelog import (
+from streams.kafka import codec
+from streams.kafka.deadletter import Headers, letter_headers
+from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
+from streams.state.changelog import (
     Entry,
     before_input,
     changed_entries,
     encode_memory_record,
     expired_entries,
 )
-from streams.user_states import UserStates
+from streams.state.hot_users import UserStates
 
 JSON_GROWTH = 6  # the most a byte of text grows in JSON: a control character as \u00XX
 
@@ -265,3 +269,29 @@ class IngestProcessor:
             headers.append(("event_type", event_type.encode()))
         letter = OutRecord(key, value or b"", headers)
         return Emission(event_type=event_type, deadletter=letter, rejection=rejection)
+
+
+def engine_config(settings: Settings) -> EngineConfig:
+    """The deployment's policy (a TOML file, or a built-in profile) and contract limits."""
+    policy = (
+        load_policy(Path(settings.policy_file))
+        if settings.policy_file
+        else builtin_profile(settings.profile)
+    )
+    limits = Limits(settings.embedding_dim, settings.max_content_bytes)
+    llm = LLMSettings.from_env()
+    if llm is None:
+        return EngineConfig(policy, limits)
+    # The policy's retry rule (seed 000: 3 attempts, 5 s × attempt) governs the one step of
+    # a cycle that can fail transiently: the call out to the model.
+    llm = dataclasses.replace(
+        llm, attempts=policy.retry.attempts, backoff_seconds=policy.retry.backoff_seconds
+    )
+    # Optional: an OpenAI-compatible model judges and writes patterns, falling back to the
+    # built-in ones on any failure. Its verdicts are recorded in the ledger like any other.
+    return EngineConfig(
+        policy,
+        limits,
+        judge=LLMJudge(ChatClient(llm)),
+        pattern_writer=LLMPatternWriter(ChatClient(llm), fallback=lambda contents: contents[0]),
+    )

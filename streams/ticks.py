@@ -18,8 +18,8 @@ from confluent_kafka import Producer
 
 from memstream.kafka_security import confluent_config, resolve
 from memstream.settings import Settings
-from streams import codec
 from streams.engine.model import ConsolidationRequested, MemoryEvent
+from streams.kafka import codec
 
 TICK_NAMESPACE = uuid.UUID("3f1d2c4b-5a69-4e7d-8c0b-7469636b7321")
 

@@ -11,8 +11,8 @@ from prometheus_client import disable_created_metrics, start_http_server
 from memstream.kafka_security import KafkaAccessError, KafkaSecurityError, probe
 from memstream.settings import Settings
 from streams.app import build_app
-from streams.collector import tune_collector
 from streams.engine.policy import PolicyError
+from streams.runtime.collector import tune_collector
 
 
 class TopologyError(RuntimeError):

@@ -6,9 +6,21 @@ Faust's own Prometheus monitor is not enabled: its names are unprefixed and in m
 
 from __future__ import annotations
 
+import logging
+import time
+from typing import TYPE_CHECKING
+
 from prometheus_client import Counter, Gauge, Histogram
 
 from memstream.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
+from streams.engine import ledger as ledger_types
+
+if TYPE_CHECKING:
+    import faust
+
+    from streams.ingest_processor import Emission
+
+log = logging.getLogger("memstream.worker")
 
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600)
 
@@ -137,3 +149,100 @@ profiles_synthesized = Counter(
 scope_promotions = Counter(
     "memstream_scope_promotions", "Procedural memories copied to a wider scope.", ["to_scope"]
 )
+
+
+# What the worker observes of each input's emission, as the metrics above and one log line per
+# consolidation cycle: kept beside the metrics so the app stays a map.
+
+
+def observe_emission(emission: Emission) -> None:
+    if emission.rejection is not None:
+        events_rejected.labels(emission.rejection.reason).inc()
+        return
+    if emission.duplicate:
+        events_duplicate.inc()
+        return
+    events_ingested.labels(emission.event_type or "unknown").inc()
+    now = time.time()
+    for decision in emission.ledger_events:
+        ledger_events.labels(decision.event_type).inc()
+        event_lag.observe(max(0.0, now - decision.occurred_at / 1000))
+        count_decision(decision.payload)
+
+
+def log_cycle(emission: Emission) -> None:
+    """One line per cycle with its counts (seed 000's consolidation log)."""
+    for decision in emission.ledger_events:
+        report = decision.payload
+        if isinstance(report, ledger_types.ConsolidationCompleted):
+            log.info(
+                "consolidation cycle %s (%s, profile %s) for user %s: processed=%d "
+                "patterns=%d archived=%d contradictions=%d duplicates=%d links=%d decayed=%d "
+                "warnings=%s",
+                decision.cycle_id,
+                decision.trigger,
+                report.profile,
+                decision.user_id,
+                report.processed,
+                report.patterns,
+                report.archived,
+                report.contradictions,
+                report.duplicates_merged,
+                report.links_created,
+                report.decayed,
+                list(report.warnings) or "none",
+            )
+
+
+def count_decision(payload: object) -> None:
+    """The SPEC §7 counters of consolidation decisions."""
+    if isinstance(payload, ledger_types.MemoryPromoted):
+        promotions.labels(payload.source_layer, payload.promoted.layer).inc()
+    elif isinstance(payload, ledger_types.PatternDetected):
+        patterns_extracted.inc()
+        if payload.pattern.kind == "learning_pattern":
+            insights_extracted.inc()
+    elif isinstance(payload, ledger_types.ContradictionDetected):
+        contradictions_found.inc()
+    elif isinstance(payload, ledger_types.MemoryMerged):
+        duplicates_merged.inc()
+    elif isinstance(payload, ledger_types.MemoryArchived):
+        memories_archived.inc()
+        memories_retired.labels("archived", payload.reason).inc()
+    elif isinstance(payload, ledger_types.MemoryDeleted):
+        memories_retired.labels("deleted", payload.reason).inc()
+    elif isinstance(payload, ledger_types.SessionClosed):
+        sessions_closed.labels(payload.reason).inc()
+    elif isinstance(payload, ledger_types.SessionConsolidated):
+        sessions_consolidated.inc()
+        session_compression.observe(payload.compression_ratio)
+    elif isinstance(payload, ledger_types.EpisodesSummarized):
+        episodes_summarized.inc(len(payload.episode_ids))
+    elif isinstance(payload, ledger_types.IdentityDriftMeasured):
+        identity_drift.labels(payload.level).inc()
+    elif isinstance(payload, ledger_types.ProceduralSynthesized):
+        profiles_synthesized.inc()
+    elif isinstance(payload, ledger_types.ScopePromoted):
+        scope_promotions.labels(payload.to_scope).inc()
+
+
+class PartitionProgress:
+    """Last processed offset per input partition, to export consumer lag."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.next_offsets: dict[int, int] = {}
+
+    def processed(self, partition: int, offset: int) -> None:
+        self.next_offsets[partition] = offset + 1
+
+    def report(self, app: faust.App) -> None:
+        consumer = app.consumer
+        for tp in consumer.assignment():
+            if tp.topic != self.topic:
+                continue
+            highwater = consumer.highwater(tp)
+            if highwater is None:
+                continue
+            done = self.next_offsets.get(tp.partition, highwater)
+            consumer_lag.labels(tp.topic, str(tp.partition)).set(max(0, highwater - done))

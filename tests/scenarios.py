@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from streams import codec
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -19,6 +18,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
+from streams.kafka import codec
 
 NOW = 1_795_000_000_000  # event time of the scenarios (2026-11-17)
 MINUTE = 60_000

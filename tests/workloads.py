@@ -7,7 +7,6 @@ import uuid
 from typing import Any
 
 from projections.rows import LINK_COLUMNS, REPORT_COLUMNS, RowBatch, to_datetime
-from streams import codec
 from streams.engine.model import (
     LAYERS,
     ConsolidationRequested,
@@ -19,6 +18,7 @@ from streams.engine.model import (
     MemoryWritten,
 )
 from streams.engine.oracle import OracleRun
+from streams.kafka import codec
 
 BASE_TIME = 1_790_000_000_000  # a fixed event time: tests never read the clock for it
 DIM = 384

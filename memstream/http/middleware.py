@@ -14,7 +14,7 @@ import anyio
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memstream.http import metrics
+from memstream.http import api_metrics
 from memstream.http.auth import TokenVerifier
 from memstream.http.limits import RateLimiter
 from memstream.http.problems import ProblemError
@@ -67,14 +67,16 @@ class Gate:
             receive = await self._admit(scope, receive)
             await self.app(scope, receive, send_counted)
         except ProblemError as problem:
-            metrics.refused.labels(problem.kind).inc()
+            api_metrics.refused.labels(problem.kind).inc()
             await problem.response(scope.get("path"))(scope, receive, send_counted)
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "")
-            metrics.requests.labels(template, method, str(status["code"])).inc()
-            metrics.request_seconds.labels(template, method).observe(time.perf_counter() - started)
+            api_metrics.requests.labels(template, method, str(status["code"])).inc()
+            api_metrics.request_seconds.labels(template, method).observe(
+                time.perf_counter() - started
+            )
 
     async def _admit(self, scope: Scope, receive: Receive) -> Receive:
         """Check what can be checked before the body; the ``receive`` that counts it."""

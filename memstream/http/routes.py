@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException
 
-from memstream.http import metrics
+from memstream.http import api_metrics
 from memstream.http.auth import Principal, TokenVerifier, authorize
 from memstream.http.limits import RateLimiter
 from memstream.http.middleware import Gate
@@ -64,7 +64,6 @@ from memstream.publisher import EventTooLarge, now_millis
 from memstream.settings import Settings
 from projections import api_queries
 from projections.reader import MemoryReader
-from streams import codec
 from streams.embedders.base import Embedder
 from streams.embedders.factory import embedder_for
 from streams.engine.model import (
@@ -80,6 +79,7 @@ from streams.engine.model import (
     SessionEnded,
 )
 from streams.engine.validation import MAX_ID_CHARS, Limits, validate_event
+from streams.kafka import codec
 
 API_VERSION = "1.0.0"
 # Idempotency keys that are not UUIDs become uuid5(IDEMPOTENCY_NAMESPACE, key): the same
@@ -200,7 +200,7 @@ def _add_error_handlers(app: FastAPI) -> None:
                 "again; the OpenAPI document at /openapi.json lists every field",
                 errors=errors,
             )
-        metrics.refused.labels(error.kind).inc()
+        api_metrics.refused.labels(error.kind).inc()
         return error.response(request.url.path)
 
     @app.exception_handler(HTTPException)
@@ -330,8 +330,8 @@ async def _publish(
             f"{exc}: send the request again with the same Idempotency-Key; it is applied once",
             headers={"Retry-After": "5"},
         ) from None
-    metrics.publish_seconds.observe(time.perf_counter() - started)
-    metrics.events_published.labels(event.event_type).inc()
+    api_metrics.publish_seconds.observe(time.perf_counter() - started)
+    api_metrics.events_published.labels(event.event_type).inc()
 
 
 def _memory(user_id: str, memory_id: str, body: MemoryFields) -> Memory:

@@ -12,7 +12,7 @@ import logging
 import uvicorn
 from prometheus_client import disable_created_metrics, start_http_server
 
-from memstream.http.app import create_app
+from memstream.http.routes import create_app
 from memstream.settings import Settings
 
 log = logging.getLogger("memstream.http")

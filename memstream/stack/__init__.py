@@ -23,10 +23,10 @@ from confluent_kafka.admin import AdminClient
 
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
-from memstream.stack import kafka, postgres, secure
-from memstream.stack.kafka import DEFAULT_KAFKA_VERSION, BrokerDied
+from memstream.stack import kafka_broker, postgres, secure
+from memstream.stack.kafka_broker import DEFAULT_KAFKA_VERSION, BrokerDied
 from memstream.stack.ports import pick_port, port_is_free
-from memstream.stack.state import (
+from memstream.stack.stack_state import (
     StackError,
     StackInfo,
     StackLayout,
@@ -108,12 +108,12 @@ class LocalStack:
         """What runs where, checked now."""
         state = load_state(self.layout.state_file)
         kafka_pid = state.kafka_pid if state else None
-        kafka_alive = kafka.is_broker_of(kafka_pid, self.layout.server_properties)
+        kafka_alive = kafka_broker.is_broker_of(kafka_pid, self.layout.server_properties)
         bootstrap = state.kafka_bootstrap if state else None
         answers = bool(
             kafka_alive
             and state
-            and kafka.broker_answers(state.kafka_bootstrap, 3.0, self._admin_config(state))
+            and kafka_broker.broker_answers(state.kafka_bootstrap, 3.0, self._admin_config(state))
         )
         server = postgres.running_server(self.layout.pgdata)
         return StackStatus(
@@ -154,14 +154,14 @@ class LocalStack:
         """Create ``<prefix>memory.events``, ``<prefix>memory.consolidation`` and
         ``<prefix>memory.deadletter`` with ``partitions`` partitions unless they exist."""
         state = self._running_state()
-        kafka.ensure_topics(
+        kafka_broker.ensure_topics(
             state.kafka_bootstrap, prefix, partitions, client=self._admin_config(state)
         )
 
     def kafka_admin(self) -> AdminClient:
         """An admin client of the running stack's broker (its admin principal when secure)."""
         state = self._running_state()
-        return kafka.admin_client(state.kafka_bootstrap, self._admin_config(state))
+        return kafka_broker.admin_client(state.kafka_bootstrap, self._admin_config(state))
 
     def admin_settings(self) -> Settings:
         """Settings that connect as the secure stack's admin (super user) principal: for
@@ -183,7 +183,7 @@ class LocalStack:
 
     def _secure_mode(self, previous: StackState | None, requested: bool | None) -> bool:
         """Whether this stack is (to be) secure; a stack never switches mode."""
-        formatted = kafka.storage_formatted(self.layout.kafka_data_dir)
+        formatted = kafka_broker.storage_formatted(self.layout.kafka_data_dir)
         recorded = previous.secure if previous else self.secure_files.exists()
         if not formatted:  # a new broker: it may be made either way
             return bool(requested if requested is not None else recorded)
@@ -213,11 +213,11 @@ class LocalStack:
         secure_mode: bool = False,
     ) -> StackState:
         props = self.layout.server_properties
-        if previous is not None and kafka.is_broker_of(previous.kafka_pid, props):
+        if previous is not None and kafka_broker.is_broker_of(previous.kafka_pid, props):
             return self._reuse_kafka(previous, kafka_port, progress)
         self._stop_strays(progress)
-        java = kafka.find_java()
-        libs = kafka.resolve_jars(self.settings.cache_dir, self.kafka_version, progress)
+        java = kafka_broker.find_java()
+        libs = kafka_broker.resolve_jars(self.settings.cache_dir, self.kafka_version, progress)
         for attempt in range(1, START_ATTEMPTS + 1):
             fresh_ports = attempt > 1
             port, cport = self._choose_ports(previous, kafka_port, fresh_ports, progress)
@@ -248,7 +248,7 @@ class LocalStack:
                 f"to move it to port {kafka_port}"
             )
         admin = self._admin_config(previous)
-        kafka.wait_until_ready(
+        kafka_broker.wait_until_ready(
             previous.kafka_bootstrap, previous.kafka_pid, self._kafka_logs(), client_config=admin
         )
         progress(f"kafka: already running (pid {previous.kafka_pid}) on {previous.kafka_bootstrap}")
@@ -258,9 +258,9 @@ class LocalStack:
 
     def _stop_strays(self, progress: Progress) -> None:
         """Stop brokers of this state dir that stack.json does not know about (it was lost)."""
-        for pid in kafka.find_brokers_of(self.layout.server_properties):
+        for pid in kafka_broker.find_brokers_of(self.layout.server_properties):
             progress(f"kafka: stopping broker pid {pid} left by an earlier run")
-            kafka.stop_process(pid)
+            kafka_broker.stop_process(pid)
 
     def _choose_ports(
         self,
@@ -292,7 +292,7 @@ class LocalStack:
         self, state: StackState, java: str, libs: Path, progress: Progress
     ) -> StackState:
         layout = self.layout
-        values = kafka.server_properties(
+        values = kafka_broker.server_properties(
             state.kafka_port, state.controller_port, layout.kafka_data_dir
         )
         scram_users: list[str] = []
@@ -306,10 +306,10 @@ class LocalStack:
                 )
             )
             scram_users = secure.scram_format_args(stack_secrets)
-        kafka.write_properties(layout.server_properties, values)
-        if not kafka.storage_formatted(layout.kafka_data_dir):
+        kafka_broker.write_properties(layout.server_properties, values)
+        if not kafka_broker.storage_formatted(layout.kafka_data_dir):
             progress(f"kafka: formatting KRaft storage in {layout.kafka_data_dir}")
-            kafka.format_storage(
+            kafka_broker.format_storage(
                 java,
                 libs,
                 layout.server_properties,
@@ -318,7 +318,7 @@ class LocalStack:
                 private_dir=self.secure_files.secrets_dir,
             )
         progress(f"kafka: starting broker {self.kafka_version} on {state.kafka_bootstrap}")
-        pid = kafka.start_broker(
+        pid = kafka_broker.start_broker(
             java, libs, layout.server_properties, layout.kafka_logs_dir, layout.kafka_console_log
         )
         state = replace(state, kafka_pid=pid)
@@ -327,14 +327,14 @@ class LocalStack:
         started = time.monotonic()
         admin = self._admin_config(state)
         try:
-            kafka.wait_until_ready(
+            kafka_broker.wait_until_ready(
                 state.kafka_bootstrap, pid, self._kafka_logs(), client_config=admin
             )
             if admin is not None:
                 secure.ensure_acls(admin)
         except StackError:
-            if kafka.pid_alive(pid):
-                kafka.stop_process(pid)
+            if kafka_broker.pid_alive(pid):
+                kafka_broker.stop_process(pid)
             save_state(layout.state_file, replace(state, kafka_pid=None))
             raise
         elapsed = time.monotonic() - started
@@ -350,15 +350,17 @@ class LocalStack:
     def _stop_kafka(self, state: StackState | None, progress: Progress) -> None:
         props = self.layout.server_properties
         recorded = state.kafka_pid if state else None
-        pids = [recorded] if recorded and kafka.is_broker_of(recorded, props) else []
-        pids = pids or kafka.find_brokers_of(props)
+        pids = [recorded] if recorded and kafka_broker.is_broker_of(recorded, props) else []
+        pids = pids or kafka_broker.find_brokers_of(props)
         if not pids:
             progress("kafka: not running")
         for pid in pids:
             progress(f"kafka: stopping broker (pid {pid})")
-            killed = kafka.stop_process(pid)
+            killed = kafka_broker.stop_process(pid)
             progress(
-                f"kafka: killed after {kafka.STOP_TIMEOUT_S:.0f} s" if killed else "kafka: stopped"
+                f"kafka: killed after {kafka_broker.STOP_TIMEOUT_S:.0f} s"
+                if killed
+                else "kafka: stopped"
             )
 
     def _kafka_logs(self) -> list[Path]:
@@ -366,7 +368,9 @@ class LocalStack:
 
     def _running_state(self) -> StackState:
         state = load_state(self.layout.state_file)
-        if state is None or not kafka.is_broker_of(state.kafka_pid, self.layout.server_properties):
+        if state is None or not kafka_broker.is_broker_of(
+            state.kafka_pid, self.layout.server_properties
+        ):
             raise StackError(
                 f"the local stack in {self.layout.state_dir} is not running: run `memstream up`"
             )
@@ -409,10 +413,10 @@ class LocalStack:
 
     def _ensure_topics(self, state: StackState, progress: Progress) -> None:
         prefix, partitions = self.settings.topic_prefix, self.settings.partitions
-        created = kafka.ensure_topics(
+        created = kafka_broker.ensure_topics(
             state.kafka_bootstrap, prefix, partitions, client=self._admin_config(state)
         )
-        names = ", ".join(kafka.topic_names(prefix))
+        names = ", ".join(kafka_broker.topic_names(prefix))
         if created:
             progress(f"topics: created {', '.join(created)} ({partitions} partitions)")
         else:

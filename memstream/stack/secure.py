@@ -47,7 +47,7 @@ from confluent_kafka.admin import (
 )
 
 from memstream.settings import ENV_PREFIX, Settings
-from memstream.stack.state import StackError, StackLayout
+from memstream.stack.stack_state import StackError, StackLayout
 
 ADMIN_USER = "admin"
 APP_USER = "memstream"
@@ -245,7 +245,7 @@ def _jaas(module: str, options: Mapping[str, str]) -> str:
 def server_properties(
     port: int, controller_port: int, files: SecureFiles, stack_secrets: StackSecrets
 ) -> dict[str, str]:
-    """What secure mode changes in :func:`memstream.stack.kafka.server_properties`."""
+    """What secure mode changes in :func:`memstream.stack.kafka_broker.server_properties`."""
     admin, password = ADMIN_USER, stack_secrets.admin_password
     plain = "org.apache.kafka.common.security.plain.PlainLoginModule"
     scram = "org.apache.kafka.common.security.scram.ScramLoginModule"

@@ -1,7 +1,7 @@
 """What every embedder offers, so the pipeline can swap the model without touching callers.
 
 An embedder turns texts into the contract's embedding form (packed little-endian float32,
-``dim`` values, L2-normalised; see ``streams.codec.pack_embedding``) so its output can go
+``dim`` values, L2-normalised; see ``streams.kafka.codec.pack_embedding``) so its output can go
 straight into ``Memory.embedding`` and a ``vector(N)`` column, and cosine similarity is a
 plain dot product.
 """

@@ -48,6 +48,6 @@ def _set_fetch_wait(consumer: Any, max_wait_ms: int) -> None:
     if not hasattr(consumer, "_fetch_max_wait_ms"):
         raise RuntimeError(
             "this aiokafka version keeps no _fetch_max_wait_ms on its consumer; "
-            "check streams/fetch_wait.py against the installed aiokafka"
+            "check streams/kafka/fetch_wait.py against the installed aiokafka"
         )
     consumer._fetch_max_wait_ms = max_wait_ms

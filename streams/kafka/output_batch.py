@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from memstream.settings import Settings
-from streams.ingest import Emission
-from streams.state_changelog import Entry
-from streams.state_restore import state_topic
-from streams.transactional_output import OutgoingRecord
+from streams.ingest_processor import Emission
+from streams.kafka.transactional_output import OutgoingRecord
+from streams.state.changelog import Entry
+from streams.state.restore import state_topic
 
 
 @dataclass

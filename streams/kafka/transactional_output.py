@@ -39,7 +39,7 @@ from aiokafka.errors import KafkaError, MessageSizeTooLargeError, ProducerClosed
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 from faust.exceptions import ProducerSendError
 
-from streams.deadletter import Headers
+from streams.kafka.deadletter import Headers
 
 
 class EmissionGuard:
@@ -149,7 +149,7 @@ class TransactionalOutput:
     ) -> None:
         """``on_lost``: what to do when a record of a transaction this worker still holds
         did not land (:meth:`settle`); the default raises :class:`OutputLost` in the commit,
-        and the worker stops without committing instead (``streams.app``)."""
+        and the worker stops without committing instead (``streams.runtime.stopping``)."""
         self.app = app
         self.input_topic = input_topic
         self.guard = EmissionGuard()

@@ -19,7 +19,7 @@ table  id                       value
 
 After each input the worker sends the entries that input touched (:func:`changed_entries`),
 in the same Kafka transaction as the input's ledger records and offset
-(``streams.transactional_output``). So the changelog's cost per input grows with the work of
+(``streams.kafka.transactional_output``). So the changelog's cost per input grows with the work of
 the input, and a restore reads each live entry once (compaction keeps the last value per
 key) instead of folding the user's whole history from the ledger. A session's members are
 entries of their own for the same reason: a memory written into a months-long session adds

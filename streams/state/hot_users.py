@@ -1,13 +1,13 @@
 """The worker's per-user state for the partitions it owns, with a bounded set of hot users.
 
-State is restored on assignment (``streams.state_restore``: local checkpoint + the state
+State is restored on assignment (``streams.state.restore``: local checkpoint + the state
 changelog's tail, or the ledger's fold as the disaster-recovery path) and kept current by
 the same fold the engine and the oracle use. :meth:`UserStates.rebuild_partition` is that
 fold over a ledger partition: it applies only complete emissions, so an input whose output
 was committed in part is processed again.
 
 Only ``capacity`` users are held as Python objects (least recently used evicted first); the
-others are *cold*: their state is in the local store (``streams.state_store``) and is loaded
+others are *cold*: their state is in the local store (``streams.state.store``) and is loaded
 again when an input of theirs comes. A user is evicted only when clean, that is when every
 state entry it sent is in the local store's checkpoint, so loading it back gives exactly the
 state it had. Between checkpoints (every few seconds) the hot set may exceed the capacity

@@ -15,8 +15,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 
 from memstream.kafka_security import confluent_config, resolve
 from memstream.settings import Settings
-from streams import codec
 from streams.engine.ledger import ConsolidationEvent
+from streams.kafka import codec
 
 POLL_SECONDS = 0.5
 

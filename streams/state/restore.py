@@ -24,16 +24,16 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from memstream.kafka_security import confluent_config
 from memstream.settings import Settings
 from streams.engine.state import InMemoryUserState
-from streams.ledger_replay import read_committed, read_partition
-from streams.state_changelog import (
+from streams.state.changelog import (
     Entry,
     UserStateBuilder,
     all_entries,
     restored_user,
     split_key,
 )
-from streams.state_store import Checkpoint, LocalStateStore
-from streams.user_states import UserStates
+from streams.state.hot_users import UserStates
+from streams.state.replay import read_committed, read_partition
+from streams.state.store import Checkpoint, LocalStateStore
 
 log = logging.getLogger("memstream.worker")
 POLL_SECONDS = 0.5

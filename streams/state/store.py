@@ -3,7 +3,7 @@
 It holds the partition's state-changelog entries as of a changelog offset, so a restart
 reads the local checkpoint plus the changelog's tail, not the whole changelog (and never the
 ledger). Correctness rests on one rule: a checkpoint is written only right after a Kafka
-commit, under the emission guard (``streams.transactional_output``), when every record the
+commit, under the emission guard (``streams.kafka.transactional_output``), when every record the
 worker sent is committed and the worker's state is exactly the changelog up to its end. A
 checkpoint written then stays valid forever: the changelog only grows after it, so a later
 restore (after a crash, or on a worker the partition comes back to) applies the tail from
@@ -23,7 +23,7 @@ from typing import Protocol
 
 from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
-from streams.state_changelog import SEPARATOR, Entry
+from streams.state.changelog import SEPARATOR, Entry
 
 CHECKPOINT_KEY = b"\x00checkpoint"  # entries' keys start with a user id: never \x00
 

@@ -8,8 +8,8 @@ import pytest
 
 from memstream.publisher import MemoryPublisher
 from memstream.waiting import wait_until
-from streams import codec
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
+from streams.kafka import codec
 from tests.workloads import BASE_TIME
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, ConsumerGroupState
 from confluent_kafka.admin import NewTopic
 
 from memstream.consumer_groups import delete_group, describe_group
-from memstream.stack.kafka import admin_client
+from memstream.stack.kafka_broker import admin_client
 from memstream.waiting import wait_until
 
 pytestmark = pytest.mark.integration

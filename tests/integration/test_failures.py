@@ -17,9 +17,9 @@ from memstream.kafka_security import confluent_config
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
 from projections.schema import migrated_database
-from streams import codec
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
+from streams.kafka import codec
 from tests.support import Pipeline, process_running
 from tests.workloads import (
     LINK_QUERY,

@@ -35,7 +35,6 @@ import fastavro
 import pytest
 
 from memstream.waiting import wait_until
-from streams import codec
 from streams.engine.model import (
     ConsolidationRequested,
     Memory,
@@ -44,7 +43,8 @@ from streams.engine.model import (
     MemoryWritten,
 )
 from streams.engine.validation import Limits
-from streams.ingest import IngestProcessor, partition_for
+from streams.ingest_processor import IngestProcessor, partition_for
+from streams.kafka import codec
 from tests.support import PARTITIONS, Pipeline
 from tests.workloads import BASE_TIME, DIM
 

@@ -32,7 +32,7 @@ from projections import grants, queries
 from projections.grants import GRANT_SETTING, GrantKey
 from projections.reader import MemoryReader
 from projections.schema import LAYER_TABLES, ensure_database, migrate
-from streams import codec
+from streams.kafka import codec
 from tests.workloads import DIM
 
 pytestmark = pytest.mark.integration

@@ -20,10 +20,10 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from memstream.settings import Settings, read_env_file
-from memstream.stack import LocalStack, StackError, StackInfo, kafka
+from memstream.stack import LocalStack, StackError, StackInfo, kafka_broker
 from memstream.stack.commands import add_stack_commands
 from memstream.stack.ports import free_port, pick_port, port_is_free
-from memstream.stack.state import StackLayout, StackState, load_state, save_state
+from memstream.stack.stack_state import StackLayout, StackState, load_state, save_state
 from projections.schema import LAYER_TABLES
 
 PARTITIONS = 3
@@ -66,8 +66,8 @@ def gone(pid: int) -> bool:
 
 
 def marker(local: LocalStack) -> Path:
-    libs = kafka.jars_dir(local.settings.cache_dir, local.kafka_version)
-    return libs / kafka.JARS_MARKER
+    libs = kafka_broker.jars_dir(local.settings.cache_dir, local.kafka_version)
+    return libs / kafka_broker.JARS_MARKER
 
 
 def topic_partitions(bootstrap: str) -> dict[str, int]:
@@ -146,7 +146,7 @@ def test_create_topics_with_a_prefix_is_idempotent(stack: LocalStack) -> None:
     stack.create_topics("t1.", 2)
     stack.create_topics("t1.", 2)
     topics = topic_partitions(info.kafka_bootstrap)
-    assert {topics.get(name) for name in kafka.topic_names("t1.")} == {2}
+    assert {topics.get(name) for name in kafka_broker.topic_names("t1.")} == {2}
     with pytest.raises(StackError, match="partitions"):
         stack.create_topics("t1.", 5)
 
@@ -182,13 +182,13 @@ def test_cli_up_prints_exports_and_status(stack: LocalStack) -> None:
 
 
 def test_server_properties_is_single_node_kraft_on_localhost(tmp_path: Path) -> None:
-    values = kafka.server_properties(19092, 19093, tmp_path / "data")
+    values = kafka_broker.server_properties(19092, 19093, tmp_path / "data")
     assert values["process.roles"] == "broker,controller"
     assert values["controller.quorum.voters"] == "1@127.0.0.1:19093"
     assert values["listeners"] == "PLAINTEXT://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093"
     assert values["advertised.listeners"] == "PLAINTEXT://127.0.0.1:19092"
     assert values["log.dirs"] == str(tmp_path / "data")
-    text = kafka.render_properties({"a.b": "c", "path": "C:\\x"})
+    text = kafka_broker.render_properties({"a.b": "c", "path": "C:\\x"})
     assert "a.b=c\n" in text
     assert "path=C:\\\\x\n" in text
 
@@ -203,17 +203,17 @@ def test_server_properties_is_single_node_kraft_on_localhost(tmp_path: Path) -> 
     ],
 )
 def test_java_major_version(output: str, major: int | None) -> None:
-    assert kafka.java_major_version(output) == major
+    assert kafka_broker.java_major_version(output) == major
 
 
 def test_topic_names_and_ledger_retention() -> None:
-    assert kafka.topic_names("p.") == [
+    assert kafka_broker.topic_names("p.") == [
         "p.memory.events",
         "p.memory.consolidation",
         "p.memory.deadletter",
     ]
-    assert kafka.topic_config("p.memory.consolidation", "p.") == {"retention.ms": "-1"}
-    assert kafka.topic_config("p.memory.events", "p.") == {}
+    assert kafka_broker.topic_config("p.memory.consolidation", "p.") == {"retention.ms": "-1"}
+    assert kafka_broker.topic_config("p.memory.events", "p.") == {}
 
 
 def test_state_round_trip_and_damaged_file(tmp_path: Path) -> None:
@@ -272,8 +272,8 @@ def test_wait_until_ready_fails_fast_when_the_process_died(tmp_path: Path) -> No
     log.write_text("line one\nERROR java.net.BindException: Address already in use\n")
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
-    with pytest.raises(kafka.BrokerDied) as died:
-        kafka.wait_until_ready(f"127.0.0.1:{free_port()}", proc.pid, [log], timeout=30)
+    with pytest.raises(kafka_broker.BrokerDied) as died:
+        kafka_broker.wait_until_ready(f"127.0.0.1:{free_port()}", proc.pid, [log], timeout=30)
     assert "Address already in use" in str(died.value)
     assert died.value.port_in_use
 

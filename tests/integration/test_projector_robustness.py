@@ -17,9 +17,9 @@ from memstream.waiting import wait_until
 from projections.queries import nearest_memories
 from projections.rows import RowBatch
 from projections.writer import StaleBatch, prepare_connection, write_batch
-from streams import codec
 from streams.engine import ledger
 from streams.engine.model import Memory
+from streams.kafka import codec
 from tests.support import Pipeline
 from tests.workloads import BASE_TIME
 

@@ -19,7 +19,7 @@ from prometheus_client import REGISTRY
 from memstream.settings import Settings
 from memstream.waiting import wait_until
 from projections.projector import Projector
-from streams import codec
+from streams.kafka import codec
 from tests.integration.test_projector_robustness import (
     memory_ids,
     produce_to_ledger,

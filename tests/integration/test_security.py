@@ -48,7 +48,7 @@ from projections import grants, queries
 from projections.grants import GrantKey
 from projections.reader import MemoryReader
 from projections.schema import LAYER_TABLES, ensure_database, migrate
-from streams import codec
+from streams.kafka import codec
 from tests.support import Pipeline
 from tests.workloads import BASE_TIME, DIM
 

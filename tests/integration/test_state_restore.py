@@ -8,10 +8,10 @@ import pytest
 
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
-from streams import codec
 from streams.engine.model import MemoryEvent
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
+from streams.kafka import codec
 from tests.integration.test_failures import _committed_twice
 from tests.scenarios import Scenario
 from tests.support import Pipeline, scrape

@@ -10,7 +10,7 @@ from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.state import SessionWindow, UserFacets
-from streams.state_changelog import UserStateBuilder, all_entries, split_key
+from streams.state.changelog import UserStateBuilder, all_entries, split_key
 from tests.conversations import long_conversations
 
 

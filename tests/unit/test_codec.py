@@ -16,7 +16,6 @@ from fastavro.schema import load_schema, to_parsing_canonical_form
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streams import codec
 from streams.engine import ledger
 from streams.engine.model import (
     LAYERS,
@@ -30,6 +29,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
+from streams.kafka import codec
 
 USER = "user-7"
 T0 = 1_717_000_000_000  # 2024-05-29, epoch millis

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streams.collector import YOUNG_THRESHOLD, tune_collector
+from streams.runtime.collector import YOUNG_THRESHOLD, tune_collector
 
 
 @pytest.fixture

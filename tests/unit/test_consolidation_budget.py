@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streams import codec
-from streams.deadletter import source_headers
 from streams.engine import ledger
 from streams.engine.engine import EngineConfig
 from streams.engine.model import MemoryEvent
@@ -31,8 +29,10 @@ from streams.engine.validation import (
     MAX_ID_CHARS,
     Limits,
 )
-from streams.ingest import Emission, IngestProcessor
-from streams.user_states import UserStates
+from streams.ingest_processor import Emission, IngestProcessor
+from streams.kafka import codec
+from streams.kafka.deadletter import source_headers
+from streams.state.hot_users import UserStates
 from tests.scenarios import MINUTE, NOW, Scenario, fifty_message_session
 
 FULL_NARRATIVES = policy_from_toml(

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streams.codec import pack_embedding, unpack_embedding
 from streams.embedders import (
     EMBEDDERS,
     Embedder,
@@ -23,6 +22,7 @@ from streams.embedders import (
 )
 from streams.embedders.minilm import MODEL_REQUIREMENT, check_model_file
 from streams.engine.embedder import hashing_embedding
+from streams.kafka.codec import pack_embedding, unpack_embedding
 
 OBSIDIAN = ("She keeps her notes in Obsidian.", "Her note-taking app is Obsidian.")
 PARAPHRASES = [

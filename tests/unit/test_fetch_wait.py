@@ -10,8 +10,8 @@ import faust
 import pytest
 
 from memstream.settings import Settings
-from streams.app import faust_app
-from streams.fetch_wait import bound_fetch_wait
+from streams.kafka.faust_app import faust_app
+from streams.kafka.fetch_wait import bound_fetch_wait
 
 
 def fetch_wait_of(app: faust.App) -> int:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from streams import heap_trim
+from streams.runtime import heap_trim
 
 
 @pytest.fixture(autouse=True)

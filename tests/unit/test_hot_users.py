@@ -6,15 +6,15 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from streams import codec
 from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile
 from streams.engine.rules.due import next_due_at
 from streams.engine.state import InMemoryUserState
-from streams.ingest import IngestProcessor
-from streams.state_restore import load_user
-from streams.state_store import Checkpoint, LocalStateStore
-from streams.user_states import UserStates
+from streams.ingest_processor import IngestProcessor
+from streams.kafka import codec
+from streams.state.hot_users import UserStates
+from streams.state.restore import load_user
+from streams.state.store import Checkpoint, LocalStateStore
 from tests.workloads import cycle_heavy_workload, mixed_workload
 
 CONFIG = EngineConfig(policy=builtin_profile("default"))

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from openapi_spec_validator import validate
 
-from memstream.http.app import create_app
+from memstream.http.routes import create_app
 from memstream.settings import Settings
 
 # Versions known to work together: openapi-typescript 7 wants TypeScript 5.

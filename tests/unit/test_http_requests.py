@@ -15,7 +15,7 @@ import jwt
 import pytest
 from fastapi import FastAPI
 
-from memstream.http.app import create_app
+from memstream.http.routes import create_app
 from memstream.settings import Settings
 
 SECRET = "k" * 40

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import uuid
 
-from streams import codec
 from streams.engine import ledger
 from streams.engine.model import (
     ForgetRequested,
@@ -18,8 +17,9 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import replay
 from streams.engine.validation import MAX_EVENT_BYTES, Limits
-from streams.ingest import Emission, IngestProcessor, partition_for
-from streams.user_states import UserStates
+from streams.ingest_processor import Emission, IngestProcessor, partition_for
+from streams.kafka import codec
+from streams.state.hot_users import UserStates
 
 LIMITS = Limits()
 USER = "u-42"
@@ -378,7 +378,7 @@ def test_a_batch_embeds_its_plain_memories_in_one_call() -> None:
     dead-lettered in its place."""
     from streams.embedders.factory import embedder_for
     from streams.engine.embedder import hashing_embedding
-    from streams.ingest import Input
+    from streams.ingest_processor import Input
 
     hashing = embedder_for("hashing")
     calls: list[list[str]] = []

@@ -13,7 +13,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memstream.jsonl import EventFormatError, event_from_json, parse_time, read_events
-from streams import codec
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -21,6 +20,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
+from streams.kafka import codec
 
 NOW = 1_717_000_000_000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -28,7 +28,7 @@ from memstream.kafka_security import (
 )
 from memstream.settings import Settings
 from memstream.stack import secure
-from memstream.stack.state import StackInfo, StackLayout
+from memstream.stack.stack_state import StackInfo, StackLayout
 
 SECRET = "s3cret-Pa55word"
 # A public CA certificate (no key), as `memstream up --secure` makes: enough for an SSLContext.
@@ -249,7 +249,7 @@ def test_ssl_alone_gives_faust_ssl_credentials(ca_file: Path) -> None:
 
 
 def test_the_worker_faust_app_carries_the_credentials(password_file: Path, ca_file: Path) -> None:
-    from streams.app import faust_app
+    from streams.kafka.faust_app import faust_app
 
     app = faust_app(sasl_ssl(password_file, ca_file), "credentials-test")
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from memstream.native_threads import (
+from streams.runtime.native_threads import (
     BLAS_THREADS_VARIABLE,
     OPENMP_THREADS_VARIABLE,
     single_threaded_blas,

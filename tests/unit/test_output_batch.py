@@ -4,10 +4,10 @@ state entries coalesced to the last value of each key, and the dead letters."""
 from __future__ import annotations
 
 from memstream.settings import Settings
-from streams.ingest import Emission, OutRecord
-from streams.output_batch import OutputBatch
-from streams.state_changelog import Entry
-from streams.state_restore import state_topic
+from streams.ingest_processor import Emission, OutRecord
+from streams.kafka.output_batch import OutputBatch
+from streams.state.changelog import Entry
+from streams.state.restore import state_topic
 
 SETTINGS = Settings(topic_prefix="t.")
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from streams import codec
 from streams.engine import ledger
 from streams.engine.emissions import EmissionAssembler, complete_emissions, numbered
 from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory
 from streams.engine.state import InMemoryUserState
-from streams.ingest import Emission, IngestProcessor
-from streams.user_states import UserStates
+from streams.ingest_processor import Emission, IngestProcessor
+from streams.kafka import codec
+from streams.state.hot_users import UserStates
 from tests.scenarios import Scenario
 
 SOURCE = [("source.topic", b"memory.events"), ("source.partition", b"0")]

@@ -9,11 +9,11 @@ import threading
 import pytest
 
 from memstream.settings import Settings
-from streams import app as worker_app
 from streams.engine import ledger
 from streams.engine.model import Memory
-from streams.state_restore import Restored
-from streams.user_states import UserStates
+from streams.state import assignment
+from streams.state.hot_users import UserStates
+from streams.state.restore import Restored
 
 
 def stored(version: int) -> ledger.ConsolidationEvent:
@@ -24,7 +24,7 @@ def stored(version: int) -> ledger.ConsolidationEvent:
 
 
 @pytest.fixture
-def rebuilds(monkeypatch: pytest.MonkeyPatch) -> tuple[worker_app.PartitionRebuilds, dict]:
+def rebuilds(monkeypatch: pytest.MonkeyPatch) -> tuple[assignment.PartitionRebuilds, dict]:
     """PartitionRebuilds over a fake restore (a fold of the ledger given for each read); the
     first read of a partition can be held until the test releases it."""
     control: dict = {
@@ -47,8 +47,8 @@ def rebuilds(monkeypatch: pytest.MonkeyPatch) -> tuple[worker_app.PartitionRebui
         folded = states.rebuild_partition(partition, iter(ledger_events))
         return Restored(states, "ledger", folded, [])
 
-    monkeypatch.setattr(worker_app, "restore_partition", restore_partition)
-    return worker_app.PartitionRebuilds(Settings(), UserStates()), control
+    monkeypatch.setattr(assignment, "restore_partition", restore_partition)
+    return assignment.PartitionRebuilds(Settings(), UserStates()), control
 
 
 def test_the_agent_sees_the_state_folded_from_the_ledger(rebuilds):

@@ -10,7 +10,7 @@ import asyncio
 import faust
 
 from memstream.settings import Settings
-from streams.app import faust_app
+from streams.kafka.faust_app import faust_app
 
 
 def batch_size_of(app: faust.App) -> int:

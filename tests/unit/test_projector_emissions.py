@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from projections.emissions import (
+from projections.complete_emissions import (
     Consumed,
     HoldBacks,
     halve,

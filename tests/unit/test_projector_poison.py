@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from projections.emissions import Consumed
+from projections.complete_emissions import Consumed
 from projections.poison import Rejected, apply_isolating, fold
 from projections.rows import MEMORY_COLUMNS, RowBatch
 from streams.engine import ledger

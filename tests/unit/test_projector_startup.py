@@ -11,7 +11,7 @@ import pytest
 from memstream.settings import Settings
 from projections.failures import outdated_message
 from projections.startup import migrate_when_reachable
-from streams import codec
+from streams.kafka import codec
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import pytest
 
 from memstream.publisher import EventTooLarge, MemoryPublisher
 from memstream.settings import Settings
-from streams import codec
 from streams.engine.model import MemoryWritten
 from streams.engine.validation import MAX_EVENT_BYTES
+from streams.kafka import codec
 
 
 def test_an_event_over_the_worker_limit_is_refused_with_what_to_do_and_nothing_is_queued() -> None:

@@ -9,7 +9,7 @@ import avro.schema
 import pytest
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 
-from streams.codec import ENVELOPES, NAMESPACE, SchemaRegistry, schemas_dir
+from streams.kafka.codec import ENVELOPES, NAMESPACE, SchemaRegistry, schemas_dir
 
 BASELINES = sorted(p for p in (schemas_dir() / "baseline").iterdir() if p.is_dir())
 

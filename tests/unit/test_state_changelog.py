@@ -16,7 +16,7 @@ from streams.engine.ledger import ConsolidationEvent, MemoryStored, SessionClose
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile, profile_names
 from streams.engine.state import InMemoryUserState, MemoryRecord, apply_outcome
-from streams.state_changelog import (
+from streams.state.changelog import (
     CONVERSATION,
     MEMBER,
     MEMORY,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from streams.state_changelog import Entry
-from streams.state_store import Checkpoint, LocalStateStore, StateCheckpoints
+from streams.state.changelog import Entry
+from streams.state.store import Checkpoint, LocalStateStore, StateCheckpoints
 
 PARTITION = 3
 

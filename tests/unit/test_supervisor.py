@@ -17,8 +17,8 @@ from memstream.settings import Settings, SettingsError
 from memstream.stack.ports import free_port_range, free_port_ranges, port_is_free
 from memstream.supervisor import ProcessPlan, Supervisor
 from memstream.waiting import wait_until
-from projections.supervisor import PROJECTOR, run_projector_processes
-from streams import worker_processes
+from projections.projector_processes import PROJECTOR, run_projector_processes
+from streams.runtime import worker_processes
 from tests.support import process_running
 
 # Stands in for a worker or projector process: stops cleanly on SIGTERM, and says it is ready

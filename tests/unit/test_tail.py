@@ -25,8 +25,8 @@ from memstream.tail import (
     render,
     time_fields,
 )
-from streams import codec
 from streams.engine import ledger
+from streams.kafka import codec
 from tests.unit.test_codec import LEDGER_PAYLOADS, T0, USER, a_ledger_event, a_memory
 
 OTHER = "user-8"

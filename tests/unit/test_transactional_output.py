@@ -15,8 +15,8 @@ from aiokafka.errors import KafkaTimeoutError, ProducerFenced, TopicAuthorizatio
 from faust.exceptions import ProducerSendError
 
 from memstream.settings import Settings
-from streams.app import faust_app
-from streams.transactional_output import (
+from streams.kafka.faust_app import faust_app
+from streams.kafka.transactional_output import (
     EmissionGuard,
     OutgoingRecord,
     OutputLost,
