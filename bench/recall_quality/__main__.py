@@ -11,7 +11,7 @@ from bench.recall_quality import report
 from bench.recall_quality.embeddings import EmbeddingCache
 from bench.recall_quality.feed import STYLES
 from bench.recall_quality.run import RANKINGS, Options, run
-from memstream.settings import Settings, SettingsError
+from streams.config.settings import Settings, SettingsError
 from streams.embedders.base import EmbedderUnavailable
 from streams.embedders.factory import embedder_for
 from streams.engine.policy import profile_names
@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         "embed with one, as the worker does",
     )
     parser.add_argument(
+        "--recall-ranking",
+        choices=("hybrid", "vector"),
+        default="hybrid",
+        help="MemoryReader.recall's ranking for the recall ranking: meaning and words (hybrid, "
+        "what users get by default) or meaning alone (vector), to measure what words add",
+    )
+    parser.add_argument(
         "--no-cache", action="store_true", help="embed every text anew (no embedding cache)"
     )
     parser.add_argument(
@@ -89,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         profiles=args.profiles,
         rankings=rankings,
         server_url=settings.database_url if "recall" in rankings else None,
+        recall_ranking=args.recall_ranking,
     )
     cache = EmbeddingCache(None) if args.no_cache else EmbeddingCache.default(settings.cache_dir)
     embedder = embedder_for("minilm", threads=args.threads)

@@ -109,13 +109,14 @@ class RecallDatabase:
     system: str
     vectors: QuestionVectors  # every question's vector, by its text
     url: str = ""
+    ranking: str = "hybrid"  # MemoryReader.recall's: hybrid (meaning and words) or vector
     _readers: list[MemoryReader] = field(default_factory=list)
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def dbname(self) -> str:
-        return f"bench{self.run_id}_rq_{self.system}"
+        return f"bench{self.run_id}_rq_{self.system}_{self.ranking}"
 
     def create(self, decisions: list[ledger.ConsolidationEvent]) -> None:
         self.url = migrated_database(self.server_url, self.dbname, EMBEDDING_DIM)
@@ -132,7 +133,7 @@ class RecallDatabase:
             reader = self._local.reader = MemoryReader.connect(self.url)
             with self._lock:
                 self._readers.append(reader)
-        found = reader.recall(user_id, question, self.vectors, k=RECALL_K)
+        found = reader.recall(user_id, question, self.vectors, k=RECALL_K, ranking=self.ranking)
         return [Ranked(r.memory_id, r.content) for r in found]
 
     def drop(self) -> None:

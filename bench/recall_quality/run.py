@@ -53,6 +53,7 @@ class Options:
     profiles: Sequence[str] = ()
     rankings: Sequence[str] = RANKINGS
     server_url: str | None = None  # PostgreSQL for the recall ranking
+    recall_ranking: str = "hybrid"  # MemoryReader.recall's ranking: hybrid or vector
 
 
 @dataclass
@@ -124,6 +125,7 @@ def run(
                     question_vectors,
                     evidence,
                     decoy_of,
+                    options.recall_ranking,
                 )
             summary.setdefault("rankings", {})[ranking] = aggregate(scores)
             summary.setdefault("per_question", {})[ranking] = per_question(scores)
@@ -180,7 +182,7 @@ def _available_rankings(options: Options, outcome: Outcome) -> list[str]:
         progress.note(f"recall ranking not run: {outcome.recall_note}")
         rankings.remove("recall")
     else:
-        outcome.recall_note = "MemoryReader.recall on PostgreSQL"
+        outcome.recall_note = f"MemoryReader.recall on PostgreSQL, ranking={options.recall_ranking}"
     return rankings
 
 
@@ -192,9 +194,12 @@ def _recall_scores(
     question_vectors: dict[str, bytes],
     evidence: dict[str, dict[str, frozenset[str]]],
     decoy_of: dict[str, str],
+    ranking: str = "hybrid",
 ) -> list[QuestionScore]:
     by_text = {q.text: question_vectors[q.question_id] for q in corpus.questions}
-    database = RecallDatabase(server_url, run_id, system.name, QuestionVectors(by_text))
+    database = RecallDatabase(
+        server_url, run_id, system.name, QuestionVectors(by_text), ranking=ranking
+    )
     try:
         progress.note(f"projecting {len(system.ledger)} ledger events into {database.dbname}")
         database.create(system.ledger)
