@@ -9,13 +9,14 @@ from collections.abc import Sequence
 from bench.cleanup import clean_bench
 from bench.flags import add_cleanup_flags, add_processes_flags
 from bench.run import DEFAULT_LATENCY_RATE, DEFAULT_LATENCY_SECONDS, run_bench
-from memstream.settings import Settings, SettingsError
+from streams.config.settings import Settings, SettingsError
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench",
-        description="memstream throughput/latency vs a bare Faust agent and raw COPY (SPEC §9).",
+        description="memstream throughput/latency vs a bare Faust agent and raw COPY "
+        "(docs/benchmarks.md).",
     )
     parser.add_argument("--events", type=int, default=20000, help="events per throughput phase")
     parser.add_argument("--users", type=int, default=50, help="users the events are spread over")

@@ -23,8 +23,8 @@ from psycopg import sql
 
 from bench import progress
 from memstream.consumer_groups import delete_group
-from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
+from streams.config.settings import Settings
 
 # bench<8 hex digits> then the separator of a topic prefix ("-", "."), an app id ("-") or a
 # database name ("_"): nothing but a bench run's own objects matches.

@@ -1,9 +1,9 @@
 """``python -m bench.engine_growth``: what an input costs the engine as its users' history
 grows, with many users on one worker.
 
-SPEC §9 / issue 7: a cycle's cost must grow with what is new, not with history. The other
-pure benchmarks hold one user (``bench.cycle_cost``, ``bench.input_cost``); this one runs
-the worker's own path over the throughput workload (``bench.workload``: 50 users, on-write
+docs/benchmarks.md, 'Pure benchmarks'; issue 7: a cycle's cost must grow with what is new, not with
+history. The other pure benchmarks hold one user (``bench.cycle_cost``, ``bench.input_cost``); this
+one runs the worker's own path over the throughput workload (``bench.workload``: 50 users, on-write
 cycles every 20 messages of a conversation): ``IngestProcessor`` decoding, stepping and
 encoding each input, as one worker process does, without Kafka. It prints the engine's
 time per input over consecutive slices of the run; flat slices mean the cost does not grow
@@ -19,7 +19,7 @@ import argparse
 import time
 
 from bench.workload import encoded_records, written_events
-from memstream.settings import Settings, SettingsError
+from streams.config.settings import Settings, SettingsError
 from streams.ingest_processor import IngestProcessor, Input, engine_config, partition_for
 from streams.runtime.collector import tune_collector
 

@@ -23,10 +23,10 @@ from bench.harness import BenchError
 from bench.measure import Check, TopicRecord
 from bench.progress import Counter
 from memstream.consumer_groups import CoordinatorNotReady, describe_group
-from memstream.kafka_security import confluent_config
-from memstream.settings import Settings
 from memstream.stack import LocalStack
 from memstream.waiting import WaitTimeout, wait_until
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 from streams.ingest_processor import partition_for
 
 GROUP_TIMEOUT_SECONDS = 120.0

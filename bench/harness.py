@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from memstream.processes import ManagedProcess, start_command
-from memstream.settings import Settings
 from memstream.stack import LocalStack, StackInfo
 from memstream.stack.ports import free_port_ranges
 from projections.schema import migrated_database
+from streams.config.settings import Settings
 
 
 class BenchError(RuntimeError):

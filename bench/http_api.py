@@ -43,7 +43,6 @@ from bench.measure import percentiles
 from bench.recall_latency import _copy, _rows, _words
 from memstream.http.publishing import AckingPublisher
 from memstream.processes import ManagedProcess, start_command
-from memstream.settings import Settings
 from memstream.stack import LocalStack
 from memstream.stack.ports import free_port
 from memstream.waiting import wait_until
@@ -51,6 +50,7 @@ from projections.copy_dumpers import register_copy_dumpers
 from projections.reader import MemoryReader
 from projections.rows import MEMORY_COLUMNS
 from projections.schema import ensure_database, migrate
+from streams.config.settings import Settings
 from streams.embedders.factory import embedder_for
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 

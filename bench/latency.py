@@ -29,7 +29,7 @@ from bench.harness import BenchError
 from bench.progress import Counter
 from bench.workload import written
 from memstream.publisher import MemoryPublisher
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.engine.ledger import derived_event_id
 from streams.engine.model import Memory
 

@@ -22,8 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.harness import BenchError
 from bench.progress import Counter
-from memstream.kafka_security import confluent_config, resolve
-from memstream.settings import Settings
+from streams.config.kafka_security import confluent_config, resolve
+from streams.config.settings import Settings
 
 Check = Callable[[], None]  # raises BenchError when a process the phase needs has died
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import faust
 from faust.worker import Worker as FaustWorker
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.kafka.faust_app import faust_app, raw_topic
 
 

@@ -1,4 +1,5 @@
-"""``memstream bench``: the six benchmark phases in one run on the local stack (SPEC §9).
+"""``memstream bench``: the six benchmark phases in one run on the local stack (docs/benchmarks.md,
+'The pipeline: `memstream bench`').
 
 1. worker throughput   N MemoryWritten → ``memstream worker`` → ledger topic (timed by
                        inputs: its one ``MemoryStored`` per written memory); one process
@@ -67,8 +68,8 @@ from bench.report import TARGET_P99_MS, machine, render, save, source_version
 from bench.workload import encoded_records, new_memories, written_events
 from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
-from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
+from streams.config.settings import Settings
 from streams.runtime.worker_processes import process_plans as worker_process_plans
 
 DEFAULT_LATENCY_RATE = 1000.0
@@ -185,7 +186,7 @@ class Processes:
 
 def default_processes(partitions: int) -> int:
     """A throughput phase's processes: one per core, as an operator would run the role on
-    this machine (memstream/supervisor.py), never more than there are partitions."""
+    this machine (streams/runtime/supervisor.py), never more than there are partitions."""
     return max(1, min(os.cpu_count() or 1, partitions))
 
 

@@ -39,10 +39,10 @@ from bench.harness import Harness, check_alive
 from bench.measure import TopicReader, scrape_metrics
 from bench.report import RESULTS_DIR, source_version
 from bench.workload import encoded_records, written_events
-from memstream.kafka_security import confluent_config
 from memstream.publisher import MemoryPublisher
-from memstream.settings import Settings
 from memstream.stack import LocalStack
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
 from streams.ingest_processor import IngestProcessor

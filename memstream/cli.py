@@ -7,12 +7,14 @@ that does the work, turn expected failures into one clear line and a non-zero ex
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from memstream.settings import Settings, SettingsError
+from streams.config.settings import Settings, SettingsError
 from streams.runtime.native_threads import single_threaded_blas
 
 if TYPE_CHECKING:
@@ -233,10 +235,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(_settings(args), users=args.users)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    from bench.cleanup import clean_bench
-    from bench.run import run_bench
+class BenchmarkUnavailable(RuntimeError):
+    """This installation has no benchmark: it is not in the wheel, only in a source checkout."""
 
+
+def benchmark(module: str) -> ModuleType:
+    """A module of the benchmark, which lives in the source checkout (``bench/`` beside
+    ``memstream/``) and is not installed with the package: a service's image has no use for
+    it, and its results and data would ride along in every wheel."""
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "bench" / "__init__.py").is_file() and str(checkout) not in sys.path:
+        sys.path.append(str(checkout))
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != "bench":
+            raise
+        raise BenchmarkUnavailable(
+            "memstream bench runs from a source checkout of memstream (bench/ beside "
+            "memstream/): clone the repository, `pip install -e .` there, and run it again"
+        ) from None
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    try:
+        clean_bench = benchmark("bench.cleanup").clean_bench
+        run_bench = benchmark("bench.run").run_bench
+    except BenchmarkUnavailable as exc:
+        print(f"memstream bench: {exc}", file=sys.stderr)
+        return 2
     if args.clean:
         return clean_bench(_settings(args))
     return run_bench(
@@ -280,7 +307,10 @@ def cmd_tail(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from bench import flags as bench_flags
+    try:
+        bench_flags: ModuleType | None = benchmark("bench.flags")
+    except BenchmarkUnavailable:
+        bench_flags = None  # `memstream bench` then says where it runs
 
     parser = argparse.ArgumentParser(
         prog="memstream",
@@ -364,8 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="throughput/latency ratios vs a bare Faust agent and raw COPY")
     p.add_argument("--events", type=int, default=20000)
     p.add_argument("--users", type=int, default=50)
-    bench_flags.add_processes_flags(p)
-    bench_flags.add_cleanup_flags(p)
+    if bench_flags is not None:
+        bench_flags.add_processes_flags(p)
+        bench_flags.add_cleanup_flags(p)
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("tail", help="print the ledger as JSON lines (for jq), filtered")

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import psycopg
 
 from memstream.publisher import MemoryPublisher
-from memstream.settings import Settings
 from memstream.waiting import wait_until
 from projections.rows import REPORT_COLUMNS
 from projections.schema import LAYER_TABLES
+from streams.config.settings import Settings
 from streams.engine.cycle import cycle_id_of
 
 # The report's counters, in the read model's column order (processed … decayed).

@@ -23,11 +23,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from memstream.processes import ManagedProcess, start_command
 from memstream.publisher import MemoryPublisher
-from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError
 from memstream.stack.ports import pick_port
 from memstream.waiting import WaitTimeout, wait_until
 from projections.schema import LAYER_TABLES
+from streams.config.settings import Settings
 from streams.engine.embedder import hashing_embedding
 from streams.engine.model import (
     ConsolidationRequested,

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 
 
 @dataclass

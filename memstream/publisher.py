@@ -16,8 +16,8 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from memstream.kafka_security import confluent_config
-from memstream.settings import Settings
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,

@@ -44,7 +44,7 @@ from typing import Any, Literal, Protocol, TextIO
 
 from fastavro.schema import load_schema
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.engine import ledger
 from streams.kafka.codec import DecodeError, decode_ledger, schemas_dir
 
@@ -355,7 +355,7 @@ def run_tail(
 
 def _kafka_config(settings: Settings) -> dict[str, Any]:
     """The shared client configuration (bootstrap + security) every memstream client uses."""
-    from memstream.kafka_security import confluent_config
+    from streams.config.kafka_security import confluent_config
 
     return confluent_config(settings)
 

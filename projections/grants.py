@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.database_url is None:
-        from memstream.settings import Settings
+        from streams.config.settings import Settings
 
         args.database_url = Settings.from_env().database_url
     try:

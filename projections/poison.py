@@ -7,7 +7,8 @@ user of its partition, and must not take good records down with it. So:
    batch is folded again without it (a failed fold may have half-updated the batch);
 2. the batch is written in one transaction, as usual;
 3. only if that fails with a poison error (:func:`projections.failures.is_poison`), the records
-   are halved — at a cycle boundary where possible (:func:`projections.complete_emissions.halve`) — and
+   are halved — at a cycle boundary where possible
+   (:func:`projections.complete_emissions.halve`) — and
    each half is written in its own transaction, recursively, until the record that fails on
    its own is found. It is rejected, and its offset is stored on its own so the partition
    moves past it.

@@ -53,8 +53,6 @@ from confluent_kafka import (
 )
 from psycopg.adapt import AdaptersMap
 
-from memstream.kafka_security import confluent_config
-from memstream.settings import Settings
 from projections import projector_metrics
 from projections.complete_emissions import Consumed, HoldBacks, split_at_open_emissions
 from projections.failures import (
@@ -77,6 +75,8 @@ from projections.writer import (
     stored_offsets,
     write_batch,
 )
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 from streams.kafka import codec
 from streams.kafka.deadletter import letter_headers, source_headers
 from streams.runtime.collector import tune_collector

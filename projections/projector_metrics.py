@@ -1,10 +1,11 @@
-"""The projector's Prometheus metrics (SPEC §7). Labels never carry user ids or content."""
+"""The projector's Prometheus metrics (docs/operations.md, 'Metrics'). Labels never carry user ids
+or content."""
 
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from memstream.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
+from streams.kafka.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
 
 projector_rows = Counter("memstream_projector_rows", "Rows written to the read models.", ["table"])
 projector_events = Counter(

@@ -1,5 +1,5 @@
 """``memstream project`` with ``MEMSTREAM_PROJECTOR_PROCESSES`` > 1: that many projector
-processes in one consumer group (memstream/supervisor.py).
+processes in one consumer group (streams/runtime/supervisor.py).
 
 Why: in the bench's projector phase one process ran at 0.94 of a core while PostgreSQL used
 0.38 and a core stood 0.6 idle (README, "Projector processes"): the rate was bound by one
@@ -11,9 +11,9 @@ models are migrated once, by the supervisor, before any process starts.
 
 from __future__ import annotations
 
-from memstream.settings import Settings
-from memstream.supervisor import Role, Supervisor, spawn_memstream
 from projections.startup import database_name, migrate_when_reachable
+from streams.config.settings import Settings
+from streams.runtime.supervisor import Role, Supervisor, spawn_memstream
 
 PROJECTOR = Role("projector", "projector_processes", "projector_metrics_port")
 

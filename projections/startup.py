@@ -1,6 +1,7 @@
-"""Starting the projector before its database is up (SPEC §8: PostgreSQL unavailable means
-retry with backoff). In compose or Kubernetes the projector may start first: it waits, saying
-so, and if the database never answers it ends with one line instead of a traceback.
+"""Starting the projector before its database is up (docs/failure-semantics.md, 'The projector':
+PostgreSQL unavailable means retry with backoff). In compose or Kubernetes the projector may start
+first: it waits, saying so, and if the database never answers it ends with one line instead of a
+traceback.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections.abc import Callable
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from memstream.settings import Settings
 from projections.failures import is_transient, one_line
 from projections.schema import migrate
+from streams.config.settings import Settings
 
 
 def migrate_when_reachable(

@@ -55,8 +55,8 @@ import faust
 from faust.exceptions import ProducerSendError
 from faust.types import TP
 
-from memstream.settings import Settings
 from streams import worker_metrics
+from streams.config.settings import Settings
 from streams.embedders.factory import embedder_for
 from streams.engine.rules.due import next_due_at
 from streams.engine.state import InMemoryUserState

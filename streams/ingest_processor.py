@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from aiokafka.partitioner import murmur2
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.embedders.base import Embedder
 from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
@@ -194,8 +194,8 @@ class IngestProcessor:
 
     def _embed_all(self, events: Sequence[MemoryEvent]) -> dict[str, bytes]:
         """Event id → the embedding its written memory lacks, so the ledger records it and
-        nothing downstream (cycles, projector, recall) recomputes it (SPEC §5 "Similarity").
-        Invalid content is left to validation to reject."""
+        nothing downstream (cycles, projector, recall) recomputes it (docs/consolidation.md,
+        'Similarity and embeddings'). Invalid content is left to validation to reject."""
         if self.embedder is None:
             return {}
         waiting = [

@@ -16,8 +16,8 @@ import uuid
 
 from confluent_kafka import Producer
 
-from memstream.kafka_security import confluent_config, resolve
-from memstream.settings import Settings
+from streams.config.kafka_security import confluent_config, resolve
+from streams.config.settings import Settings
 from streams.engine.model import ConsolidationRequested, MemoryEvent
 from streams.kafka import codec
 

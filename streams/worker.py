@@ -8,9 +8,9 @@ import sys
 from faust.worker import Worker as FaustWorker
 from prometheus_client import disable_created_metrics, start_http_server
 
-from memstream.kafka_security import KafkaAccessError, KafkaSecurityError, probe
-from memstream.settings import Settings
 from streams.app import build_app
+from streams.config.kafka_security import KafkaAccessError, KafkaSecurityError, probe
+from streams.config.settings import Settings
 from streams.engine.policy import PolicyError
 from streams.runtime.collector import tune_collector
 

@@ -1,5 +1,5 @@
-"""The worker's Prometheus metrics (SPEC §7): base units, ``_total`` counters, ``_seconds``
-histograms, prefix ``memstream_``. Labels never carry user ids or content.
+"""The worker's Prometheus metrics (docs/operations.md, 'Metrics'): base units, ``_total`` counters,
+``_seconds`` histograms, prefix ``memstream_``. Labels never carry user ids or content.
 
 Faust's own Prometheus monitor is not enabled: its names are unprefixed and in milliseconds.
 """
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge, Histogram
 
-from memstream.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
 from streams.engine import ledger as ledger_types
+from streams.kafka.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
 
 if TYPE_CHECKING:
     import faust
@@ -195,7 +195,7 @@ def log_cycle(emission: Emission) -> None:
 
 
 def count_decision(payload: object) -> None:
-    """The SPEC §7 counters of consolidation decisions."""
+    """The counters of consolidation decisions (docs/operations.md, 'Metrics')."""
     if isinstance(payload, ledger_types.MemoryPromoted):
         promotions.labels(payload.source_layer, payload.promoted.layer).inc()
     elif isinstance(payload, ledger_types.PatternDetected):

@@ -14,8 +14,8 @@ warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from memstream.settings import Settings
     from memstream.stack import LocalStack
+    from streams.config.settings import Settings
 
     state_dir = tmp_path_factory.mktemp("stack")
     settings = Settings.from_env(

@@ -19,14 +19,14 @@ import psycopg
 from confluent_kafka import Consumer
 from prometheus_client.parser import text_string_to_metric_families
 
-from memstream.kafka_security import confluent_config
 from memstream.processes import ManagedProcess, start_command
 from memstream.publisher import MemoryPublisher
-from memstream.settings import Settings
 from memstream.stack import LocalStack
 from memstream.stack.ports import free_port_ranges
 from memstream.waiting import wait_until
 from projections.schema import LAYER_TABLES, ensure_database, migrate, migrated_database
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 
 PARTITIONS = 4
 QUIET_DEFAULT_POLICY = 'profile = "default"\n[triggers]\nperiodic_seconds = 86400\n'

@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from memstream.http.problems import ProblemError
-from memstream.settings import Settings, SettingsError
+from streams.config.settings import Settings, SettingsError
 
 SCOPES = ("read", "write", "forget", "admin")
 TENANT_SEPARATOR = ":"

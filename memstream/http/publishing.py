@@ -16,7 +16,7 @@ from typing import Any
 from confluent_kafka import KafkaError, Message
 
 from memstream.publisher import MemoryPublisher
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.engine.model import MemoryEvent
 
 

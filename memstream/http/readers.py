@@ -13,8 +13,8 @@ from contextlib import contextmanager
 
 import psycopg
 
-from memstream.settings import Settings
 from projections.reader import MemoryReader
+from streams.config.settings import Settings
 
 
 def open_reader(settings: Settings) -> MemoryReader:

@@ -61,9 +61,9 @@ from memstream.http.problems import (
 from memstream.http.publishing import AckingPublisher, NotAcknowledged
 from memstream.http.readers import ReaderPool
 from memstream.publisher import EventTooLarge, now_millis
-from memstream.settings import Settings
 from projections import api_queries
 from projections.reader import MemoryReader
+from streams.config.settings import Settings
 from streams.embedders.base import Embedder
 from streams.embedders.factory import embedder_for
 from streams.engine.model import (

@@ -13,7 +13,7 @@ import uvicorn
 from prometheus_client import disable_created_metrics, start_http_server
 
 from memstream.http.routes import create_app
-from memstream.settings import Settings
+from streams.config.settings import Settings
 
 log = logging.getLogger("memstream.http")
 

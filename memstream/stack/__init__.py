@@ -21,8 +21,6 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
-from memstream.kafka_security import confluent_config
-from memstream.settings import Settings
 from memstream.stack import kafka_broker, postgres, secure
 from memstream.stack.kafka_broker import DEFAULT_KAFKA_VERSION, BrokerDied
 from memstream.stack.ports import pick_port, port_is_free
@@ -37,6 +35,8 @@ from memstream.stack.stack_state import (
     save_state,
     write_stack_env,
 )
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",

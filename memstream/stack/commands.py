@@ -12,8 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from memstream.settings import Settings, SettingsError
 from memstream.stack import DEFAULT_KAFKA_VERSION, LocalStack, StackError
+from streams.config.settings import Settings, SettingsError
 
 EXIT_OK = 0
 EXIT_ERROR = 1

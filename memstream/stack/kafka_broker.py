@@ -43,7 +43,8 @@ ADDRESS_IN_USE = "Address already in use"
 
 Progress = Callable[[str], None]
 
-# The ledger is the single source of truth (SPEC §1): it is never deleted by age.
+# The ledger is the single source of truth (docs/analytics.md, 'The ledger and `memstream tail`'):
+# it is never deleted by age.
 TOPIC_CONFIGS: dict[str, dict[str, str]] = {
     "memory.consolidation": {"retention.ms": "-1"},
 }
@@ -348,7 +349,7 @@ ClientConfig = Mapping[str, Any]
 
 def admin_client(bootstrap: str, client: ClientConfig | None = None) -> AdminClient:
     """An admin client of ``bootstrap``; ``client`` adds the security properties (the secure
-    stack's admin principal) from :func:`memstream.kafka_security.confluent_config`."""
+    stack's admin principal) from :func:`streams.config.kafka_security.confluent_config`."""
     # log_level 0: librdkafka would otherwise print every refused connection while we poll.
     return AdminClient({**(client or {}), "bootstrap.servers": bootstrap, "log_level": 0})
 

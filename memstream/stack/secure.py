@@ -46,8 +46,8 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
-from memstream.settings import ENV_PREFIX, Settings
 from memstream.stack.stack_state import StackError, StackLayout
+from streams.config.settings import ENV_PREFIX, Settings
 
 ADMIN_USER = "admin"
 APP_USER = "memstream"

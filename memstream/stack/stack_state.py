@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from memstream.settings import ENV_PREFIX, STACK_ENV_FILE, read_env_file, write_env_file
+from streams.config.settings import ENV_PREFIX, STACK_ENV_FILE, read_env_file, write_env_file
 
 STATE_FILE = "stack.json"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import faust
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.kafka.fetch_wait import bound_fetch_wait
 
 
@@ -19,7 +19,7 @@ def faust_app(settings: Settings, app_id: str) -> faust.App:
     is bounded (``streams/kafka/fetch_wait.py``); the producer's record batches hold
     ``producer_batch_bytes`` (a batch of inputs sends its ~2 KB records at once, and at
     Faust's 16 KiB each full batch made the next send wait for the broker)."""
-    from memstream.kafka_security import faust_credentials
+    from streams.config.kafka_security import faust_credentials
 
     app = faust.App(
         app_id,

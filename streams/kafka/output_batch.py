@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.ingest_processor import Emission
 from streams.kafka.transactional_output import OutgoingRecord
 from streams.state.changelog import Entry

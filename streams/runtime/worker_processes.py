@@ -1,5 +1,5 @@
 """``memstream worker`` with ``MEMSTREAM_WORKER_PROCESSES`` > 1: that many workers in one
-consumer group (memstream/supervisor.py).
+consumer group (streams/runtime/supervisor.py).
 
 Why: a worker's engine, Faust's stream and the transactions' bookkeeping hold one
 interpreter's lock. In the bench's worker phase one process ran at 0.96 of a core while the
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import sys
 
-from memstream.settings import Settings
-from memstream.supervisor import ProcessPlan, Role, Supervisor, spawn_memstream
+from streams.config.settings import Settings
+from streams.runtime.supervisor import ProcessPlan, Role, Supervisor, spawn_memstream
 
 WORKER = Role("worker", "worker_processes", "worker_metrics_port")
 

@@ -12,8 +12,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from memstream.settings import Settings
 from streams import worker_metrics
+from streams.config.settings import Settings
 from streams.runtime.stopping import stop_without_committing
 from streams.state.changelog import Entry
 from streams.state.hot_users import UserStates

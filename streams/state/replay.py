@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
-from memstream.kafka_security import confluent_config, resolve
-from memstream.settings import Settings
+from streams.config.kafka_security import confluent_config, resolve
+from streams.config.settings import Settings
 from streams.engine.ledger import ConsolidationEvent
 from streams.kafka import codec
 

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from memstream.kafka_security import confluent_config
-from memstream.settings import Settings
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 from streams.engine.state import InMemoryUserState
 from streams.state.changelog import (
     Entry,

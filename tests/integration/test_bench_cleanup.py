@@ -12,9 +12,9 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from bench.cleanup import remove_bench_objects
 from bench.harness import Harness
-from memstream.settings import Settings
 from memstream.stack.kafka_broker import admin_client
 from memstream.waiting import wait_until
+from streams.config.settings import Settings
 
 pytestmark = pytest.mark.integration
 

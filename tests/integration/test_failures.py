@@ -1,5 +1,5 @@
-"""Crashes and replays (SPEC §8): SIGKILL mid-stream loses nothing and doubles nothing, and
-replaying the ledger into empty tables rebuilds identical read models."""
+"""Crashes and replays (docs/failure-semantics.md): SIGKILL mid-stream loses nothing and doubles
+nothing, and replaying the ledger into empty tables rebuilds identical read models."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from memstream.kafka_security import confluent_config
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
 from projections.schema import migrated_database
+from streams.config.kafka_security import confluent_config
 from streams.engine.oracle import replay
 from streams.engine.validation import Limits
 from streams.kafka import codec

@@ -22,11 +22,11 @@ import jwt
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from memstream.kafka_security import confluent_config
 from memstream.processes import ManagedProcess
 from memstream.stack.ports import free_port
 from memstream.waiting import wait_until
 from projections.rows import LINK_COLUMNS
+from streams.config.kafka_security import confluent_config
 from streams.embedders.factory import embedder_for
 from streams.engine.engine import EngineConfig
 from streams.engine.model import (

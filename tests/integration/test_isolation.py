@@ -27,11 +27,11 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from memstream.settings import Settings
 from projections import grants, queries
 from projections.grants import GRANT_SETTING, GrantKey
 from projections.reader import MemoryReader
 from projections.schema import LAYER_TABLES, ensure_database, migrate
+from streams.config.settings import Settings
 from streams.kafka import codec
 from tests.workloads import DIM
 

@@ -19,12 +19,12 @@ import psycopg
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from memstream.settings import Settings, read_env_file
 from memstream.stack import LocalStack, StackError, StackInfo, kafka_broker
 from memstream.stack.commands import add_stack_commands
 from memstream.stack.ports import free_port, pick_port, port_is_free
 from memstream.stack.stack_state import StackLayout, StackState, load_state, save_state
 from projections.schema import LAYER_TABLES
+from streams.config.settings import Settings, read_env_file
 
 PARTITIONS = 3
 READ_MODEL_TABLES = {*LAYER_TABLES.values(), "memory_links", "sessions", "user_profiles"}

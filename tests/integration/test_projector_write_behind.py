@@ -16,9 +16,9 @@ import psycopg
 import pytest
 from prometheus_client import REGISTRY
 
-from memstream.settings import Settings
 from memstream.waiting import wait_until
 from projections.projector import Projector
+from streams.config.settings import Settings
 from streams.kafka import codec
 from tests.integration.test_projector_robustness import (
     memory_ids,

@@ -37,9 +37,7 @@ from confluent_kafka.admin import (
 from prometheus_client.parser import text_string_to_metric_families
 from psycopg.conninfo import make_conninfo
 
-from memstream.kafka_security import confluent_config
 from memstream.processes import start_command
-from memstream.settings import Settings
 from memstream.stack import LocalStack, StackError, StackInfo
 from memstream.stack.ports import pick_port
 from memstream.stack.secure import SecureFiles
@@ -48,6 +46,8 @@ from projections import grants, queries
 from projections.grants import GrantKey
 from projections.reader import MemoryReader
 from projections.schema import LAYER_TABLES, ensure_database, migrate
+from streams.config.kafka_security import confluent_config
+from streams.config.settings import Settings
 from streams.kafka import codec
 from tests.support import Pipeline
 from tests.workloads import BASE_TIME, DIM

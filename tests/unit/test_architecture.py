@@ -1,13 +1,27 @@
-"""The shape of the code, checked: every module name says one thing.
+"""The shape of the code, checked: the layers, the pure engine's boundary, and module names.
 
-A name that occurs twice (``metrics.py`` in the worker and in the projector) makes a newcomer,
-a stack trace and a ``grep`` ask "which one?". The pure engine (``streams/engine/``) is left
-out: its own repeats (``salience.py`` beside ``rules/salience.py``, ``judge/rules.py`` beside
-``rules/``) are for a change of the engine itself.
+- Layers (``[tool.importlinter]`` in pyproject.toml): ``memstream`` (CLI, HTTP API, stack,
+  demo) on top, then ``projections``, then ``streams``; a lower layer never imports a higher
+  one, so configuration reaches the worker and the projector as values.
+- ``streams/engine/`` imports nothing of the project outside itself and nothing that does I/O,
+  reads the clock or draws random numbers: the same inputs always give the same decisions.
+  ``streams/config/`` (the settings every process shares) imports nothing else of the project.
+- No module name occurs twice across ``streams/``, ``projections/``, ``memstream/``: a name
+  that repeats (``metrics.py`` in the worker and in the projector) makes a newcomer, a stack
+  trace and a ``grep`` ask "which one?". The engine is left out: its own repeats
+  (``salience.py`` beside ``rules/salience.py``, ``judge/rules.py`` beside ``rules/``) are for
+  a change of the engine itself.
+
+Each check is also shown failing on a small tree with a deliberately wrong import or name.
 """
 
 from __future__ import annotations
 
+import ast
+import os
+import shutil
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,3 +80,128 @@ def test_the_name_check_finds_a_repeat(tmp_path: Path) -> None:
 
     # Then
     assert found == {"metrics": ["a/metrics.py", "b/metrics.py"], "sub": ["a/sub/", "b/sub.py"]}
+
+
+PROJECT = {"streams", "projections", "memstream", "bench", "schemas", "tests"}
+# What would make the engine impure: I/O, the clock, randomness, logging, the stream runtime.
+IMPURE = {
+    "faust", "aiokafka", "confluent_kafka", "psycopg", "psycopg_pool", "prometheus_client",
+    "asyncio", "time", "random", "secrets", "logging", "os", "socket", "subprocess",
+    "threading", "multiprocessing", "urllib", "http", "shutil", "signal",
+}  # fmt: skip
+
+
+def imports_of(path: Path, package: str) -> set[str]:
+    """The absolute names a module imports (relative imports resolved against ``package``,
+    the dotted name of the package that holds the file)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                found.add(node.module or "")
+                continue
+            parts = package.split(".")
+            base = parts[: len(parts) - node.level + 1] if node.level <= len(parts) else []
+            found.add(".".join([*base, node.module] if node.module else base) or ".")
+    return found
+
+
+def boundary_breaches(root: Path, package: str, forbidden: set[str]) -> dict[str, set[str]]:
+    """Each module of ``package`` (under ``root``) → what it imports of the project outside
+    ``package``, or of ``forbidden``."""
+    breaches: dict[str, set[str]] = {}
+    folder = root / package.replace(".", "/")
+    for path in sorted(folder.rglob("*.py")):
+        holder = ".".join(path.parent.relative_to(root).parts)
+        wrong = {
+            name
+            for name in imports_of(path, holder)
+            if name.split(".")[0] in forbidden
+            or (
+                name.split(".")[0] in PROJECT | {"."}
+                and name != package
+                and not name.startswith(package + ".")
+            )
+        }
+        if wrong:
+            breaches[str(path.relative_to(root))] = wrong
+    return breaches
+
+
+def test_the_engine_imports_nothing_of_the_project_outside_itself_and_nothing_impure() -> None:
+    modules = list(ENGINE.rglob("*.py"))
+
+    breaches = boundary_breaches(ROOT, "streams.engine", IMPURE)
+
+    assert len(modules) > 60  # all of streams/engine/: rules/, judge/, text/ too
+    assert breaches == {}
+
+
+def test_the_shared_configuration_imports_nothing_else_of_the_project() -> None:
+    assert (ROOT / "streams" / "config" / "settings.py").exists()
+
+    assert boundary_breaches(ROOT, "streams.config", set()) == {}
+
+
+def test_the_engine_boundary_check_finds_a_wrong_import(tmp_path: Path) -> None:
+    # Given an engine whose rule reaches out to the worker, the clock and past its package
+    rules = tmp_path / "streams" / "engine" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "ok.py").write_text("from ..model import Memory\nimport math\n")
+    (rules / "bad.py").write_text(
+        "import time\nfrom streams.state.hot_users import UserStates\nfrom ...app import x\n"
+    )
+
+    # When
+    breaches = boundary_breaches(tmp_path, "streams.engine", IMPURE)
+
+    # Then
+    assert breaches == {
+        "streams/engine/rules/bad.py": {"time", "streams.state.hot_users", "streams.app"}
+    }
+
+
+LINT_IMPORTS = (
+    "import sys; from importlinter.cli import lint_imports; "
+    "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True))"
+)
+
+
+def lint_imports(folder: Path, path: str = "") -> subprocess.CompletedProcess[str]:
+    """import-linter over ``folder``'s pyproject.toml, in its own process: in this one it
+    reconfigures logging, which other tests capture."""
+    return subprocess.run(
+        [sys.executable, "-c", LINT_IMPORTS],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": path} if path else None,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_layers_contract_holds() -> None:
+    run = lint_imports(ROOT)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 kept, 0 broken" in run.stdout
+
+
+def test_the_layers_contract_fails_on_a_wrong_import(tmp_path: Path) -> None:
+    # Given the project's contract over three packages where the worker imports the CLI
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for package in ("memstream", "projections", "streams"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "memstream" / "cli.py").write_text("import streams.worker\n")
+    (tmp_path / "streams" / "worker.py").write_text("from memstream.cli import main\n")
+
+    # When
+    run = lint_imports(tmp_path, path=str(tmp_path))
+
+    # Then
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "BROKEN" in run.stdout
+    assert "streams.worker -> memstream.cli" in run.stdout

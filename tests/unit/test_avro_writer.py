@@ -1,5 +1,5 @@
-"""The generated Avro writer (``streams.kafka.avro_writer``) writes what cavro writes, byte for byte,
-or declines the value so that cavro writes it (or refuses it) instead."""
+"""The generated Avro writer (``streams.kafka.avro_writer``) writes what cavro writes, byte for
+byte, or declines the value so that cavro writes it (or refuses it) instead."""
 
 from __future__ import annotations
 

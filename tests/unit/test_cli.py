@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstream.cli import main
-from memstream.settings import Settings, SettingsError
+from streams.config.settings import Settings, SettingsError
 
 
 @pytest.fixture(autouse=True)

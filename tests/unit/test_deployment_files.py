@@ -41,7 +41,7 @@ KUSTOMIZATION = K8S_DIR / "kustomization.yaml"
 TOPICS = ("memory.events", "memory.consolidation", "memory.deadletter")
 PARTITIONS = 12
 APP_SERVICES = {"worker": ("worker", 9101), "projector": ("project", 9102)}
-# Named in the deployment brief but not (yet) a field of memstream.settings.Settings.
+# Named in the deployment brief but not (yet) a field of streams.config.settings.Settings.
 SETTINGS_NOT_IN_SETTINGS_CLASS = {"MEMSTREAM_PROFILE"}
 
 
@@ -246,7 +246,7 @@ def dockerignore_excludes(path: str) -> bool:
     [
         "pyproject.toml",
         "README.md",
-        "memstream/settings.py",
+        "streams/config/settings.py",
         "streams/app.py",
         "projections/migrations/001_read_models.sql",
         "schemas/memory_event.avsc",
@@ -425,7 +425,7 @@ def test_app_metrics_port_is_the_documented_one(services: dict[str, Any], name: 
 
 
 def known_setting_names() -> set[str]:
-    from memstream.settings import Settings
+    from streams.config.settings import Settings
 
     return set(Settings().as_env()) | SETTINGS_NOT_IN_SETTINGS_CLASS
 
@@ -1156,7 +1156,7 @@ def _settings_the_code_reads() -> set[str]:
     (the LLM adapter's, the secure stack's)."""
     import dataclasses
 
-    from memstream.settings import ENV_PREFIX, Settings
+    from streams.config.settings import ENV_PREFIX, Settings
 
     names = {ENV_PREFIX + f.name.upper() for f in dataclasses.fields(Settings)}
     for package in ("memstream", "streams", "projections"):
@@ -1179,7 +1179,7 @@ def test_the_readme_cites_no_commit_hash() -> None:
 def test_every_setting_is_in_the_readme_configuration_table() -> None:
     import dataclasses
 
-    from memstream.settings import ENV_PREFIX, Settings
+    from streams.config.settings import ENV_PREFIX, Settings
 
     text = README.read_text()
     table = text[text.index("## Configuration") :]

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from memstream.http.auth import Principal, TokenVerifier, authorize, tenant_of
 from memstream.http.problems import ProblemError
-from memstream.settings import SettingsError
+from streams.config.settings import SettingsError
 
 SECRET = "a" * 40
 

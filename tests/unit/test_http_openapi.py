@@ -16,7 +16,7 @@ import pytest
 from openapi_spec_validator import validate
 
 from memstream.http.routes import create_app
-from memstream.settings import Settings
+from streams.config.settings import Settings
 
 # Versions known to work together: openapi-typescript 7 wants TypeScript 5.
 NPM_PACKAGES = ("openapi-typescript@7", "typescript@5")

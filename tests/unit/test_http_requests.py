@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 
 from memstream.http.routes import create_app
-from memstream.settings import Settings
+from streams.config.settings import Settings
 
 SECRET = "k" * 40
 PROBLEM = "application/problem+json"

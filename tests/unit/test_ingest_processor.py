@@ -1,5 +1,5 @@
-"""The ingest agent's body without Kafka (SPEC §4, §8): bytes in, ledger records or a dead letter
-out, state in plain dicts standing in for the Faust tables."""
+"""The ingest agent's body without Kafka (docs/failure-semantics.md): bytes in, ledger records or a
+dead letter out, state in plain dicts standing in for the Faust tables."""
 
 from __future__ import annotations
 
@@ -281,7 +281,7 @@ def test_the_same_input_into_two_fresh_processors_gives_byte_identical_ledger_re
 
 
 def test_the_processor_reaches_the_same_decisions_as_the_batch_oracle() -> None:
-    """SPEC §1: the streaming path and the plain loop over the pure engine agree."""
+    """README, 'Architecture': the streaming path and the plain loop over the pure engine agree."""
     processor = fresh()
     events = [*history(), an_event(7, MemoryAccessed("m-1"))]  # rejected: forgotten
 
@@ -291,9 +291,9 @@ def test_the_processor_reaches_the_same_decisions_as_the_batch_oracle() -> None:
 
 
 def test_a_reused_event_id_of_another_user_does_not_suppress_this_user_s_event() -> None:
-    """SPEC §8: one user's events never change another user's state. Here bob's write carries
-    the event id alice already used; the oracle (per-user state) accepts both writes, and the
-    streaming processor must reach the same decisions."""
+    """docs/failure-semantics.md, 'Restarts and isolation': one user's events never change another
+    user's state. Here bob's write carries the event id alice already used; the oracle (per-user
+    state) accepts both writes, and the streaming processor must reach the same decisions."""
     processor = fresh()
     alice = a_write(1, user="alice", memory_id="a-1")
     bob = MemoryEvent(alice.event_id, "bob", T0 + 5, MemoryWritten(Memory("b-1", "bob", "hi")))

@@ -1,4 +1,4 @@
-"""The one mapping from settings to Kafka client security (memstream/kafka_security.py), and
+"""The one mapping from settings to Kafka client security (streams/config/kafka_security.py), and
 the secure local stack's secret handling (memstream/stack/secure.py). No broker is contacted:
 clients are not built here, only their configuration; the secure broker itself is exercised
 by tests/integration/test_security.py."""
@@ -15,7 +15,9 @@ from confluent_kafka import KafkaError
 from faust.auth import SASLCredentials, SSLCredentials
 from faust.types.auth import AuthProtocol
 
-from memstream.kafka_security import (
+from memstream.stack import secure
+from memstream.stack.stack_state import StackInfo, StackLayout
+from streams.config.kafka_security import (
     SYSTEM_CA,
     KafkaSecurityError,
     confluent_config,
@@ -26,9 +28,7 @@ from memstream.kafka_security import (
     resolve,
     ssl_context,
 )
-from memstream.settings import Settings
-from memstream.stack import secure
-from memstream.stack.stack_state import StackInfo, StackLayout
+from streams.config.settings import Settings
 
 SECRET = "s3cret-Pa55word"
 # A public CA certificate (no key), as `memstream up --secure` makes: enough for an SSLContext.
@@ -432,7 +432,7 @@ def test_librdkafka_log_lines_go_to_the_memstream_logger_not_to_stderr(
     console shows no "%4|…|GETPID|…" line), and that logger shows errors only by default."""
     from confluent_kafka import Producer
 
-    from memstream.kafka_security import LIBRDKAFKA_LOG
+    from streams.config.kafka_security import LIBRDKAFKA_LOG
 
     assert LIBRDKAFKA_LOG.level == logging.ERROR
     config = confluent_config(Settings(kafka_bootstrap="127.0.0.1:1"), report_errors=False)

@@ -3,7 +3,7 @@ state entries coalesced to the last value of each key, and the dead letters."""
 
 from __future__ import annotations
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.ingest_processor import Emission, OutRecord
 from streams.kafka.output_batch import OutputBatch
 from streams.state.changelog import Entry

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.engine import ledger
 from streams.engine.model import Memory
 from streams.state import assignment

@@ -9,7 +9,7 @@ import asyncio
 
 import faust
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.kafka.faust_app import faust_app
 
 

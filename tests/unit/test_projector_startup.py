@@ -1,5 +1,6 @@
-"""The projector starting without its database (SPEC §8: retry with backoff, then fail with one
-clear line), and the message it stops with when the ledger is newer than it."""
+"""The projector starting without its database (docs/failure-semantics.md, 'The projector': retry
+with backoff, then fail with one clear line), and the message it stops with when the ledger is newer
+than it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from memstream.settings import Settings
 from projections.failures import outdated_message
 from projections.startup import migrate_when_reachable
+from streams.config.settings import Settings
 from streams.kafka import codec
 
 

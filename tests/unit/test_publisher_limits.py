@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memstream.publisher import EventTooLarge, MemoryPublisher
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.engine.model import MemoryWritten
 from streams.engine.validation import MAX_EVENT_BYTES
 from streams.kafka import codec

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memstream.settings import Settings, SettingsError, read_env_file, write_env_file
+from streams.config.settings import Settings, SettingsError, read_env_file, write_env_file
 
 
 def env_for(state_dir: Path, **values: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The supervisor of several worker or projector processes (memstream/supervisor.py): what
+"""The supervisor of several worker or projector processes (streams/runtime/supervisor.py): what
 each process is told, and that the processes start, stop and end together. Real child
 processes (short Python programs standing in for ``memstream worker``/``project``); no Kafka
 or PostgreSQL."""
@@ -13,12 +13,12 @@ import threading
 
 import pytest
 
-from memstream.settings import Settings, SettingsError
 from memstream.stack.ports import free_port_range, free_port_ranges, port_is_free
-from memstream.supervisor import ProcessPlan, Supervisor
 from memstream.waiting import wait_until
 from projections.projector_processes import PROJECTOR, run_projector_processes
+from streams.config.settings import Settings, SettingsError
 from streams.runtime import worker_processes
+from streams.runtime.supervisor import ProcessPlan, Supervisor
 from tests.support import process_running
 
 # Stands in for a worker or projector process: stops cleanly on SIGTERM, and says it is ready
@@ -31,8 +31,8 @@ WAITER = (
 # argument.
 SUPERVISOR = """
 import os, signal, subprocess, sys
-from memstream.settings import Settings
-from memstream.supervisor import ProcessPlan, Supervisor, die_with_parent
+from streams.config.settings import Settings
+from streams.runtime.supervisor import ProcessPlan, Supervisor, die_with_parent
 
 def spawn(plan):
     child = subprocess.Popen(

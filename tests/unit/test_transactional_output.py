@@ -14,7 +14,7 @@ import pytest
 from aiokafka.errors import KafkaTimeoutError, ProducerFenced, TopicAuthorizationFailedError
 from faust.exceptions import ProducerSendError
 
-from memstream.settings import Settings
+from streams.config.settings import Settings
 from streams.kafka.faust_app import faust_app
 from streams.kafka.transactional_output import (
     EmissionGuard,

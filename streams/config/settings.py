@@ -61,7 +61,7 @@ class Settings:
     policy_file: str = ""
     state_dir: Path = field(default_factory=default_state_dir)
     cache_dir: Path = field(default_factory=default_cache_dir)
-    # Kafka client security, one configuration for every client (memstream/kafka_security.py
+    # Kafka client security, one configuration for every client (streams/config/kafka_security.py
     # maps it to librdkafka and aiokafka). Prefer the password file: a mounted secret can be
     # rotated and never shows up in a process listing or a dump of the environment.
     kafka_security_protocol: str = "PLAINTEXT"

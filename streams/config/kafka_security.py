@@ -26,7 +26,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
-from memstream.settings import ENV_PREFIX, Settings, SettingsError
+from streams.config.settings import ENV_PREFIX, Settings, SettingsError
 
 log = logging.getLogger("memstream.kafka")
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from memstream.settings import ENV_PREFIX, Settings
+from streams.config.settings import ENV_PREFIX, Settings
 
 STOP_TIMEOUT_SECONDS = 30.0
 _PR_SET_PDEATHSIG = 1

@@ -1,4 +1,5 @@
-"""The consumer-lag gauge both processes export (SPEC §7: ``memstream_consumer_lag``).
+"""The consumer-lag gauge both processes export (``memstream_consumer_lag``, docs/operations.md,
+'Metrics').
 
 Defined once, here, because a metric name can be registered only once per process: the worker's
 and the projector's metrics modules each defined it, so code (or a test) importing both failed
