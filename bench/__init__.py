@@ -1,4 +1,4 @@
-"""memstream's benchmark (SPEC §9): throughput and latency, each reported as a ratio to a
+"""memstream's benchmark (docs/benchmarks.md): throughput and latency, each reported as a ratio to a
 baseline measured in the same run on the same machine.
 
 ``memstream bench`` / ``python -m bench`` call :func:`bench.run.run_bench`. Modules:

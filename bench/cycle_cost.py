@@ -1,9 +1,9 @@
 """``python -m bench.cycle_cost``: a consolidation cycle's cost as a user's history grows.
 
-SPEC §9 / issue 7: a cycle's time and its ledger output must grow with what is new since the
-user's last cycle, not with how many memories the user has. For users with 100, 1,000 and
-10,000 memories (written and consolidated beforehand), this writes 20 new messages to one
-conversation (the 20th triggers an on-write cycle under `default`) and measures, on the pure
+docs/benchmarks.md, 'Pure benchmarks'; issue 7: a cycle's time and its ledger output must grow with
+what is new since the user's last cycle, not with how many memories the user has. For users with
+100, 1,000 and 10,000 memories (written and consolidated beforehand), this writes 20 new messages to
+one conversation (the 20th triggers an on-write cycle under `default`) and measures, on the pure
 engine (no Kafka, no Postgres): the wall time of the triggering input, the ledger events the
 20 inputs produced, and the state-changelog entries they changed. Not a test: figures go in
 the README with the commit they ran on.

@@ -1,9 +1,9 @@
 """``python -m bench.input_cost``: what one input writes to the state changelog, and what it
 costs, as writes pile up between two cycles and a session grows.
 
-SPEC §9 / issue 7: an input's cost must grow with its own work, not with history. A user
-here writes 100, 1,000 and 10,000 memories one minute apart into one session, under
-`default` with its on-write triggers off (as if only periodic cycles ran, and none fell
+docs/benchmarks.md, 'Pure benchmarks'; issue 7: an input's cost must grow with its own work, not
+with history. A user here writes 100, 1,000 and 10,000 memories one minute apart into one session,
+under `default` with its on-write triggers off (as if only periodic cycles ran, and none fell
 due), so no cycle runs and every memory stays among those changed since the user's last
 cycle. Measured on the pure engine and the changelog encoding (no Kafka, no Postgres) over
 the last 50 inputs: the state entries and bytes each wrote, and the time of the engine

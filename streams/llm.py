@@ -1,10 +1,11 @@
 """The optional LLM adapter: an OpenAI-compatible chat-completions client and the two engine
 callables built on it (a contradiction judge and a pattern-statement writer).
 
-SPEC §5: contradiction judgements and pattern statements have a deterministic built-in
-implementation and an optional LLM adapter with timeouts and fallback to the built-in one. This
-module is that adapter. It does I/O, so it lives outside ``streams.engine``; the engine only ever
-receives ``LLMJudge`` / ``LLMPatternWriter`` as plain callables with the built-in signatures.
+docs/consolidation.md, 'The optional LLM': contradiction judgements and pattern statements have a
+deterministic built-in implementation and an optional LLM adapter with timeouts and fallback to the
+built-in one. This module is that adapter. It does I/O, so it lives outside ``streams.engine``; the
+engine only ever receives ``LLMJudge`` / ``LLMPatternWriter`` as plain callables with the built-in
+signatures.
 
 It must never let an LLM failure escape into the engine: every failure (timeout, HTTP error,
 unparsable or out-of-range answer) returns the built-in answer and is counted in ``fallbacks``.

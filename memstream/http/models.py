@@ -36,7 +36,8 @@ class Strict(BaseModel):
 
 
 class MemoryFields(Strict):
-    """A memory's fields (the contract's, SPEC §4); unset ones take the contract's default."""
+    """A memory's fields (the contract's: docs/analytics.md, 'The contract'); unset ones take the
+    contract's default."""
 
     content: str = Field(min_length=1, description="The memory (at most 64 KiB of UTF-8).")
     speaker: str | None = Field(

@@ -1,9 +1,9 @@
--- Read models of the memory ledger (SPEC §6). Every row here is derived from
+-- Read models of the memory ledger (docs/read-models.md). Every row here is derived from
 -- memory.consolidation and can be rebuilt by replaying it into empty tables, so no column
 -- holds a wall-clock value: all times come from the events.
 CREATE EXTENSION IF NOT EXISTS vector;
 
--- The four per-layer tables share one shape (the memory contract of SPEC §4).
+-- The four per-layer tables share one shape (the memory contract: docs/analytics.md, 'The contract').
 CREATE TABLE working_memories (
     user_id            text        NOT NULL,
     memory_id          text        NOT NULL,

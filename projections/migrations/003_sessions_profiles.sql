@@ -10,7 +10,7 @@ CREATE INDEX sessions_status ON sessions (user_id, status);
 ALTER TABLE user_profiles ADD COLUMN profile_version bigint;
 ALTER TABLE user_profiles ADD COLUMN drift_measured_at timestamptz;
 
--- Salience is derived (SPEC §5 decision 9): cycles no longer write it per memory, the
+-- Salience is derived (docs/consolidation.md, 'The decision ladder and the profiles': decay): cycles no longer write it per memory, the
 -- report counts the decayed memories, and queries compute current salience with this
 -- function (the same formula as streams/engine/salience.py).
 ALTER TABLE consolidation_reports ADD COLUMN decayed integer NOT NULL DEFAULT 0;

@@ -1,4 +1,4 @@
--- Vector search is per user (SPEC §6): a user's rows are found by the primary key
+-- Vector search is per user (docs/read-models.md, 'Tables and how they are written'): a user's rows are found by the primary key
 -- (user_id, memory_id) and ranked by exact cosine distance, which is exact (100 % recall) and
 -- fast up to tens of thousands of memories per user. A global HNSW index over every user's
 -- rows is the wrong index for that (it post-filters by user) and caps ingest at pgvector's

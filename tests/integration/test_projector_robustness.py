@@ -1,7 +1,8 @@
-"""The projector on the real stack when the ledger or the cluster misbehaves (SPEC §6, §8):
-a record no row can hold is set aside alone, a schema it does not know stops it without
-skipping anything, a batch built before a rebalance writes nothing, and the nearest-memory
-query still finds ``k`` rows when the HNSW index is full of rows its filter rejects."""
+"""The projector on the real stack when the ledger or the cluster misbehaves
+(docs/failure-semantics.md, 'The projector'): a record no row can hold is set aside alone, a schema
+it does not know stops it without skipping anything, a batch built before a rebalance writes
+nothing, and the nearest-memory query still finds ``k`` rows when the HNSW index is full of rows its
+filter rejects."""
 
 from __future__ import annotations
 

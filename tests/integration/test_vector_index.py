@@ -1,5 +1,5 @@
 """Per-user exact vector search is the default physical design; a global HNSW index is
-opt-in (SPEC §6, issue: the read path)."""
+opt-in (docs/read-models.md, 'Tables and how they are written')."""
 
 from __future__ import annotations
 

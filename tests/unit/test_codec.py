@@ -1,6 +1,6 @@
-"""Avro single-object encoding of the contract (SPEC §4): every payload round-trips, the frame
-is ``C3 01`` + CRC-64-AVRO fingerprint + body, and bad bytes fail with a machine-readable
-reason that the dead-letter topic carries."""
+"""Avro single-object encoding of the contract (docs/analytics.md, 'The contract'): every payload
+round-trips, the frame is ``C3 01`` + CRC-64-AVRO fingerprint + body, and bad bytes fail with a
+machine-readable reason that the dead-letter topic carries."""
 
 from __future__ import annotations
 

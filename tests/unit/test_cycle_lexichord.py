@@ -212,9 +212,9 @@ def test_a_pattern_writer_gets_the_group_most_central_first_and_writes_the_state
 
 
 def test_a_periodic_tick_with_nothing_to_do_leaves_no_trace_in_the_ledger():
-    """Salience is derived, not written back (SPEC §5 decision 9), so ticks over a fresh,
-    important fact find nothing to do and add nothing to the ledger, however many there are;
-    a manual cycle over the same state still reports."""
+    """Salience is derived, not written back (docs/consolidation.md, the decision ladder: decay), so
+    ticks over a fresh, important fact find nothing to do and add nothing to the ledger, however
+    many there are; a manual cycle over the same state still reports."""
     s = Scenario("lex-quiet")
     s.write("m", "A fresh, important fact", layer="semantic", importance=0.9)
     first = s.consolidate(trigger="periodic")

@@ -1,6 +1,6 @@
-"""The pure ingest step (SPEC §4, §8): one input event against one user's state gives versioned
-ledger decisions with deterministic ids, or a rejection, or a duplicate; and one user's events
-never change another user's state."""
+"""The pure ingest step (docs/consolidation.md, 'One input, step by step'): one input event against
+one user's state gives versioned ledger decisions with deterministic ids, or a rejection, or a
+duplicate; and one user's events never change another user's state."""
 
 from __future__ import annotations
 
@@ -460,7 +460,8 @@ def test_rejections_are_only_for_memories_that_are_not_live(ops: list[tuple[str,
 def test_one_user_s_events_never_change_another_user_s_state(
     ops_a: list[tuple[str, str]], ops_b: list[tuple[str, str]], order: random.Random
 ) -> None:
-    """SPEC §8. Both users use the same memory ids; their events are interleaved at random."""
+    """docs/failure-semantics.md, 'Restarts and isolation'. Both users use the same memory ids;
+    their events are interleaved at random."""
     alice, bob = to_events(ops_a, "alice"), to_events(ops_b, "bob")
     mixed = [*alice, *bob]
     order.shuffle(mixed)

@@ -1,5 +1,6 @@
-"""The built-in contradiction judge (SPEC §5 item 8; seeds 001 and 003): the cues it must catch,
-the false alarms it must refuse, and the properties every judgement keeps."""
+"""The built-in contradiction judge (docs/consolidation.md, 'The contradiction judge'; seeds 001 and
+003): the cues it must catch, the false alarms it must refuse, and the properties every judgement
+keeps."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The optional LLM adapter (SPEC §5: "an optional LLM adapter (OpenAI-compatible HTTP) with
-timeouts and fallback to the built-in one"), exercised against a real HTTP server on 127.0.0.1
-whose answers each test scripts: retries, timeouts, unusable answers falling back to the built-in
-implementation and being counted, and the shape of the request it sends."""
+"""The optional LLM adapter (docs/consolidation.md, 'The optional LLM': "an optional LLM adapter
+(OpenAI-compatible HTTP) with timeouts and fallback to the built-in one"), exercised against a real
+HTTP server on 127.0.0.1 whose answers each test scripts: retries, timeouts, unusable answers
+falling back to the built-in implementation and being counted, and the shape of the request it
+sends."""
 
 from __future__ import annotations
 

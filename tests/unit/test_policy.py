@@ -1,6 +1,6 @@
-"""The consolidation policy (SPEC §5 "Policy profiles"): the built-in profiles carry their seed's
-numbers, TOML documents override them, and every kind of mistake is a PolicyError naming the key
-path."""
+"""The consolidation policy (docs/consolidation.md, 'Profiles'): the built-in profiles carry their
+seed's numbers, TOML documents override them, and every kind of mistake is a PolicyError naming the
+key path."""
 
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ def test_the_default_profile_is_the_spec_ladder() -> None:
     # Given / When
     policy = builtin_profile("default")
 
-    # Then: the file agrees with the dataclass defaults, and they are SPEC §5's numbers
+    # Then: the file agrees with the dataclass defaults, and they are the numbers of
+    # docs/consolidation.md's decision ladder
     assert policy == Policy()
     assert policy.name == "default"
     assert policy.max_memories_per_cycle == 1000

@@ -1,7 +1,7 @@
 """What one input produced reaches the read models whole: a batch that ends inside it holds
-it back, and a partial emission that its writer abandoned is never applied (SPEC §5 / seed
-000: one cycle's decisions are all-or-nothing). Records written before emissions were
-numbered keep the cycle rule."""
+it back, and a partial emission that its writer abandoned is never applied
+(docs/failure-semantics.md, 'An input's output is atomic' / seed 000: one cycle's decisions are
+all-or-nothing). Records written before emissions were numbered keep the cycle rule."""
 
 from __future__ import annotations
 

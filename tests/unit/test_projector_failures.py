@@ -1,5 +1,6 @@
-"""The projector tells its failures apart (SPEC §8): a database outage is waited out, a record
-that cannot be stored is set aside, a schema it does not know stops it."""
+"""The projector tells its failures apart (docs/failure-semantics.md, 'The projector'): a database
+outage is waited out, a record that cannot be stored is set aside, a schema it does not know stops
+it."""
 
 from __future__ import annotations
 

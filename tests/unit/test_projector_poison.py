@@ -1,6 +1,6 @@
-"""A record that cannot be stored is set aside alone (SPEC §8: the pipeline never stops on bad
-input): the rest of its batch is applied, its offset is stored so the partition moves on, and
-it is dead-lettered before the transaction that skips it commits."""
+"""A record that cannot be stored is set aside alone (docs/failure-semantics.md, 'The projector':
+the pipeline never stops on bad input): the rest of its batch is applied, its offset is stored so
+the partition moves on, and it is dead-lettered before the transaction that skips it commits."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Folding a batch of ledger events into row operations (SPEC §6): within a batch the last version
-of a memory wins, forgets become deletes, offsets advance past the batch, every event is logged."""
+"""Folding a batch of ledger events into row operations (docs/read-models.md, 'Tables and how they
+are written'): within a batch the last version of a memory wins, forgets become deletes, offsets
+advance past the batch, every event is logged."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The contract evolves BACKWARD-compatibly: data written with a released schema stays
-readable by the current one (SPEC §4), checked with Apache Avro's own checker."""
+readable by the current one (docs/analytics.md, 'The contract'), checked with Apache Avro's own
+checker."""
 
 from __future__ import annotations
 

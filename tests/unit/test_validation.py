@@ -1,5 +1,5 @@
-"""Value rules for untrusted input (SPEC §4, §8): every rejection reason, with the smallest event
-that breaks it, and the boundaries that must still pass."""
+"""Value rules for untrusted input (docs/analytics.md, 'Dead letters'): every rejection reason, with
+the smallest event that breaks it, and the boundaries that must still pass."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A batch built before a rebalance must not be applied over newer work (SPEC §6: offsets are
-stored with the rows): the writer compares where the batch starts with the stored position."""
+"""A batch built before a rebalance must not be applied over newer work (docs/failure-semantics.md,
+'The projector': offsets are stored with the rows): the writer compares where the batch starts with
+the stored position."""
 
 from __future__ import annotations
 
