@@ -328,10 +328,14 @@ def subjects_align(a: Reading, b: Reading) -> bool:
     also be stated of something they own ("my phone is an iPhone")."""
     if subjects_match(a.subject, b.subject):
         return True
-    for change, other in ((a, b), (b, a)):
+    changed_a = a.clause.any_relation or a.clause.update
+    changed_b = b.clause.any_relation or b.clause.update
+    if not (changed_a or changed_b):
+        return False  # two plain statements (most pairs): the same subject or none
+    for change, changed, other in ((a, changed_a, b), (b, changed_b, a)):
         owned = other.subject
         if (
-            (change.clause.any_relation or change.clause.update)
+            changed
             and len(owned) in {2, 3}
             and owned[-1] not in PERSON_NOUNS
             and subjects_match(change.subject, owned[:1])
@@ -342,10 +346,9 @@ def subjects_align(a: Reading, b: Reading) -> bool:
             )
         ):
             return True  # "I switched to GCP" / "our cloud provider is AWS"
-    if _gear_for(a, b) or _gear_for(b, a):
+    if (a.purpose or b.purpose) and (_gear_for(a, b) or _gear_for(b, a)):
         return True
-    changed = a.clause.update or b.clause.update or a.clause.any_relation or b.clause.any_relation
-    return changed and _one_word_apart(a, b)
+    return _one_word_apart(a, b)
 
 
 def _gear_for(change: Reading, other: Reading) -> bool:

@@ -111,6 +111,7 @@ _NOT_YET = frozenset(
 )
 # "I started running", "I stopped eating meat": the activity now, or no longer.
 _ONSET_VERBS = {"start": False, "begin": False, "stop": True}
+_ONSET_STEMS = frozenset({"sta", "beg", "sto"})
 _TIME_UNITS = frozenset(
     {"week", "weekend", "month", "year", "quarter", "term", "semester", "sprint"}
 )
@@ -600,17 +601,21 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
         return None
     head = words[verb].surface
     tense = _tense(words, verb, head)
-    subject = (
-        tuple(word for word in _content(words[:verb]) if word.surface not in _PRE_VERB_ADVERBS)
-        or inherited
-    )
+    subject = _content(words[:verb])
+    if len(subject) > 1 and subject[-1].surface in _PRE_VERB_ADVERBS:
+        subject = subject[:-1]  # "I only sleep 5 hours": "only" is not the subject's
+    subject = subject or inherited
     if words[verb].key == "have":
         following = _next_content(words, verb + 1)
         if following is not None and _is_participle(words[following].surface):
             tense = PAST if head == "had" else PERFECT
             verb = following  # "have" is the auxiliary: "I've never used Terraform"
-    onset = _ONSET_VERBS.get(verb_base(words[verb].surface) or "")
     stops = False
+    onset = (
+        _ONSET_VERBS.get(verb_base(words[verb].surface) or "")
+        if words[verb].surface[:3] in _ONSET_STEMS
+        else None
+    )
     if onset is not None:
         following = _next_content(words, verb + 1)
         if following is not None and _is_progressive(words[following].surface):
@@ -771,7 +776,8 @@ def _clauses(words: list[Word], inherited: Words) -> list[Clause]:
     update = any(word.surface == "now" for word in words)
     correction = _split_correction(words)
     kept = correction.kept if correction is not None else words
-    clauses = _takeover_clauses(kept, inherited, text) if " over " in f"{text} " else None
+    takes_over = " over " in text or text.endswith(" over")
+    clauses = _takeover_clauses(kept, inherited, text) if takes_over else None
     if clauses is None:
         clauses = _update_clauses(kept, inherited, text)
     if clauses is None:
