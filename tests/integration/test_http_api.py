@@ -1,6 +1,11 @@
 """memstream over HTTP only: a plain HTTP client (and one curl) against a real `memstream
 serve` on a free port, in front of the real worker, projector, Kafka and PostgreSQL.
 
+The API is deployed as recommended (k8s/api.yaml, docs/http-api.md, docs/security.md): it
+reads as a login of its own in ``memstream_reader`` (``MEMSTREAM_HTTP_DATABASE_URL``), not as
+the table owner, and signs each read's grant with the database's reader key
+(``MEMSTREAM_READER_GRANT_KEY_FILE``); that login without the key reads nothing.
+
 What the HTTP writes produce in the read models is compared with what the batch oracle
 makes of the same events; refused requests are shown to publish nothing and change nothing.
 """
@@ -8,24 +13,32 @@ makes of the same events; refused requests are shown to publish nothing and chan
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import jwt
+import psycopg
 import pytest
 from confluent_kafka import Consumer, TopicPartition
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from memstream.processes import ManagedProcess
 from memstream.stack.ports import free_port
 from memstream.waiting import wait_until
+from projections import grants
+from projections.reader import MemoryReader
 from projections.rows import LINK_COLUMNS
+from projections.schema import LAYER_TABLES
 from streams.config.kafka_security import confluent_config
 from streams.embedders.factory import embedder_for
 from streams.engine.engine import EngineConfig
@@ -78,11 +91,58 @@ def bearer(value: str) -> dict[str, str]:
 
 
 @dataclass
+class ReaderLogin:
+    """The API's database credential as deployed: a login role of its own in
+    memstream_reader, and the database's reader key exported to a 0600 file."""
+
+    role: str
+    url: str
+    key_file: Path
+
+    def settings(self, *, with_key: bool = True) -> dict[str, Any]:
+        """The API's settings for this login (``with_key=False``: the login alone)."""
+        return {
+            "http_database_url": self.url,
+            "reader_grant_key_file": str(self.key_file) if with_key else "",
+        }
+
+
+@contextmanager
+def reader_login(server_url: str, database_url: str, workdir: Path) -> Iterator[ReaderLogin]:
+    """A new LOGIN role in memstream_reader, with a password (so it connects whether the
+    stack trusts local logins or asks for one), created by the cluster's superuser and
+    dropped after; and ``database_url``'s reader key, exported by its owner."""
+    role = f"svc_api_reader_{uuid.uuid4().hex[:8]}"
+    password = secrets.token_hex(16)
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {} IN ROLE memstream_reader").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
+        )
+    try:
+        with psycopg.connect(database_url) as conn:
+            key = grants.current_key(conn)
+        key_file = workdir / "secrets" / "reader.key"
+        grants.write_key_file(key_file, key)
+        url = make_conninfo(database_url, user=role, password=password)
+        yield ReaderLogin(role, url, key_file)
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                (role,),
+            )
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+@dataclass
 class Api:
     pipeline: Pipeline
     url: str
     process: ManagedProcess
     metrics_port: int
+    reader: ReaderLogin
 
     def client(self, value: str | None = None) -> httpx.Client:
         return httpx.Client(
@@ -106,7 +166,17 @@ class Api:
             consumer.close()
 
 
-def start_api(pipeline: Pipeline, workdir: Path, name: str, **overrides: Any) -> Api:
+def start_api(
+    pipeline: Pipeline,
+    workdir: Path,
+    name: str,
+    reader: ReaderLogin,
+    *,
+    with_key: bool = True,
+    **overrides: Any,
+) -> Api:
+    """``memstream serve`` reading as ``reader`` (with the reader key unless ``with_key`` is
+    false), never as the table owner."""
     secret_file = workdir / "jwt-secret"
     secret_file.write_text(SECRET)
     port = free_port()
@@ -117,9 +187,10 @@ def start_api(pipeline: Pipeline, workdir: Path, name: str, **overrides: Any) ->
         http_port=port,
         http_metrics_port=metrics_port,
         http_jwt_key_file=str(secret_file),
+        **reader.settings(with_key=with_key),
         **overrides,
     )
-    api = Api(pipeline, f"http://127.0.0.1:{port}", process, metrics_port)
+    api = Api(pipeline, f"http://127.0.0.1:{port}", process, metrics_port, reader)
 
     def ready() -> bool:
         try:
@@ -136,11 +207,23 @@ def api(stack: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     workdir = tmp_path_factory.mktemp("http-api")
     pipeline = Pipeline.create(stack, workdir)
     pipeline.settings = pipeline.settings.with_overrides(embedder="MINILM")
-    pipeline.start_all()
-    try:
-        yield start_api(pipeline, workdir, "api")
-    finally:
-        pipeline.close()
+    with reader_login(stack.database_url, pipeline.settings.database_url, workdir) as reader:
+        try:
+            pipeline.start_all()
+            yield start_api(pipeline, workdir, "api", reader)
+        finally:
+            pipeline.close()
+
+
+def reader_sessions(api: Api) -> int:
+    """Open connections of the API's reader login to the pipeline's database."""
+    database = conninfo_to_dict(api.pipeline.settings.database_url)["dbname"]
+    return int(
+        api.pipeline.scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND datname = %s",
+            (api.reader.role, database),
+        )
+    )
 
 
 # ---- end to end -----------------------------------------------------------------------------
@@ -250,6 +333,7 @@ def test_written_closed_consolidated_recalled_and_forgotten_over_http_as_the_ora
         recalled = http.post(f"/v1/users/{USER}/recall", json=question)
         assert recalled.status_code == 200, recalled.text
         assert recalled.json()["memories"][0]["memory_id"] == ids["notes"]
+        assert reader_sessions(api) > 0, "the API should read as its reader login"
 
         lineage = http.get(f"/v1/users/{USER}/memories/turn-1")
         assert lineage.status_code == 200, lineage.text
@@ -313,6 +397,53 @@ def test_written_closed_consolidated_recalled_and_forgotten_over_http_as_the_ora
     )
     assert result.returncode == 0, result.stderr + result.stdout
     assert json.loads(result.stdout)["memories"][0]["memory_id"] == ids["notes"]
+
+
+def test_the_apis_reader_login_without_the_key_reads_nothing(api: Api, tmp_path: Path) -> None:
+    """Given the API's reader login and a user whose memory is in the read models (read over
+    the API, with the key), when that login reads without the reader key, directly or as a
+    second API, then it sees no row of anyone: recall finds nothing, the user is unknown."""
+    kim, memory_id, content = "acme:kim", "kim-1", "Kim grows tomatoes on her balcony."
+    with api.client() as http:
+        written = http.put(f"/v1/users/{kim}/memories/{memory_id}", json={"content": content})
+        assert written.status_code == 202, written.text
+        wait_until(
+            lambda: http.get(f"/v1/users/{kim}/memories/{memory_id}").status_code == 200,
+            timeout=60,
+            what="Kim's memory in the read models, read with the key",
+            describe=api.pipeline.logs,
+        )
+    assert any(user == kim for _, user, _ in api.pipeline.memory_rows())
+
+    with psycopg.connect(api.reader.url, autocommit=True) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == (api.reader.role,)
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT c.relname FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "AND n.nspname = current_schema() "
+                "JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'user_id' "
+                "AND NOT a.attisdropped WHERE c.relkind IN ('r', 'p') ORDER BY c.relname"
+            ).fetchall()
+        ]
+        assert set(LAYER_TABLES.values()) <= set(tables)
+        seen = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone() for t in tables}
+        assert seen == dict.fromkeys(tables, (0,))
+    with MemoryReader.connect(api.reader.url) as reader:
+        assert reader.recall(kim, content, embedder_for("minilm")) == []
+        assert reader.lineage(kim, memory_id) == []
+
+    keyless = start_api(api.pipeline, tmp_path, "api-keyless", api.reader, with_key=False)
+    try:
+        with keyless.client() as http:
+            response = http.get(f"/v1/users/{kim}/memories/{memory_id}")
+            assert response.status_code == 404, response.text
+            assert response.json()["type"] == "urn:memstream:problem:not-found"
+            recalled = http.post(f"/v1/users/{kim}/recall", json={"text": content})
+            assert recalled.status_code == 404, recalled.text
+    finally:
+        keyless.process.stop()
 
 
 # ---- refusals -------------------------------------------------------------------------------
@@ -487,7 +618,9 @@ def test_a_token_over_its_rate_is_told_when_to_retry(api: Api, tmp_path: Path) -
     """Given an API instance that allows one request per 100 s per token, when a token
     makes a second request, then it gets 429 with Retry-After, and another token is still
     served."""
-    limited = start_api(api.pipeline, tmp_path, "api-limited", http_requests_per_second=0.01)
+    limited = start_api(
+        api.pipeline, tmp_path, "api-limited", api.reader, http_requests_per_second=0.01
+    )
     try:
         path = f"/v1/users/{BOB}/contradictions"
         with limited.client(token(subject="first")) as http:
