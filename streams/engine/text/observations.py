@@ -326,7 +326,7 @@ def _clause_spans(sentence: str) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if sentence[a:b].strip()]
 
 
-_CLAUSE = re.compile(r"[,;:—–]+[ \t]*|[ \t]+-[ \t]+")
+_CLAUSE = re.compile(r"[,;:—–]+[ \t]+|[ \t]+[—–-][ \t]+")  # "9:30" and "3,000" stay whole
 
 
 def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
