@@ -303,3 +303,10 @@ def _embedded(event: MemoryEvent) -> MemoryEvent:
     return event.with_written(
         payload.memory.evolve(embedding=hashing_embedding(payload.memory.content))
     )
+
+
+def test_times_and_thousands_are_not_cut_as_clauses() -> None:
+    [observation] = write_observations(
+        [turn(0, "Caroline", "standup is at 9:30 now, we raised 3,000 pounds for it")]
+    )
+    assert "9:30" in observation.content and "3,000" in observation.content
