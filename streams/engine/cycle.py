@@ -1,4 +1,4 @@
-"""One consolidation cycle for one user: the ordered steps of SPEC §5, nothing else.
+"""One consolidation cycle for one user: the ordered steps of docs/consolidation.md, nothing else.
 
 ``run_cycle(state, request, policy, dim) -> decisions``. Each step is a rule from
 ``streams.engine.rules`` working on a :class:`CycleContext` (the user's working copy); the

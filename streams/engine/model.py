@@ -32,7 +32,8 @@ LAYERS: tuple[Layer, ...] = ("working", "episodic", "semantic", "procedural")
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One memory (SPEC §4). Defaults are the contract's documented defaults."""
+    """One memory (docs/analytics.md, "The contract"). Defaults are the contract's documented
+    defaults."""
 
     memory_id: str
     user_id: str

@@ -1,4 +1,5 @@
-"""Event-type occurrences: the windowed table procedural learning reads (SPEC §1, §5 rule 5).
+"""Event-type occurrences: the windowed table procedural learning reads (README "Architecture";
+docs/consolidation.md, "procedures").
 
 An occurrence is a live episodic memory with an outcome (``success``): one time its event
 type (``kind``) happened, and how well. Procedural learning asks, each cycle, how often each

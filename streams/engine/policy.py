@@ -1,8 +1,10 @@
-"""The consolidation policy: every trigger and threshold of SPEC §5 as one typed, frozen value.
+"""The consolidation policy: every trigger and threshold of docs/consolidation.md as one typed,
+frozen value.
 
 A :class:`Policy` is a tree of frozen dataclasses, one section per consolidation step. Each
 field says what it controls and which seed it comes from (000 MemoryKit, 001 Lexichord,
-002 Astra, 003 the rulebook, 004 Engram). The defaults are SPEC §5's ladder, the ``default``
+002 Astra, 003 the rulebook, 004 Engram). The defaults are the ladder of docs/consolidation.md,
+the ``default``
 profile.
 
 Policies are written in TOML::
@@ -328,7 +330,7 @@ class _Section:
 
 @dataclass(frozen=True)
 class TriggerPolicy(_Section):
-    """When a consolidation cycle runs (SPEC §5 triggers)."""
+    """When a consolidation cycle runs (docs/consolidation.md, "Triggers")."""
 
     SECTION: ClassVar[str] = "triggers"
 
@@ -364,7 +366,7 @@ class TriggerPolicy(_Section):
 
 @dataclass(frozen=True)
 class PromotionPolicy(_Section):
-    """Working → semantic promotion (SPEC §5 decision 1; 000 operation 1)."""
+    """Working → semantic promotion (docs/consolidation.md, "promotion"; 000 operation 1)."""
 
     SECTION: ClassVar[str] = "promotion"
 
@@ -382,7 +384,7 @@ class PromotionPolicy(_Section):
 
     confidence_boost: float = _setting(0.25, _unit)
     """The semantic fact's confidence is ``min(1, importance + confidence_boost)``.
-    (000: ``importance + 0.25``; the cap at 1 is SPEC §5)"""
+    (000: ``importance + 0.25``; the cap at 1 is docs/consolidation.md)"""
 
     fact_type: str = _setting("working_promotion", _text)
     """The promoted fact's kind. (000: ``fact_type = 'working_promotion'``)"""
@@ -399,7 +401,7 @@ class AgingPolicy(_Section):
     SECTION: ClassVar[str] = "aging"
 
     enabled: bool = _setting(False, _bool)
-    """Run the aging step. Off in SPEC §5's ladder; on in ``memorykit``. (000)"""
+    """Run the aging step. Off in the ladder of docs/consolidation.md; on in ``memorykit``. (000)"""
 
     min_confidence: float = _setting(0.8, _unit)
     """Age a semantic fact whose confidence is greater than this ... (000: ``confidence > 0.8``)"""
@@ -410,7 +412,8 @@ class AgingPolicy(_Section):
 
 @dataclass(frozen=True)
 class PatternPolicy(_Section):
-    """Pattern detection over similar memories (SPEC §5 decision 4; 000 operation 2, 001)."""
+    """Pattern detection over similar memories (docs/consolidation.md, "patterns"; 000 operation
+    2, 001)."""
 
     SECTION: ClassVar[str] = "patterns"
 
@@ -422,7 +425,7 @@ class PatternPolicy(_Section):
 
     target_layer: Layer = _setting("semantic", _layer)
     """Layer of the memory a detected pattern becomes. (000: an episodic
-    ``<fact_type>_pattern_detected`` event; 001 and SPEC §5: a semantic memory)"""
+    ``<fact_type>_pattern_detected`` event; 001 and docs/consolidation.md: a semantic memory)"""
 
     min_support: int = _setting(3, _count)
     """At least this many similar memories make a pattern.
@@ -438,7 +441,7 @@ class PatternPolicy(_Section):
 
 @dataclass(frozen=True)
 class ProceduralPolicy(_Section):
-    """Episodic → procedural rules (SPEC §5 decision 5; 000 operation 3)."""
+    """Episodic → procedural rules (docs/consolidation.md, "procedures"; 000 operation 3)."""
 
     SECTION: ClassVar[str] = "procedural"
 
@@ -458,7 +461,7 @@ class ProceduralPolicy(_Section):
 
 @dataclass(frozen=True)
 class DecayPolicy(_Section):
-    """Salience decay (SPEC §5 decision 9; 001 ``DecaySalience``, 002)."""
+    """Salience decay (docs/consolidation.md, "decay"; 001 ``DecaySalience``, 002)."""
 
     SECTION: ClassVar[str] = "decay"
 
@@ -476,7 +479,8 @@ class DecayPolicy(_Section):
 
 @dataclass(frozen=True)
 class DuplicatePolicy(_Section):
-    """Duplicate merging (SPEC §5 decision 7; 001, with 003's variant as options)."""
+    """Duplicate merging (docs/consolidation.md, "duplicates"; 001, with 003's variant as
+    options)."""
 
     SECTION: ClassVar[str] = "duplicates"
 
@@ -499,7 +503,8 @@ class DuplicatePolicy(_Section):
 
 @dataclass(frozen=True)
 class ContradictionPolicy(_Section):
-    """Contradiction detection (SPEC §5 decision 8; 001, resolution per 003)."""
+    """Contradiction detection (docs/consolidation.md, "contradictions"; 001, resolution per
+    003)."""
 
     SECTION: ClassVar[str] = "contradictions"
 
@@ -532,14 +537,14 @@ class ContradictionPolicy(_Section):
 
 @dataclass(frozen=True)
 class ArchivePolicy(_Section):
-    """Archiving low-salience memories (SPEC §5 decision 10; 001 ``PruneArchived``)."""
+    """Archiving low-salience memories (docs/consolidation.md, "archive"; 001 ``PruneArchived``)."""
 
     SECTION: ClassVar[str] = "archive"
 
     enabled: bool = _setting(False, _bool)
     """Archive low-salience memories. (001 ``PruneArchived = true``: on in ``lexichord``; off
     in ``default``, where a fact leaves active memory only when superseded, merged,
-    invalidated or carried by a narrative/summary: SPEC §5 decision 10)"""
+    invalidated or carried by a narrative/summary: docs/consolidation.md, "archive")"""
 
     salience_threshold: float = _setting(0.1, _unit)
     """Archive when current salience is below this. (001 ``ArchivalThreshold = 0.1``)"""
@@ -551,7 +556,8 @@ class ArchivePolicy(_Section):
 
 @dataclass(frozen=True)
 class SessionPolicy(_Section):
-    """Event-time sessions and their narratives (SPEC §5 decision 2; seed 002's Session
+    """Event-time sessions and their narratives (docs/consolidation.md, "sessions and
+    observations"; seed 002's Session
     Consolidator; the session-end trigger of 003 and 004). Inactivity is
     ``triggers.session_inactivity_seconds``."""
 
@@ -589,7 +595,8 @@ class SessionPolicy(_Section):
 
 @dataclass(frozen=True)
 class ObservationPolicy(_Section):
-    """Session → observations (SPEC §5 decision 2): each content-bearing turn of a closed
+    """Session → observations (docs/consolidation.md, "sessions and observations"): each
+    content-bearing turn of a closed
     session becomes a short semantic memory that says who said it and when, with relative
     dates resolved; the turn is archived, carried by it. (memstream: what recall answers
     from; off in the seed profiles, whose seeds do not have it)"""
@@ -604,7 +611,7 @@ class ObservationPolicy(_Section):
 
 @dataclass(frozen=True)
 class SummaryPolicy(_Section):
-    """Episodes → ONE semantic summary (SPEC §5 decision 3; seed 004)."""
+    """Episodes → ONE semantic summary (docs/consolidation.md, "summaries"; seed 004)."""
 
     SECTION: ClassVar[str] = "summaries"
 
@@ -625,8 +632,8 @@ class SummaryPolicy(_Section):
 
 @dataclass(frozen=True)
 class ProfileSynthesisPolicy(_Section):
-    """ONE procedural behavioural profile per user from all semantic memories (SPEC §5
-    decision 6; seed 004 ``create_procedural_memory``)."""
+    """ONE procedural behavioural profile per user from all semantic memories
+    (docs/consolidation.md, "the procedural profile"; seed 004 ``create_procedural_memory``)."""
 
     SECTION: ClassVar[str] = "synthesis"
 
@@ -729,7 +736,7 @@ class MaintenancePolicy(_Section):
 
 @dataclass(frozen=True)
 class ScopePolicy(_Section):
-    """Procedural scope promotion (SPEC §5 decision 11; seed 003)."""
+    """Procedural scope promotion (docs/consolidation.md, "scope promotion"; seed 003)."""
 
     SECTION: ClassVar[str] = "scope"
 
@@ -748,7 +755,8 @@ class ScopePolicy(_Section):
 
 @dataclass(frozen=True)
 class VerbosePolicy(_Section):
-    """Verbose old episodes summarized in place (SPEC §5 decision 12; seed 003)."""
+    """Verbose old episodes summarized in place (docs/consolidation.md, "verbose episodes"; seed
+    003)."""
 
     SECTION: ClassVar[str] = "verbose"
 

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 LIVE_STATUS = "active"
 SUMMARIZED_INTO = "summarized_into"  # metadata: the narrative/summary that carries a memory
-# Memories a cycle writes to hold others (SPEC §5 decisions 2, 3, 6; 002's insights): they
+# Memories a cycle writes to hold others (docs/consolidation.md, "sessions and observations",
+# "summaries", "the procedural profile"; 002's insights): they
 # are never judged as facts against single statements, pruned or archived as stale.
 CONSOLIDATED_KINDS = ("narrative", "summary", "learning_pattern", "behavioural_profile")
 

@@ -54,7 +54,8 @@ DEFAULT_MAX_CONTENT_BYTES = 65536
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The contract's limits (SPEC §4); the worker builds this from its settings."""
+    """The contract's limits (docs/analytics.md, "The contract"); the worker builds this from its
+    settings."""
 
     embedding_dim: int = 384
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES

@@ -1,4 +1,5 @@
-"""The built-in contradiction judge: deterministic and explainable (SPEC §5 item 8; seeds 001, 003).
+"""The built-in contradiction judge: deterministic and explainable (docs/consolidation.md,
+"contradictions"; seeds 001, 003).
 
 ``judge_contradiction(first, second)`` decides whether two short memory statements ("Project
 uses PostgreSQL", "standup is at 9am") contradict each other, how confident it is, which cue

@@ -1,4 +1,4 @@
-"""Archiving by salience (SPEC §5 decision 10; seed 001's PruneArchived)."""
+"""Archiving by salience (docs/consolidation.md, "archive"; seed 001's PruneArchived)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Contradictions: similar facts the judge finds contradictory; the latest wins by
-invalidating the older, never deleting it (SPEC §5 decision 8; seeds 001, 003)."""
+invalidating the older, never deleting it (docs/consolidation.md, "contradictions"; seeds 001,
+003)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""When a user next has time-driven work (SPEC §5 "periodic": a per-user next-due time in
+"""When a user next has time-driven work (docs/consolidation.md, "Triggers", periodic: a per-user
+next-due time in
 event time; idle users cost nothing).
 
 Most consolidation is driven by inputs. What a user's own inputs cannot trigger is work that

@@ -1,5 +1,5 @@
-"""Duplicates: near-identical memories merge into a survivor that supersedes the other (SPEC
-§5 decision 7; seed 001, and seed 003's variant by policy)."""
+"""Duplicates: near-identical memories merge into a survivor that supersedes the other
+(docs/consolidation.md, "duplicates"; seed 001, and seed 003's variant by policy)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 002's Temporal Continuity Anchor (SPEC §5 decision 13).
+"""Seed 002's Temporal Continuity Anchor (docs/consolidation.md, "the identity anchor").
 
 After a cycle that wrote narratives, the user's anchor moves toward them:
 ``anchor = (1 - w) · current + w · mean(new narrative embeddings)`` (w = 0.1), and its cosine

@@ -1,4 +1,5 @@
-"""Session → ONE narrative (SPEC §5 decision 2; seed 002's Session Consolidator).
+"""Session → ONE narrative (docs/consolidation.md, "sessions and observations"; seed 002's Session
+Consolidator).
 
 At a session's end its memories, prioritised by kind, become one episodic narrative: summary,
 key interactions, emotional arc (from valence) and unresolved threads, with the sources as

@@ -1,4 +1,5 @@
-"""Session → observations (SPEC §5 decision 2): the facts a closed session stated, one
+"""Session → observations (docs/consolidation.md, "sessions and observations"): the facts a closed
+session stated, one
 attributed, dated memory per turn, in the semantic layer.
 
 Recall answers from these: each is short enough for the embedder to read whole, says who said

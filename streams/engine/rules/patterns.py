@@ -1,5 +1,5 @@
-"""Patterns: groups of similar facts within a window become one pattern memory (SPEC §5
-decision 4; seeds 000 op 2, 001, 002)."""
+"""Patterns: groups of similar facts within a window become one pattern memory
+(docs/consolidation.md, "patterns"; seeds 000 op 2, 001, 002)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Procedural rules: an episodic event type seen often enough with enough success becomes a
-learned procedure (SPEC §5 decision 5; seed 000 op 3)."""
+learned procedure (docs/consolidation.md, "procedures"; seed 000 op 3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Seed 000's hierarchy: working → semantic promotion, and semantic → episodic aging
-(SPEC §5 decision 1; memorykit's aging)."""
+(docs/consolidation.md, "promotion"; memorykit's aging)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Salience decay, derived rather than stored (SPEC §5 decision 9; seeds 001, 002).
+"""Salience decay, derived rather than stored (docs/consolidation.md, "decay"; seeds 001, 002).
 
 Salience is a pure function of (importance, access count, last touch, now)
 (``streams.engine.salience.current_salience``), so a cycle does not write it back for every

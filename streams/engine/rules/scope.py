@@ -1,4 +1,5 @@
-"""Procedural scope promotion (SPEC §5 decision 11; seed 003's "Promote Patterns").
+"""Procedural scope promotion (docs/consolidation.md, "scope promotion"; seed 003's "Promote
+Patterns").
 
 A procedural memory used often enough is copied to a wider scope: agent → team at 5
 accesses, team → global at 10. The copy is tagged ``promoted`` and linked from the original

@@ -1,4 +1,5 @@
-"""Episodes → ONE semantic summary (SPEC §5 decision 3; seed 004's ``run_consolidation``).
+"""Episodes → ONE semantic summary (docs/consolidation.md, "summaries"; seed 004's
+``run_consolidation``).
 
 All unsummarized episodes (live episodic memories, narratives included) become one semantic
 memory, map-reduced in chunks when there are many; each episode is archived, carried by the

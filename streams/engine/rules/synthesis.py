@@ -1,4 +1,5 @@
-"""ONE procedural behavioural profile per user (SPEC §5 decision 6; seed 004's
+"""ONE procedural behavioural profile per user (docs/consolidation.md, "the procedural profile";
+seed 004's
 ``create_procedural_memory``).
 
 The profile is synthesised from the user's active semantic memories (the summaries among them

@@ -1,4 +1,5 @@
-"""Verbose old episodes summarized in place (SPEC §5 decision 12; seed 003's "Summarize
+"""Verbose old episodes summarized in place (docs/consolidation.md, "verbose episodes"; seed 003's
+"Summarize
 Verbose Episodic").
 
 An episodic memory older than 30 days with more than 5000 characters is rewritten as a
