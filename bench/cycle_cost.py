@@ -23,11 +23,11 @@ import uuid
 
 import numpy as np
 
-from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted
 from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile
-from streams.engine.state import InMemoryUserState
+from streams.engine.step import EngineConfig, step
+from streams.engine.user_state import InMemoryUserState
 from streams.state.changelog import changed_entries
 
 SIZES = (100, 1_000, 10_000)

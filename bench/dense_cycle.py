@@ -19,9 +19,9 @@ import uuid
 import numpy as np
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
 from streams.engine.oracle import OracleRun
+from streams.engine.step import EngineConfig
 
 SIZES = (200, 400, 800)
 REPEATS = 3

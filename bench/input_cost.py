@@ -21,11 +21,11 @@ import time
 import uuid
 from dataclasses import replace
 
-from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile
-from streams.engine.state import InMemoryUserState
+from streams.engine.step import EngineConfig, step
+from streams.engine.user_state import InMemoryUserState
 from streams.runtime.collector import tune_collector
 from streams.state.changelog import changed_entries
 

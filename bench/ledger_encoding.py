@@ -16,9 +16,9 @@ from collections.abc import Callable
 
 from bench.workload import written_events
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from streams.kafka import codec
 
 USERS = 50

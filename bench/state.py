@@ -43,8 +43,8 @@ from memstream.publisher import MemoryPublisher
 from memstream.stack import LocalStack
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
-from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
+from streams.engine.step import EngineConfig
 from streams.ingest_processor import IngestProcessor
 from streams.kafka import codec
 from streams.state.changelog import Entry

@@ -59,7 +59,7 @@ from streams import worker_metrics
 from streams.config.settings import Settings
 from streams.embedders.factory import embedder_for
 from streams.engine.rules.due import next_due_at
-from streams.engine.state import InMemoryUserState
+from streams.engine.user_state import InMemoryUserState
 from streams.ingest_processor import IngestProcessor, Input, engine_config
 from streams.kafka.deadletter import source_headers
 from streams.kafka.faust_app import faust_app, raw_topic

@@ -1,7 +1,7 @@
 """Moves one ``memory.events`` record through the pure ingest step and says what to emit.
 
 This is the ingest agent's body without the async loop, so agent tests run it without
-Kafka. It decodes, asks the engine (:func:`streams.engine.engine.step`), applies the
+Kafka. It decodes, asks the engine (:func:`streams.engine.step.step`), applies the
 resulting records to the owning partition's :class:`UserStates`, and returns the ledger,
 state-changelog and dead-letter records to send.
 """
@@ -20,12 +20,12 @@ from aiokafka.partitioner import murmur2
 
 from streams.config.settings import Settings
 from streams.embedders.base import Embedder
-from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile, load_policy
-from streams.engine.state import MemoryRecord
+from streams.engine.step import EngineConfig, step
+from streams.engine.user_state import MemoryRecord
 from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
 from streams.kafka import codec
 from streams.kafka.deadletter import Headers, letter_headers

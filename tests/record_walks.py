@@ -9,7 +9,7 @@ from typing import Protocol, Self, TypeVar
 
 import pytest
 
-from streams.engine.state import MemoryRecord
+from streams.engine.user_state import MemoryRecord
 
 Move = Callable[[MemoryRecord | None, MemoryRecord | None], None]
 MakeRecord = Callable[[random.Random, str], MemoryRecord]

@@ -30,11 +30,11 @@ from bench.recall_quality.feed import SOURCE, Embed, prefixed
 from bench.recall_quality.scoring import Lineage
 from projections.rows import RowBatch
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory, MemoryEvent
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import LIVE_STATUS, MemoryRecord
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import LIVE_STATUS, MemoryRecord
 
 RAW = "raw"
 LINEAGE_KEYS = (

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Self
 
 if TYPE_CHECKING:
-    from streams.engine.state import MemoryRecord
+    from streams.engine.user_state import MemoryRecord
 
 AgeOrder = tuple[int, str]  # the memory's Memory.age_order: the order within a group
 

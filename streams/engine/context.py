@@ -28,7 +28,7 @@ from streams.engine.model import Layer, Memory, Trigger
 from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
 from streams.engine.policy import Policy
-from streams.engine.state import MemoryRecord, UserFacets, records_after
+from streams.engine.user_state import MemoryRecord, UserFacets, records_after
 from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
 
 MEMORY_NAMESPACE = uuid.UUID("8a3c2f1e-4b5d-4e6f-9a7b-6d656d6f7279")

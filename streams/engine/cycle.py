@@ -25,6 +25,7 @@ from streams.engine.judge import judge_contradiction
 from streams.engine.policy import Policy
 from streams.engine.rules.archive import archive_stale_memories
 from streams.engine.rules.contradictions import detect_contradictions
+from streams.engine.rules.decay import count_decayed_memories
 from streams.engine.rules.duplicates import merge_duplicates
 from streams.engine.rules.identity import reset_identity_origin, update_identity_anchor
 from streams.engine.rules.insights import extract_insights
@@ -33,13 +34,12 @@ from streams.engine.rules.patterns import detect_patterns
 from streams.engine.rules.procedures import learn_procedures
 from streams.engine.rules.promotion import age_semantic_facts, promote_working_memories
 from streams.engine.rules.pruning import prune_decayed_memories
-from streams.engine.rules.salience import count_decayed_memories
 from streams.engine.rules.scope import promote_scopes
 from streams.engine.rules.stale import archive_unused_memories
 from streams.engine.rules.summaries import summarize_episodes
 from streams.engine.rules.synthesis import synthesize_profile
 from streams.engine.rules.verbose import summarize_verbose_episodes
-from streams.engine.state import InMemoryUserState
+from streams.engine.user_state import InMemoryUserState
 from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
 
 __all__ = [

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 
 from streams.engine.judge import attribute_keys
 from streams.engine.model import claim_of
-from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO
 from streams.engine.text.facts import find_terms
+from streams.engine.user_state import CONSOLIDATED_KINDS, SUMMARIZED_INTO
 
 if TYPE_CHECKING:
-    from streams.engine.state import MemoryRecord
+    from streams.engine.user_state import MemoryRecord
 
 FactOrder = tuple[int, str]  # a fact's Memory.age_order: the order facts are compared in
 

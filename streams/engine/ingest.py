@@ -21,7 +21,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.state import MemoryRecord, UserView
+from streams.engine.user_state import MemoryRecord, UserView
 from streams.engine.validation import Limits, Rejection, validate_event
 
 

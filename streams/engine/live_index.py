@@ -19,7 +19,7 @@ from streams.engine.age_index import AgeOrder
 
 if TYPE_CHECKING:
     from streams.engine.model import Layer
-    from streams.engine.state import MemoryRecord
+    from streams.engine.user_state import MemoryRecord
 
 
 class LiveIndex:

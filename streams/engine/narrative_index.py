@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from streams.engine.age_index import AgeIndex, AgeOrder
 
 if TYPE_CHECKING:
-    from streams.engine.state import MemoryRecord
+    from streams.engine.user_state import MemoryRecord
 
 NARRATIVE = "narrative"
 

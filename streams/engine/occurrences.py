@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from streams.engine.age_index import AgeIndex, AgeOrder
 
 if TYPE_CHECKING:
-    from streams.engine.state import MemoryRecord
+    from streams.engine.user_state import MemoryRecord
 
 Occurrence = AgeOrder  # the memory's Memory.age_order: the order within an event type
 

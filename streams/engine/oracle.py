@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent
-from streams.engine.state import InMemoryUserState
+from streams.engine.step import EngineConfig, step
+from streams.engine.user_state import InMemoryUserState
 from streams.engine.validation import Limits, Rejection
 
 

@@ -56,7 +56,7 @@ import orjson
 from streams.engine import ledger
 from streams.engine.model import Memory
 from streams.engine.slots import field_reader
-from streams.engine.state import (
+from streams.engine.user_state import (
     IdentityAnchor,
     InMemoryUserState,
     Members,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 
 from streams.engine.emissions import EmissionAssembler, complete_emissions
 from streams.engine.ledger import ConsolidationEvent
-from streams.engine.state import InMemoryUserState
+from streams.engine.user_state import InMemoryUserState
 
 Loader = Callable[[int, str], InMemoryUserState]
 """(partition, user id) → the user's state, read back from the local store."""

@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
-from streams.engine.state import InMemoryUserState
+from streams.engine.user_state import InMemoryUserState
 from streams.state.changelog import (
     Entry,
     UserStateBuilder,

@@ -41,7 +41,6 @@ from projections.rows import LINK_COLUMNS
 from projections.schema import LAYER_TABLES
 from streams.config.kafka_security import confluent_config
 from streams.embedders.factory import embedder_for
-from streams.engine.engine import EngineConfig
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -52,6 +51,7 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.support import Pipeline, scrape
 from tests.workloads import expected_links, expected_rows
 

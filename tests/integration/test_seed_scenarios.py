@@ -8,9 +8,9 @@ import pytest
 
 from memstream.waiting import wait_until
 from projections.queries import contradictions, lineage, nearest_memories
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.scenarios import (
     API_TOPIC,
     DAY,

@@ -131,9 +131,9 @@ def test_rulebook_scope_promotion_and_exclusions_end_to_end(profile_pipeline):
     p = profile_pipeline
     procedure = well_used_procedure("rule-scope")
     from streams.engine import ledger
-    from streams.engine.engine import EngineConfig
     from streams.engine.oracle import replay
     from streams.engine.policy import builtin_profile
+    from streams.engine.step import EngineConfig
 
     first = replay(procedure.events, EngineConfig(policy=builtin_profile("rulebook")))
     [team] = [d.payload for d in first.decisions if isinstance(d.payload, ledger.ScopePromoted)]

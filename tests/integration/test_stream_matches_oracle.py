@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streams.engine.engine import EngineConfig
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -23,6 +22,7 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.scenarios import MINUTE, NOW, random_unit, with_similarity
 from tests.workloads import expected_rows
 

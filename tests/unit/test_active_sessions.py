@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import SessionWindow, UserFacets
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import SessionWindow, UserFacets
 from streams.state.changelog import UserStateBuilder, all_entries, split_key
 from tests.conversations import long_conversations
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.model import MemoryEvent
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile, policy_from_toml
+from streams.engine.step import EngineConfig
 from streams.engine.text.budget import (
     LISTED_IDS_BYTES,
     UNION_BYTES,

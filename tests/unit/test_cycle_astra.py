@@ -5,9 +5,9 @@ warns (pure: the engine over a list of events)."""
 from __future__ import annotations
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from streams.engine.text.facts import fact_terms, missing_terms
 from tests.scenarios import (
     DAY,

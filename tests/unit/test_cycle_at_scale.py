@@ -4,9 +4,9 @@ scale): nothing is left out of comparison because the user has many (pure)."""
 from __future__ import annotations
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.scenarios import DAY, NOW, Scenario, random_unit, with_similarity
 
 

@@ -5,9 +5,9 @@ and negations extracted on write (pure)."""
 from __future__ import annotations
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from streams.engine.text.facts import missing_terms
 from tests.scenarios import NOW, Scenario, eighty_episodes_in_ten_sessions, semantic_preferences
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.judge import Judgement
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.scenarios import (
     DAY,
     NOW,

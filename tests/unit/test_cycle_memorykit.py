@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.occurrences import Occurrences
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.scenarios import DAY, HOUR, MINUTE, NOW, Scenario, cluster, random_unit
 
 MEMORYKIT = EngineConfig(policy=builtin_profile("memorykit"))

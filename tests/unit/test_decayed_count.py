@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streams.engine.model import Memory
-from streams.engine.rules.salience import DECAYED_BY, FRESH_HALF_LIVES, has_decayed
+from streams.engine.rules.decay import DECAYED_BY, FRESH_HALF_LIVES, has_decayed
 from streams.engine.salience import current_salience
 
 T0 = 1_790_000_000_000

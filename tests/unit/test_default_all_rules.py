@@ -8,10 +8,10 @@ from collections import defaultdict
 from functools import cache
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.model import MemoryEvent, MemoryPinned, MemoryUnpinned
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
+from streams.engine.step import EngineConfig
 from tests.conversations import long_conversations
 from tests.workloads import mixed_workload
 

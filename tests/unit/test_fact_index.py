@@ -9,13 +9,12 @@ import random
 import pytest
 
 from streams.engine import fact_index
-from streams.engine.engine import EngineConfig
 from streams.engine.fact_index import FactIndex, blocking_keys, is_current_fact
-from streams.engine.model import claim_of
-from streams.engine.model import Memory
+from streams.engine.model import Memory, claim_of
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import SUMMARIZED_INTO, MemoryRecord
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import SUMMARIZED_INTO, MemoryRecord
 from tests.conversations import long_conversations
 from tests.record_walks import walk_records
 

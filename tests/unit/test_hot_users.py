@@ -6,10 +6,10 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from streams.engine.engine import EngineConfig
 from streams.engine.policy import builtin_profile
 from streams.engine.rules.due import next_due_at
-from streams.engine.state import InMemoryUserState
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import InMemoryUserState
 from streams.ingest_processor import IngestProcessor
 from streams.kafka import codec
 from streams.state.hot_users import UserStates

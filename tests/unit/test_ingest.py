@@ -25,7 +25,7 @@ from streams.engine.model import (
     SessionEnded,
 )
 from streams.engine.oracle import replay
-from streams.engine.state import InMemoryUserState, apply_outcome
+from streams.engine.user_state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
 
 LIMITS = Limits()

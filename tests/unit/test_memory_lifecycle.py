@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 from streams.engine import ledger
-from streams.engine.engine import EngineConfig
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import MemoryRecord
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import MemoryRecord
 from tests.scenarios import DAY, MINUTE, NOW, Scenario, cluster, random_unit
 
 DEFAULT = EngineConfig(policy=builtin_profile("default"))

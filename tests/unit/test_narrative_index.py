@@ -9,12 +9,12 @@ import random
 import pytest
 
 from streams.engine import narrative_index
-from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory
 from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import MemoryRecord
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import MemoryRecord
 from tests.conversations import long_conversations
 from tests.record_walks import count_builds, walk_records, walk_then_copy
 

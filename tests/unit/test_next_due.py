@@ -4,12 +4,12 @@ change (pure)."""
 
 from __future__ import annotations
 
-from streams.engine.engine import EngineConfig, step
 from streams.engine.model import MemoryEvent
 from streams.engine.policy import builtin_profile
 from streams.engine.rules.due import next_due_at
 from streams.engine.rules.maintenance import HOUR_MS, window_start
-from streams.engine.state import InMemoryUserState
+from streams.engine.step import EngineConfig, step
+from streams.engine.user_state import InMemoryUserState
 from tests.scenarios import DAY, MINUTE, NOW, Scenario
 
 

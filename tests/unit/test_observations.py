@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 import pytest
 
 from streams.engine.embedder import hashing_embedding
-from streams.engine.engine import EngineConfig
 from streams.engine.ledger import EpisodesSummarized, MemoryArchived, SessionConsolidated
 from streams.engine.model import (
     ConsolidationRequested,
@@ -19,7 +18,8 @@ from streams.engine.model import (
 )
 from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile, profile_names
-from streams.engine.text.observations import (
+from streams.engine.step import EngineConfig
+from streams.engine.text.observation import (
     Turn,
     is_phatic,
     split_sentences,

@@ -7,7 +7,7 @@ import random
 
 from streams.engine.model import Memory
 from streams.engine.occurrences import Occurrences, occurrence_of
-from streams.engine.state import MemoryRecord
+from streams.engine.user_state import MemoryRecord
 from tests.record_walks import walk_records
 
 KINDS = ("deploy", "rollback", "review")

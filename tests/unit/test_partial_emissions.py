@@ -8,9 +8,9 @@ import dataclasses
 
 from streams.engine import ledger
 from streams.engine.emissions import EmissionAssembler, complete_emissions, numbered
-from streams.engine.engine import EngineConfig
 from streams.engine.model import Memory
-from streams.engine.state import InMemoryUserState
+from streams.engine.step import EngineConfig
+from streams.engine.user_state import InMemoryUserState
 from streams.ingest_processor import Emission, IngestProcessor
 from streams.kafka import codec
 from streams.state.hot_users import UserStates

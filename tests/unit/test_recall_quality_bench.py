@@ -40,7 +40,7 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.state import MemoryRecord
+from streams.engine.user_state import MemoryRecord
 from streams.engine.validation import Limits, validate_event
 
 PACKAGE = Path(__file__).resolve().parents[2] / "bench" / "recall_quality"

@@ -9,12 +9,12 @@ from __future__ import annotations
 import uuid
 from functools import cache
 
-from streams.engine.engine import EngineConfig
 from streams.engine.model import ConsolidationRequested, MemoryEvent
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
-from streams.engine.state import MemoryRecord
+from streams.engine.step import EngineConfig
 from streams.engine.text.facts import fact_terms
+from streams.engine.user_state import MemoryRecord
 from tests.conversations import ConversationWorkload, long_conversations
 from tests.scenarios import DAY
 

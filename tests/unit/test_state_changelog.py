@@ -10,12 +10,12 @@ from collections.abc import Mapping
 import orjson
 import pytest
 
-from streams.engine.engine import EngineConfig, step
 from streams.engine.ingest import Accepted
 from streams.engine.ledger import ConsolidationEvent, MemoryStored, SessionClosed
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.policy import builtin_profile, profile_names
-from streams.engine.state import InMemoryUserState, MemoryRecord, apply_outcome
+from streams.engine.step import EngineConfig, step
+from streams.engine.user_state import InMemoryUserState, MemoryRecord, apply_outcome
 from streams.state.changelog import (
     CONVERSATION,
     MEMBER,
@@ -365,7 +365,7 @@ def test_a_session_s_members_are_a_sequence_whose_versions_never_change() -> Non
     """Members grow by appending to a list their versions share: an older version (a copy
     that went its own way) must keep what it held, and growing it must not disturb the
     newer one."""
-    from streams.engine.state import Members
+    from streams.engine.user_state import Members
 
     first = Members(("a",)).plus("b")
     newer = first.plus("c")

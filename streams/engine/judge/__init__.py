@@ -49,6 +49,6 @@ from __future__ import annotations
 
 from .judgement import Judgement
 from .keys import attribute_keys
-from .rules import judge_contradiction
+from .verdicts import judge_contradiction
 
 __all__ = ["Judgement", "attribute_keys", "judge_contradiction"]

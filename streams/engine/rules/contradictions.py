@@ -10,7 +10,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory, claim_of
 from streams.engine.similarity import similarity_rows
-from streams.engine.state import pair_key
+from streams.engine.user_state import pair_key
 
 
 def detect_contradictions(cycle: CycleContext) -> None:

@@ -15,7 +15,7 @@ import math
 
 from streams.engine.policy import Policy
 from streams.engine.rules.maintenance import DAY_MS, WEEK_MS, window_start
-from streams.engine.state import InMemoryUserState
+from streams.engine.user_state import InMemoryUserState
 
 HOUR_MS = 3_600_000
 

@@ -13,8 +13,8 @@ from streams.engine.ingest import derived_from
 from streams.engine.model import LAYERS, Memory
 from streams.engine.salience import current_salience
 from streams.engine.similarity import similarity_rows
-from streams.engine.state import MemoryRecord, pair_key
 from streams.engine.text.budget import UNION_BYTES, listed_bytes
+from streams.engine.user_state import MemoryRecord, pair_key
 
 
 def merge_duplicates(cycle: CycleContext) -> None:

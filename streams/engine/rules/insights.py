@@ -19,7 +19,7 @@ from streams.engine.context import CycleContext
 from streams.engine.model import Memory
 from streams.engine.similarity import vector_of
 from streams.engine.text.budget import listed_tail
-from streams.engine.text.observations import content_words
+from streams.engine.text.observation import content_words
 
 CATEGORY_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (

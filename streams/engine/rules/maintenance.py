@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from streams.engine.policy import Policy
 from streams.engine.rules.sessions import has_active_session
-from streams.engine.state import UserFacets
+from streams.engine.user_state import UserFacets
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS

@@ -21,7 +21,6 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext, SessionEnd
 from streams.engine.rules.observations import observe_session, turn_of
 from streams.engine.similarity import mean_embedding
-from streams.engine.state import MemoryRecord, SessionWindow
 from streams.engine.text.budget import largest_fitting
 from streams.engine.text.facts import fact_terms
 from streams.engine.text.narrative import (
@@ -30,7 +29,8 @@ from streams.engine.text.narrative import (
     emotional_arc,
     write_narrative,
 )
-from streams.engine.text.observations import write_digest
+from streams.engine.text.observation import write_digest
+from streams.engine.user_state import MemoryRecord, SessionWindow
 
 SPEAKERS = ("user", "agent", "system")
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import CLAIM, Memory
-from streams.engine.state import MemoryRecord, SessionWindow
-from streams.engine.text.observations import Turn, name_prefix, write_observations
+from streams.engine.text.observation import Turn, name_prefix, write_observations
+from streams.engine.user_state import MemoryRecord, SessionWindow
 
 CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
 

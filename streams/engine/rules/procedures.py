@@ -10,8 +10,8 @@ from statistics import fmean
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
-from streams.engine.state import MemoryRecord
 from streams.engine.text.budget import bounded_union, listed_tail
+from streams.engine.user_state import MemoryRecord
 
 
 def learn_procedures(cycle: CycleContext) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
-from streams.engine.state import MemoryRecord
+from streams.engine.user_state import MemoryRecord
 
 
 def promote_working_memories(cycle: CycleContext) -> None:

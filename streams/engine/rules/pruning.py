@@ -13,7 +13,7 @@ from __future__ import annotations
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.salience import current_salience, last_touched
-from streams.engine.state import CONSOLIDATED_KINDS, SUMMARIZED_INTO, MemoryRecord
+from streams.engine.user_state import CONSOLIDATED_KINDS, SUMMARIZED_INTO, MemoryRecord
 
 
 def prune_decayed_memories(ctx: CycleContext) -> None:

@@ -21,7 +21,7 @@ from streams.engine.context import SessionEnd
 from streams.engine.ids import uuid5_text
 from streams.engine.model import MemoryEvent, MemoryWritten, SessionEnded
 from streams.engine.policy import Policy
-from streams.engine.state import SessionWindow, UserFacets
+from streams.engine.user_state import SessionWindow, UserFacets
 
 SESSION_NAMESPACE = uuid.UUID("3f6b1c0e-5a2d-4c8e-9b71-73657373696f")
 SESSION_LAYERS = ("working", "episodic")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from streams.engine.context import CycleContext
 from streams.engine.salience import last_touched
-from streams.engine.state import CONSOLIDATED_KINDS, MemoryRecord
+from streams.engine.user_state import CONSOLIDATED_KINDS, MemoryRecord
 
 
 def archive_unused_memories(ctx: CycleContext) -> None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
-from streams.engine.state import MemoryRecord
 from streams.engine.text.budget import fitting_groups
 from streams.engine.text.summary import write_summary
+from streams.engine.user_state import MemoryRecord
 
 
 def summarize_episodes(ctx: CycleContext) -> None:

@@ -18,9 +18,9 @@ from collections import OrderedDict
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
-from streams.engine.state import MemoryRecord
 from streams.engine.text.budget import largest_fitting, listed_tail
 from streams.engine.text.profile import SupersessionMemo, write_profile
+from streams.engine.user_state import MemoryRecord
 
 SYNTHESIZED_AT = "synthesized_at"
 MEMO_USERS = 4096

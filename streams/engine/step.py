@@ -28,7 +28,7 @@ from streams.engine.policy import Policy, PolicyError, builtin_profile
 from streams.engine.rules.extraction import extract_on_write
 from streams.engine.rules.maintenance import maintenance_due
 from streams.engine.rules.sessions import assign_session, ending_sessions
-from streams.engine.state import InMemoryUserState, apply_outcome
+from streams.engine.user_state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
 
 
