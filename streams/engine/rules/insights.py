@@ -17,7 +17,7 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
-from streams.engine.similarity import vector_of
+from streams.engine.similarity import mean_embedding, vector_of
 from streams.engine.text.budget import listed_tail
 from streams.engine.text.observation import content_words
 
@@ -126,6 +126,7 @@ def _emit_pattern(ctx: CycleContext, members: list[Memory], similarity: np.ndarr
         tags=("insight",),
         importance=max(m.importance for m in members),
         confidence=confidence,
+        embedding=mean_embedding(members, ctx.dim),  # among the narratives it recurs in
         metadata={"evidence": ",".join(evidence), "category": category},
     )
     ctx.emit(

@@ -18,6 +18,7 @@ from collections import OrderedDict
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
+from streams.engine.similarity import mean_embedding
 from streams.engine.text.budget import largest_fitting, listed_tail
 from streams.engine.text.profile import SupersessionMemo, write_profile
 from streams.engine.user_state import MemoryRecord
@@ -68,6 +69,9 @@ def synthesize_profile(ctx: CycleContext) -> None:
         tags=("profile",),
         importance=1.0,
         confidence=1.0,
+        # placed among what it was written from, as a narrative is: a model's embedding of
+        # a profile cost the worker a model call per profile (a fifth of its throughput)
+        embedding=mean_embedding([r.memory for r in sources], ctx.dim),
         metadata={
             "source_semantic_ids": ",".join(
                 r.memory.memory_id for r in listed_tail(sources[-200:], _memory_id)
