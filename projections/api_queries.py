@@ -15,39 +15,13 @@ from typing import Any
 
 import psycopg
 
+from projections import rows
 from projections.schema import LAYER_TABLES
 
 # What a memory's row says, in this order (the embedding stays in the database: a client
 # that wants vectors reads the ledger).
-MEMORY_COLUMNS = (
-    "memory_id",
-    "version",
-    "kind",
-    "subtype",
-    "content",
-    "tags",
-    "importance",
-    "confidence",
-    "emotional_salience",
-    "valence",
-    "priority",
-    "scope",
-    "scope_id",
-    "created_by",
-    "consent",
-    "speaker",
-    "pinned",
-    "conversation_id",
-    "session_id",
-    "success",
-    "trigger_conditions",
-    "metadata",
-    "created_at",
-    "last_accessed",
-    "access_count",
-    "valid_at",
-    "invalid_at",
-    "status",
+MEMORY_COLUMNS = tuple(
+    column for column in rows.MEMORY_COLUMNS if column not in ("user_id", "embedding", "salience")
 )
 
 
