@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from streams.engine.judge import attribute_keys
 from streams.engine.model import claim_of
 from streams.engine.text.facts import find_terms
-from streams.engine.user_state import CONSOLIDATED_KINDS, SUMMARIZED_INTO
+from streams.engine.user_state import CONSOLIDATED_KINDS, OBSERVED, SUMMARIZED_INTO
 
 if TYPE_CHECKING:
     from streams.engine.user_state import MemoryRecord
@@ -45,7 +45,14 @@ def is_current_fact(record: MemoryRecord | None) -> bool:
         return False  # invalidated, or many statements rather than one claim
     if record.is_live:
         return memory.layer == "semantic"
-    return memory.status == "archived" and SUMMARIZED_INTO in memory.metadata
+    # a turn an observation states is not a second copy of its fact: in the speaker's own
+    # first person ("driving me mad") it would contradict its observation ("driving Natalie
+    # mad"), and the observation is the fact that later statements are judged against
+    return (
+        memory.status == "archived"
+        and SUMMARIZED_INTO in memory.metadata
+        and OBSERVED not in memory.metadata
+    )
 
 
 @functools.lru_cache(maxsize=16384)

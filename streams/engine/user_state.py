@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 LIVE_STATUS = "active"
 SUMMARIZED_INTO = "summarized_into"  # metadata: the narrative/summary that carries a memory
+OBSERVED = "observed"  # metadata: a turn an observation states (its fact is the observation's)
+OBSERVED_REASON = "observed"  # the archive reason of such a turn
 # Memories a cycle writes to hold others (docs/consolidation.md, "sessions and observations",
 # "summaries", "the procedural profile"; 002's insights): they
 # are never judged as facts against single statements, pruned or archived as stale.
@@ -481,6 +483,8 @@ def records_after(lookup: LookupFn, payload: ledger.LedgerPayload) -> list[Memor
             changes["salience"] = payload.salience
         if payload.carried_by is not None:
             changes["metadata_update"] = {SUMMARIZED_INTO: payload.carried_by}
+            if payload.reason == OBSERVED_REASON:
+                changes["metadata_update"] = {SUMMARIZED_INTO: payload.carried_by, OBSERVED: "1"}
         return _evolved(lookup, payload.memory_id, payload.version, changes)
     if isinstance(payload, ledger.SessionConsolidated):
         return [MemoryRecord(payload.narrative, payload.version)]

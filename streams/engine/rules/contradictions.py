@@ -4,6 +4,8 @@ invalidating the older, never deleting it (docs/consolidation.md, "contradiction
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from streams.engine import ledger
@@ -11,6 +13,13 @@ from streams.engine.context import CycleContext
 from streams.engine.model import Memory, claim_of
 from streams.engine.similarity import similarity_rows
 from streams.engine.user_state import pair_key
+
+UPDATE_MIN_SIMILARITY = 0.4
+_STATED_UPDATE = re.compile(
+    r"\b(?:now|anymore|no longer|moved|switched|slipped|pushed back|took over|changed|"
+    r"update|correction|actually|these days|as of|starting)\b",
+    re.IGNORECASE,
+)
 
 
 def detect_contradictions(cycle: CycleContext) -> None:
@@ -45,6 +54,16 @@ def detect_contradictions(cycle: CycleContext) -> None:
         candidates.update(
             j for j in paired.get(first.memory_id, ()) if similarity_row[j] < rule.max_similarity
         )
+        if first.speaker is not None and _STATED_UPDATE.search(claim_of(first)):
+            # "the launch slipped to April 24th" says less like "our launch is set for March
+            # 31st" than the band asks: an update the speaker states is also judged against
+            # what the same speaker said that is loosely alike
+            loose = (similarity_row > UPDATE_MIN_SIMILARITY) & (
+                similarity_row < rule.max_similarity
+            )
+            candidates.update(
+                int(j) for j in np.flatnonzero(loose) if facts[int(j)].speaker == first.speaker
+            )
         for j in sorted(candidates):
             second = facts[j]
             if second.memory_id == first.memory_id:

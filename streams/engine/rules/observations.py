@@ -16,7 +16,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import CLAIM, Memory
 from streams.engine.text.observation import Turn, name_prefix, write_observations
-from streams.engine.user_state import MemoryRecord, SessionWindow
+from streams.engine.user_state import OBSERVED_REASON, MemoryRecord, SessionWindow
 
 CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
 
@@ -73,7 +73,7 @@ def observe_session(
     for record in chosen:
         carrier = carried.get(record.memory.memory_id)
         if carrier is not None and not record.memory.pinned:
-            ctx.archive(record, "observed", carried_by=carrier)
+            ctx.archive(record, OBSERVED_REASON, carried_by=carrier)
     return carried
 
 
