@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from streams.embedders.factory import embedder_for
 from streams.engine.embedder import hashing_embedding
 from streams.engine.ledger import EpisodesSummarized, MemoryArchived, SessionConsolidated
 from streams.engine.model import (
@@ -310,3 +311,60 @@ def test_times_and_thousands_are_not_cut_as_clauses() -> None:
         [turn(0, "Caroline", "standup is at 9:30 now, we raised 3,000 pounds for it")]
     )
     assert "9:30" in observation.content and "3,000" in observation.content
+
+
+def test_a_stated_update_invalidates_the_observation_it_corrects_not_its_turn() -> None:
+    """Session one says the launch date, session two that it slipped: the first session's
+    observation is invalidated (latest wins), and no observation is invalidated by the
+    archived turn it carries."""
+    user = "u-launch"
+    sessions = [
+        ("s1", MAY_8, "Ana", "our app launch is set for March 31st, fingers crossed."),
+        ("s2", MAY_8 + 7 * 86_400_000, "Ana", "Oh and the launch slipped to April 24th."),
+        ("s3", MAY_8 + 14 * 86_400_000, "Ana", "the group chat has been driving me mad lately."),
+    ]
+    events = []
+    for session, at, speaker, text in sessions:
+        memory = Memory(
+            f"{session}-t0",
+            user,
+            text,
+            speaker=speaker,
+            created_by="user",
+            session_id=session,
+            conversation_id="c",
+            created_at=at,
+        )
+        events.append(
+            MemoryEvent(
+                str(uuid.uuid5(uuid.NAMESPACE_URL, session)), user, at, MemoryWritten(memory)
+            )
+        )
+        end = at + 60_000
+        events.append(
+            MemoryEvent(
+                str(uuid.uuid5(uuid.NAMESPACE_URL, session + "/end")),
+                user,
+                end,
+                SessionEnded(session, "c"),
+            )
+        )
+    model = embedder_for("minilm")  # as the worker embeds: the hashing embedder reads words
+    embedded = [
+        e.with_written(
+            e.payload.memory.evolve(embedding=model.embed([e.payload.memory.content])[0])
+        )
+        if isinstance(e.payload, MemoryWritten)
+        else e
+        for e in events
+    ]
+    run = replay(embedded, EngineConfig(policy=builtin_profile("default"), embed=model.embed))
+
+    observations = {
+        r.memory.metadata["derived_from"]: r.memory
+        for r in run.users[user].memories.values()
+        if r.memory.kind == "observation"
+    }
+    assert observations["s1-t0"].invalid_at == observations["s2-t0"].valid_at
+    assert observations["s2-t0"].invalid_at is None
+    assert observations["s3-t0"].invalid_at is None
