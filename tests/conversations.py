@@ -21,12 +21,12 @@ for a seed; the only clock is the fixed ``BASE_TIME``.
 from __future__ import annotations
 
 import random
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from streams.engine.model import CreatedBy, Memory, MemoryEvent, MemoryWritten
-from streams.engine.text.facts import fact_terms
 
 BASE_TIME = 1_790_000_000_000  # epoch ms, as in tests/workloads.py
 SECOND_MS = 1_000
@@ -51,8 +51,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StatedFact:
-    """A fact a user stated once: ``terms`` are the fact terms of the stating sentence that are
-    not already in the question about it (its value: "lisbon" for "where does Alice live")."""
+    """A fact a user stated once: ``terms`` are its values as the stating sentence words them,
+    lower-cased: the slots its subject does not fix ("lisbon" for "where does Alice live").
+    Taken from the plan, never read back from the text with the engine's functions."""
 
     user_id: str
     key: str
@@ -449,6 +450,20 @@ def _fill(template: str, slots: Slots) -> str:
     return text[0].upper() + text[1:]
 
 
+def value_terms(slots: Slots, subject: Slots, text: str) -> frozenset[str]:
+    """The values a sentence states: the slots its subject does not fix that it words."""
+    return frozenset(
+        value.casefold()
+        for name, value in slots.items()
+        if name not in subject and says(text, value)
+    )
+
+
+def says(text: str, term: str) -> bool:
+    """Whether ``text`` words ``term`` as a whole (case aside)."""
+    return re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text, re.IGNORECASE) is not None
+
+
 def _slots(family: _Family, subject: Slots, rng: random.Random) -> Slots:
     slots = {**subject, **family.value(rng)}
     if family.name == "email":
@@ -589,7 +604,6 @@ def _user_turn(
     if item is None:
         return rng.choice(USER_FILLER), None
     action, fact = item
-    question = _fill(fact.family.questions[0], fact.subject)
     if action == "ask":
         text = _fill(rng.choice(fact.family.questions), fact.subject)
         expected = facts[fact.facts[-1]].memory_id
@@ -600,7 +614,7 @@ def _user_turn(
         for _ in range(20):  # a correction must change the value
             slots = _slots(fact.family, fact.subject, rng)
             text = _fill(rng.choice(fact.family.corrections), slots)
-            terms = fact_terms(text) - fact_terms(question)
+            terms = value_terms(slots, fact.subject, text)
             if terms and not terms <= previous.terms:
                 break
         facts[fact.facts[-1]] = StatedFact(
@@ -608,7 +622,7 @@ def _user_turn(
         )
     else:
         text = _fill(rng.choice(fact.family.stating), fact.slots)
-        terms = fact_terms(text) - fact_terms(question)
+        terms = value_terms(fact.slots, fact.subject, text)
     if not terms:
         raise AssertionError(f"a {fact.family.name} fact without value terms: {text!r}")
     fact.facts.append(len(facts))
