@@ -652,7 +652,8 @@ def test_given_any_event_time_when_n_months_ago_is_resolved_then_it_is_that_mont
 
 # --- purity --------------------------------------------------------------------------------------
 
-ALLOWED_IMPORTS = {"__future__", "dataclasses", "datetime", "re", "typing"}
+# "streams": the engine's own month names (streams.engine.text.facts), pure like this module
+ALLOWED_IMPORTS = {"__future__", "dataclasses", "datetime", "re", "streams", "typing"}
 CLOCK_READS = {"now", "today", "utcnow", "time", "time_ns", "localtime", "gmtime", "monotonic"}
 
 

@@ -115,6 +115,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
 
+from streams.engine.text.facts import MONTHS
+
 __all__ = [
     "Granularity",
     "ResolvedDate",
@@ -125,20 +127,6 @@ __all__ = [
 
 Granularity = Literal["day", "weekend", "week", "month", "season", "year"]
 
-MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 _DAY_MS = 86_400_000
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
