@@ -482,9 +482,10 @@ def records_after(lookup: LookupFn, payload: ledger.LedgerPayload) -> list[Memor
         if payload.salience is not None:
             changes["salience"] = payload.salience
         if payload.carried_by is not None:
-            changes["metadata_update"] = {SUMMARIZED_INTO: payload.carried_by}
+            carried = {SUMMARIZED_INTO: payload.carried_by}
             if payload.reason == OBSERVED_REASON:
-                changes["metadata_update"] = {SUMMARIZED_INTO: payload.carried_by, OBSERVED: "1"}
+                carried[OBSERVED] = "1"
+            changes["metadata_update"] = carried
         return _evolved(lookup, payload.memory_id, payload.version, changes)
     if isinstance(payload, ledger.SessionConsolidated):
         return [MemoryRecord(payload.narrative, payload.version)]
