@@ -118,50 +118,21 @@ def _write_narrative(
         [r.memory.memory_id for r in by_priority],
     )
     chosen, sources, narrative = written[count]
-    narrative_id = ctx.new_id("narrative", window.session_id)
     source_chars = sum(len(s.content) for s in sources)
-    memory = ctx.new_memory(
-        narrative_id,
+    _emit_narrative(
+        ctx,
+        window,
+        end,
+        chosen,
         narrative.content,
-        "episodic",
-        "narrative",
-        subtype="session",
-        tags=("narrative",),
-        importance=max(r.memory.importance for r in chosen),
-        confidence=1.0,
-        emotional_salience=max(r.memory.emotional_salience for r in chosen),
-        valence=round(sum(s.valence for s in sources) / len(sources), 6),
-        conversation_id=window.conversation_id,
-        session_id=window.session_id,
-        embedding=mean_embedding([r.memory for r in chosen], ctx.dim),
-        metadata={
-            "parents": ",".join(s.memory_id for s in sources),
-            "session_started_at": str(window.started_at),
-            "session_ended_at": str(end.at),
-            "source_count": str(len(sources)),
+        narrative.emotional_arc,
+        narrative.unresolved_threads,
+        {
             "char_ratio": f"{len(narrative.content) / max(1, source_chars):.4f}",
             "fact_terms": str(len(fact_terms(narrative.content))),
         },
+        embedding=mean_embedding([r.memory for r in chosen], ctx.dim),
     )
-    ctx.emit(
-        "narrative",
-        window.session_id,
-        ledger.SessionConsolidated(
-            window.session_id,
-            memory,
-            1,
-            tuple(s.memory_id for s in sources),
-            compression_ratio=float(len(sources)),
-            emotional_arc=narrative.emotional_arc,
-            unresolved_threads=narrative.unresolved_threads,
-        ),
-    )
-    ctx.count("narratives")
-    ctx.count("links", len(sources))
-    for record in chosen:
-        if record.memory.pinned:
-            continue  # narrated, but a pinned memory never leaves active memory
-        ctx.archive(record, "summarized_into_narrative", carried_by=narrative_id, cold_storage=True)
 
 
 def _write_digest(
@@ -178,7 +149,6 @@ def _write_digest(
         : ctx.policy.sessions.max_per_narrative
     ]
     digest = write_digest([turn_of(r.memory) for r in chosen], ctx.policy.max_memory_chars)
-    narrative_id = ctx.new_id("narrative", window.session_id)
     valences = [max(-1.0, min(1.0, r.memory.valence)) for r in chosen]
     arc = emotional_arc(valences) if any(valences) else ()
     content = digest.content
@@ -186,6 +156,39 @@ def _write_digest(
         line = "\nEmotional arc: " + " → ".join(f"{value:.2f}" for value in arc) + "."
         if len(content) + len(line) <= ctx.policy.max_memory_chars:
             content += line
+    _emit_narrative(
+        ctx,
+        window,
+        end,
+        chosen,
+        content,
+        arc,
+        digest.unresolved_threads,
+        {"observations": str(len(set(observed.values()))), "topics": ",".join(digest.topics)},
+        carried_elsewhere=frozenset(observed),
+    )
+
+
+def _emit_narrative(
+    ctx: CycleContext,
+    window: SessionWindow,
+    end: SessionEnd,
+    chosen: list[MemoryRecord],
+    content: str,
+    arc: tuple[float, ...],
+    threads: tuple[str, ...],
+    details: dict[str, str],
+    *,
+    embedding: bytes | None = None,
+    carried_elsewhere: frozenset[str] = frozenset(),
+) -> None:
+    """The session's ONE narrative of ``chosen`` (in time order), which it archives and
+    carries, but for the pinned and those ``carried_elsewhere`` (by observations).
+    ``embedding``: None embeds ``content`` (a digest); a full narrative is placed at the mean
+    of its sources."""
+    narrative_id = ctx.new_id("narrative", window.session_id)
+    valences = [max(-1.0, min(1.0, r.memory.valence)) for r in chosen]
+    fields: dict[str, object] = {} if embedding is None else {"embedding": embedding}
     memory = ctx.new_memory(
         narrative_id,
         content,
@@ -204,9 +207,9 @@ def _write_digest(
             "session_started_at": str(window.started_at),
             "session_ended_at": str(end.at),
             "source_count": str(len(chosen)),
-            "observations": str(len(set(observed.values()))),
-            "topics": ",".join(digest.topics),
+            **details,
         },
+        **fields,
     )
     ctx.emit(
         "narrative",
@@ -218,14 +221,14 @@ def _write_digest(
             tuple(r.memory.memory_id for r in chosen),
             compression_ratio=float(len(chosen)),
             emotional_arc=arc,
-            unresolved_threads=digest.unresolved_threads,
+            unresolved_threads=threads,
         ),
     )
     ctx.count("narratives")
     ctx.count("links", len(chosen))
     for record in chosen:
-        if record.memory.memory_id in observed or record.memory.pinned:
-            continue
+        if record.memory.memory_id in carried_elsewhere or record.memory.pinned:
+            continue  # pinned: narrated, but never leaves active memory
         ctx.archive(record, "summarized_into_narrative", carried_by=narrative_id, cold_storage=True)
 
 
