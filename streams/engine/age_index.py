@@ -78,6 +78,17 @@ class AgeIndex:
         first = bisect.bisect_left(orders, (at, ""))
         return [memory_id for _, memory_id in orders[first:]]
 
+    def before(self, key: str, at: int) -> list[str]:
+        """Memory ids under ``key`` created before ``at``, oldest first."""
+        orders = self._by_key.get(key, [])
+        last = bisect.bisect_left(orders, (at, ""))
+        return [memory_id for _, memory_id in orders[:last]]
+
+    def first(self, key: str) -> int | None:
+        """When the oldest entry under ``key`` was created, or None when there is none."""
+        orders = self._by_key.get(key)
+        return orders[0][0] if orders else None
+
     def _writable(self, key: str) -> list[AgeOrder]:
         if key in self._shared:
             self._by_key[key] = list(self._by_key.get(key, ()))

@@ -27,6 +27,7 @@ from streams.engine.live_index import LiveIndex
 from streams.engine.model import Layer, Memory, Trigger
 from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
+from streams.engine.passing_index import PassingIndex
 from streams.engine.policy import Policy
 from streams.engine.user_state import MemoryRecord, UserFacets, records_after
 from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
@@ -87,6 +88,8 @@ class CycleContext:
     """The live memories, oldest first: the cycle's own copy, kept in step by emit."""
     narratives: NarrativeIndex
     """The narratives, oldest first: the cycle's own copy, kept in step by emit."""
+    passing: PassingIndex
+    """The live passing-state observations, oldest first: the cycle's copy, kept by emit."""
     max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES
     """The most a consolidated memory's content may hold (``streams.engine.text.budget``)."""
     embedder: Embed | None = None
@@ -139,6 +142,7 @@ class CycleContext:
             self.facts.move(previous, record)
             self.live_index.move(previous, record)
             self.narratives.move(previous, record)
+            self.passing.move(previous, record)
 
     def archive(
         self,

@@ -30,6 +30,7 @@ from streams.engine.rules.duplicates import merge_duplicates
 from streams.engine.rules.identity import reset_identity_origin, update_identity_anchor
 from streams.engine.rules.insights import extract_insights
 from streams.engine.rules.narratives import consolidate_ended_sessions
+from streams.engine.rules.observations import expire_passing_states
 from streams.engine.rules.patterns import detect_patterns
 from streams.engine.rules.procedures import learn_procedures
 from streams.engine.rules.promotion import age_semantic_facts, promote_working_memories
@@ -83,6 +84,7 @@ def run_cycle(
         state.fact_index(_blocks_on_keys(policy)).overlay(),
         state.live_index().copy(),
         state.narrative_index().copy(),
+        state.passing_index().copy(),
         max_content_bytes,
         embed,
     )
@@ -110,6 +112,7 @@ def run_cycle(
 
 STEPS: tuple[Step, ...] = (
     consolidate_ended_sessions,  # 002: a closed session → ONE narrative
+    expire_passing_states,  # memstream: "lately"/"this week" states end with their period
     promote_working_memories,  # 000 op 1: working → semantic
     age_semantic_facts,  # 000: semantic → episodic (memorykit)
     detect_patterns,  # 000 op 2, 001: similar facts → pattern

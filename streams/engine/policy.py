@@ -608,6 +608,11 @@ class ObservationPolicy(_Section):
     the session in brief (participants, topics, open questions), the observations carrying
     its facts."""
 
+    passing_state_seconds: int | None = _setting(7 * 86_400, _optional_seconds)
+    """Archive an observation that only says how something has been for the present period
+    ("the gym has been a mess lately") once it is this old: true when said, not known to be
+    true later. It stays searchable with the archived memories. ``"none"``: keep them."""
+
 
 @dataclass(frozen=True)
 class SummaryPolicy(_Section):

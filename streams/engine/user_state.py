@@ -18,6 +18,7 @@ from streams.engine.live_index import LiveIndex
 from streams.engine.model import Memory
 from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
+from streams.engine.passing_index import PassingIndex
 from streams.engine.slots import slot_copier
 
 if TYPE_CHECKING:
@@ -302,6 +303,8 @@ class InMemoryUserState:
     _live: LiveIndex | None = field(default=None, compare=False, repr=False)
     # the narratives, oldest first, archived ones included (``streams.engine.narrative_index``)
     _narratives: NarrativeIndex | None = field(default=None, compare=False, repr=False)
+    # the live passing-state observations, oldest first (``streams.engine.passing_index``)
+    _passing: PassingIndex | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -342,6 +345,11 @@ class InMemoryUserState:
             self._narratives = NarrativeIndex.of(self.memories.values())
         return self._narratives
 
+    def passing_index(self) -> PassingIndex:
+        if self._passing is None:
+            self._passing = PassingIndex.of(self.memories.values())
+        return self._passing
+
     def forget_derived(self) -> None:
         """Memories were replaced wholesale (a restore): recount and re-index when next
         asked."""
@@ -350,6 +358,7 @@ class InMemoryUserState:
         self._facts = None
         self._live = None
         self._narratives = None
+        self._passing = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
@@ -401,6 +410,8 @@ class InMemoryUserState:
                 self._live.move(previous, record)
             if self._narratives is not None:
                 self._narratives.move(previous, record)
+            if self._passing is not None:
+                self._passing.move(previous, record)
             self.memories[memory_id] = record
 
 

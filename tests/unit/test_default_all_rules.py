@@ -10,7 +10,9 @@ from functools import cache
 from streams.engine import ledger
 from streams.engine.model import MemoryEvent, MemoryPinned, MemoryUnpinned
 from streams.engine.oracle import OracleRun, replay
+from streams.engine.passing_index import PASSING
 from streams.engine.policy import builtin_profile
+from streams.engine.rules.observations import PASSED_REASON
 from streams.engine.step import EngineConfig
 from tests.conversations import long_conversations
 from tests.workloads import mixed_workload
@@ -73,9 +75,19 @@ def test_no_pinned_memory_is_deleted_or_archived() -> None:
 
 
 def test_default_never_deletes_and_archives_only_what_something_else_carries() -> None:
-    """Compress, never forget: in `default` a memory leaves active memory only when merged,
-    superseded, invalidated or carried by a narrative/summary; it is never deleted."""
+    """Compress, never forget what is still true: in `default` a memory leaves active memory
+    only when merged, superseded, invalidated or carried by a narrative/summary, or when it
+    is an observation of a passing state whose period is over ("the gym has been a mess
+    this week", weeks later: not known to be true any more); it is never deleted."""
     _, run = workload_and_run()
     archived = [d.payload for d in run.decisions if isinstance(d.payload, ledger.MemoryArchived)]
     assert not any(isinstance(d.payload, ledger.MemoryDeleted) for d in run.decisions)
-    assert archived and all(p.carried_by is not None for p in archived)
+    passed = [p for p in archived if p.reason == PASSED_REASON]
+    assert archived and all(p.carried_by is not None for p in archived if p not in passed)
+    for payload in passed:
+        record = run.users[_user_of(run, payload.memory_id)].memories[payload.memory_id]
+        assert record.memory.kind == "observation" and record.memory.metadata[PASSING] == "1"
+
+
+def _user_of(run: OracleRun, memory_id: str) -> str:
+    return next(user for user, state in run.users.items() if memory_id in state.memories)

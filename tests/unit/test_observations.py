@@ -18,10 +18,14 @@ from streams.engine.model import (
     SessionEnded,
 )
 from streams.engine.oracle import replay
-from streams.engine.policy import builtin_profile, profile_names
+from streams.engine.passing_index import PASSING
+from streams.engine.policy import builtin_profile, policy_from_toml, profile_names
+from streams.engine.rules.due import next_due_at
+from streams.engine.rules.observations import PASSED_REASON
 from streams.engine.step import EngineConfig
 from streams.engine.text.observation import (
     Turn,
+    is_passing_state,
     is_phatic,
     split_sentences,
     write_digest,
@@ -93,11 +97,11 @@ def test_named_speakers_are_attributed_by_name_first_and_second_person() -> None
         ),
     ]
     first, second = write_observations(turns)
-    assert first.content.startswith("8 May 2023: Caroline went to a support group yesterday")
+    assert first.content.startswith("2023-05-08: Caroline went to a support group yesterday")
     assert "(7 May 2023)" in first.content
     assert "Mel" not in first.content.split(": ", 1)[1].replace("Melanie", "")
     assert first.source_ids == ("t0",) and first.speaker == "Caroline"
-    assert second.content == "8 May 2023: Melanie's kids loved the camping trip."  # no praise
+    assert second.content == "2023-05-08: Melanie's kids loved the camping trip."  # no praise
     assert "the user" not in first.content + second.content
 
 
@@ -107,8 +111,8 @@ def test_user_and_agent_are_named_only_when_they_spoke() -> None:
         turn(1, "the agent", "I will remind you at 9:15."),
     ]
     first, second = write_observations(turns)
-    assert first.content == "8 May 2023: The user switched their standup to 9:30."
-    assert second.content == "8 May 2023: The agent will remind the user at 9:15."
+    assert first.content == "2023-05-08: The user switched their standup to 9:30."
+    assert second.content == "2023-05-08: The agent will remind the user at 9:15."
 
 
 def test_phatic_turns_and_unanswered_questions_make_no_observation() -> None:
@@ -156,7 +160,7 @@ def test_digest_names_the_day_the_people_and_content_topics_within_bounds() -> N
         )
     ]
     digest = write_digest(turns, max_chars=200)
-    assert digest.content.startswith("8 May 2023, Caroline and Melanie, 4 turns: lake")
+    assert digest.content.startswith("2023-05-08, Caroline and Melanie: lake")
     assert "caroline" not in digest.topics and "melanie" not in digest.topics
     assert len(digest.content) <= 200
 
@@ -206,8 +210,8 @@ def test_a_closed_session_becomes_observations_and_a_digest_and_its_turns_are_ca
         if isinstance(d.payload, EpisodesSummarized) and d.payload.summary.kind == "observation"
     ]
     assert [o.content for o in observations] == [
-        "8 May 2023: Caroline went to a support group yesterday (7 May 2023).",
-        "8 May 2023: Melanie has been going to a pottery class on tuesdays",
+        "2023-05-08: Caroline went to a support group yesterday (7 May 2023).",
+        "2023-05-08: Melanie has been going to a pottery class on tuesdays",
     ]
     assert [o.speaker for o in observations] == ["Caroline", "Melanie"]
     assert [o.metadata["derived_from"] for o in observations] == ["m0", "m2"]
@@ -368,3 +372,228 @@ def test_a_stated_update_invalidates_the_observation_it_corrects_not_its_turn() 
     assert observations["s1-t0"].invalid_at == observations["s2-t0"].valid_at
     assert observations["s2-t0"].invalid_at is None
     assert observations["s3-t0"].invalid_at is None
+
+
+# --- what an observation leaves out, and what it keeps ---------------------------------------
+
+
+def test_hedges_and_leading_fillers_are_left_out() -> None:
+    [observation] = write_observations(
+        [turn(0, "Caroline", "Oh and honestly the new job is great, if i'm honest lol")]
+    )
+    assert observation.content == "2023-05-08, Caroline: the new job is great"
+
+
+def test_a_remark_pointing_back_at_the_main_sentence_is_left_out() -> None:
+    [observation] = write_observations(
+        [
+            turn(
+                0,
+                "Caroline",
+                "i repotted all the plants on the windowsill after work. my mum keeps asking "
+                "me about it every time she calls. we adopted a beagle called Toby.",
+            )
+        ]
+    )
+    assert observation.content == (
+        "2023-05-08: Caroline repotted all the plants on the windowsill after work. "
+        "we adopted a beagle called Toby."
+    )
+
+
+def test_a_clause_that_says_more_than_the_first_is_no_commentary() -> None:
+    [observation] = write_observations(
+        [turn(0, "Caroline", "big change, i switched careers, i'm a nurse these days")]
+    )
+    assert "switched careers" in observation.content and "nurse" in observation.content
+    [trimmed] = write_observations(
+        [
+            turn(
+                0,
+                "Caroline",
+                "we spent hours fixing the bike chain with my partner, it was exhausting",
+            )
+        ]
+    )
+    assert "exhausting" not in trimmed.content
+
+
+def test_small_talk_questions_and_their_answers_make_no_observation() -> None:
+    turns = [
+        turn(0, "Melanie", "Caroline doing okay?"),
+        turn(1, "Caroline", "Yeah, all good, thanks for checking in."),
+        turn(2, "Melanie", "Did you have a good weekend?"),
+        turn(3, "Caroline", "Yeah it was nice and quiet, thanks!"),
+    ]
+    assert write_observations(turns) == []
+
+
+def test_an_exclamation_is_no_answer_and_an_answer_keeps_only_what_states_something() -> None:
+    turns = [
+        turn(0, "Melanie", "Anything exciting coming up?"),
+        turn(1, "Caroline", "No way, that's awesome! our street has been way too busy lately!"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content == "2023-05-08, Caroline: our street has been way too busy lately!"
+    turns = [
+        turn(0, "Melanie", "Did you finish the marathon?"),
+        turn(1, "Caroline", "Yes! honestly so proud. it took me 4 hours lol"),
+    ]
+    [answer] = write_observations(turns)
+    assert answer.content == (
+        "2023-05-08: Melanie asked: Did Caroline finish the marathon? Caroline: Yes! "
+        "it took Caroline 4 hours"
+    )
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passing"),
+    [
+        ("the gym has been a total mess lately", True),
+        ("honestly my sleep has been so unpredictable this week", True),
+        ("the kids' schedule has been driving me mad lately", True),
+        ("my back has been sore from carrying shopping", False),  # no period named
+        ("i've been reading Dune lately", False),  # an activity, not a state
+        ("i've been perfecting my lasagne recipe, third attempt this week", False),
+        ("we went to the coast this week", False),  # an event stays true
+        ("Ana has been our team lead since March", False),
+    ],
+)
+def test_a_passing_state_is_how_something_has_been_for_the_present_period(
+    sentence: str, passing: bool
+) -> None:
+    assert is_passing_state(sentence) is passing
+    [observation] = write_observations([turn(0, "Caroline", sentence)])
+    assert observation.passing is passing
+
+
+def test_a_digest_names_topics_not_times_numbers_or_common_verbs() -> None:
+    turns = [
+        turn(0, "Caroline", "we went to the lake last week, three times"),
+        turn(1, "Melanie", "we went kayaking on the lake earlier, the lake was freezing"),
+        turn(2, "Caroline", "i went back to the lake with my sister after lunch"),
+    ]
+    digest = write_digest(turns)
+    assert digest.topics[0] == "lake"
+    assert not set(digest.topics) & {"went", "week", "last", "three", "earlier", "back", "lunch"}
+
+
+# --- passing states expire; a restated statement merges ---------------------------------------
+
+DAY_MS = 86_400_000
+
+
+def _said(user: str, session: str, at: int, lines: list[tuple[str, str]]) -> list[MemoryEvent]:
+    events = [
+        MemoryEvent(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"{user}/{session}/{i}")),
+            user,
+            at + i * 60_000,
+            MemoryWritten(
+                Memory(
+                    f"{session}-m{i}",
+                    user,
+                    text,
+                    speaker=speaker,
+                    created_by="user",
+                    session_id=session,
+                    conversation_id="c1",
+                    created_at=at + i * 60_000,
+                )
+            ),
+        )
+        for i, (speaker, text) in enumerate(lines)
+    ]
+    end = at + len(lines) * 60_000
+    ended = SessionEnded(session, "c1")
+    events.append(
+        MemoryEvent(str(uuid.uuid5(uuid.NAMESPACE_URL, f"{user}/{session}")), user, end, ended)
+    )
+    return events
+
+
+def _live_observations(run, user: str = "u1") -> dict[str, str]:
+    return {
+        r.memory.memory_id: r.memory.content
+        for r in run.users[user].memories.values()
+        if r.is_live and r.memory.kind == "observation"
+    }
+
+
+def test_a_passing_state_is_archived_once_its_week_is_over_and_nothing_else_is() -> None:
+    first = [
+        ("Caroline", "the gym has been a total mess lately"),
+        ("Melanie", "we adopted a beagle called Toby"),
+    ]
+    second = [("Caroline", "i started a pottery class on tuesdays")]
+    policy = builtin_profile("default")
+    early = replay(
+        [*_said("u1", "s1", MAY_8, first), *_said("u1", "s2", MAY_8 + 3 * DAY_MS, second)],
+        EngineConfig(policy=policy),
+    )
+    assert any("gym" in c for c in _live_observations(early).values())  # three days: current
+
+    run = replay(
+        [*_said("u1", "s1", MAY_8, first), *_said("u1", "s2", MAY_8 + 9 * DAY_MS, second)],
+        EngineConfig(policy=policy),
+    )
+    live = _live_observations(run)
+    assert not any("gym" in c for c in live.values())
+    assert any("Toby" in c for c in live.values()) and any("pottery" in c for c in live.values())
+    [passed] = [
+        d.payload
+        for d in run.decisions
+        if isinstance(d.payload, MemoryArchived) and d.payload.reason == PASSED_REASON
+    ]
+    gym = run.users["u1"].memories[passed.memory_id]
+    assert "gym" in gym.memory.content and gym.memory.metadata[PASSING] == "1"
+    assert gym.memory.status == "archived"  # still searchable with the archived memories
+
+
+def test_a_passing_state_is_kept_when_the_policy_says_none() -> None:
+    policy = policy_from_toml(
+        '[observations]\npassing_state_seconds = "none"\n', builtin_profile("default")
+    )
+    run = replay(
+        [
+            *_said("u1", "s1", MAY_8, [("Caroline", "the gym has been a total mess lately")]),
+            *_said("u1", "s2", MAY_8 + 30 * DAY_MS, [("Caroline", "i started pottery")]),
+        ],
+        EngineConfig(policy=policy),
+    )
+    assert any("gym" in c for c in _live_observations(run).values())
+
+
+def test_the_next_due_time_includes_the_oldest_passing_state_expiry() -> None:
+    run = replay(
+        _said("u1", "s1", MAY_8, [("Caroline", "the gym has been a total mess lately")]),
+        EngineConfig(policy=builtin_profile("default")),
+    )
+    state = run.users["u1"]
+    [created] = [
+        r.memory.created_at
+        for r in state.memories.values()
+        if r.memory.metadata.get(PASSING) == "1"
+    ]
+    due = next_due_at(state, builtin_profile("default"))
+    assert due is not None and due <= (created or 0) + 7 * DAY_MS + 1
+
+
+def test_a_statement_restated_by_its_speaker_merges_and_another_speakers_does_not() -> None:
+    line = "traffic on the ring road is a nightmare with all the roadworks"
+    run = replay(
+        [
+            *_said("u1", "s1", MAY_8, [("Caroline", line), ("Melanie", line + "!")]),
+            *_said("u1", "s2", MAY_8 + 20 * DAY_MS, [("Caroline", line + ".")]),
+        ],
+        EngineConfig(policy=builtin_profile("default"), embed=_minilm()),
+    )
+    live = _live_observations(run)
+    assert sorted(live.values()) == [
+        f"2023-05-08, Melanie: {line}!",
+        f"2023-05-28, Caroline: {line}.",
+    ]
+
+
+def _minilm():
+    return embedder_for("minilm").embed

@@ -4,7 +4,8 @@ event time; idle users cost nothing).
 
 Most consolidation is driven by inputs. What a user's own inputs cannot trigger is work that
 becomes due with time alone: a session that times out, the maintenance window, a working
-memory old enough to promote, a memory whose salience falls below the archive threshold.
+memory old enough to promote, a memory whose salience falls below the archive threshold,
+a passing state whose period is over.
 The worker's periodic tick goes only to users whose earliest such time has come; a user
 with none is never ticked.
 """
@@ -27,6 +28,7 @@ def next_due_at(state: InMemoryUserState, policy: Policy) -> int | None:
         *_maintenance(state, policy),
         *_promotions(state, policy),
         *_archives(state, policy),
+        *_passing_states(state, policy),
     ]
     return min(times, default=None)
 
@@ -36,6 +38,15 @@ def _session_timeouts(state: InMemoryUserState, policy: Policy) -> list[int]:
         return []
     wait = (policy.triggers.session_inactivity_seconds + policy.sessions.grace_seconds) * 1000
     return [w.last_event_at + wait + 1 for w in state.facets.active_sessions()]
+
+
+def _passing_states(state: InMemoryUserState, policy: Policy) -> list[int]:
+    """When the oldest passing-state observation expires (``rules.observations``)."""
+    seconds = policy.observations.passing_state_seconds
+    if not policy.observations.enabled or seconds is None:
+        return []
+    oldest = state.passing_index().oldest_at()
+    return [] if oldest is None else [oldest + seconds * 1000 + 1]
 
 
 def _maintenance(state: InMemoryUserState, policy: Policy) -> list[int]:

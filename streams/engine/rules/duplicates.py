@@ -1,8 +1,16 @@
 """Duplicates: near-identical memories merge into a survivor that supersedes the other
-(docs/consolidation.md, "duplicates"; seed 001, and seed 003's variant by policy)."""
+(docs/consolidation.md, "duplicates"; seed 001, and seed 003's variant by policy).
+
+Observations are statements of people: two people's alike statements never merge (each
+said it), and one person saying the same words again ("work has been crazy busy", weeks
+apart) is one statement, restated: the newest survives, dated by its last saying, though
+its day in the header keeps the two a little apart for the embedder (hence a lower
+similarity, :data:`RESTATED_MIN_SIMILARITY`, with the words themselves equal).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -10,11 +18,17 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.ingest import derived_from
-from streams.engine.model import LAYERS, Memory
+from streams.engine.model import CLAIM, LAYERS, Memory
 from streams.engine.salience import current_salience
 from streams.engine.similarity import similarity_rows
 from streams.engine.text.budget import UNION_BYTES, listed_bytes
 from streams.engine.user_state import MemoryRecord, pair_key
+
+OBSERVATION = "observation"
+RESTATED_MIN_SIMILARITY = 0.8
+"""Observations of one speaker with equal words merge from this similarity (their days
+differ, so their vectors do a little)."""
+_LABEL = re.compile(r" \([^)]*\)")
 
 
 def merge_duplicates(cycle: CycleContext) -> None:
@@ -42,7 +56,10 @@ def merge_duplicates(cycle: CycleContext) -> None:
         for _, first, row in similarity_rows(new, memories, cycle.dim, new_at):
             at = position[first.memory_id]
             row = np.round(row, 6)
-            for j in np.flatnonzero((row >= rule.threshold) & live):
+            floor = rule.threshold
+            if first.kind == OBSERVATION:
+                floor = min(floor, RESTATED_MIN_SIMILARITY)
+            for j in np.flatnonzero((row >= floor) & live):
                 if not live[at]:
                     break  # merged away: its other pairs can merge nothing
                 second = memories[int(j)]
@@ -54,11 +71,21 @@ def merge_duplicates(cycle: CycleContext) -> None:
                 if not (a.is_live and b.is_live):
                     continue
                 similarity = float(row[j])
+                restated = _restated(first, second)
+                if similarity < rule.threshold and not restated:
+                    continue
+                if _said_by_two(first, second):
+                    continue  # each said it: two statements, not one
                 if not _duplicate_rules_allow(cycle, a, b):
                     continue
                 if _derived_one_from_the_other(first, second):
                     continue  # a pattern quotes its evidence: that is not a duplicate
-                survivor, merged = _choose_survivor(cycle, a, b)
+                if restated:
+                    survivor, merged = (
+                        (a, b) if a.memory.age_order >= b.memory.age_order else (b, a)
+                    )
+                else:
+                    survivor, merged = _choose_survivor(cycle, a, b)
                 tags = tuple(sorted(set(survivor.memory.tags) | set(merged.memory.tags)))
                 if listed_bytes(tags) > UNION_BYTES:  # merged again and again: stop growing
                     tags = survivor.memory.tags
@@ -81,6 +108,22 @@ def merge_duplicates(cycle: CycleContext) -> None:
                 live[position[merged.memory.memory_id]] = False
                 cycle.count("duplicates")
                 cycle.count("links")
+
+
+def _said_by_two(a: Memory, b: Memory) -> bool:
+    return a.kind == b.kind == OBSERVATION and a.speaker != b.speaker
+
+
+def _restated(a: Memory, b: Memory) -> bool:
+    """Observations of one speaker in the same words, their dates aside."""
+    if not (a.kind == b.kind == OBSERVATION and a.speaker == b.speaker):
+        return False
+    return _words(a) == _words(b)
+
+
+def _words(memory: Memory) -> str:
+    claim = memory.metadata.get(CLAIM) or memory.content
+    return _LABEL.sub("", claim).casefold().strip(" .!")
 
 
 def _derived_one_from_the_other(a: Memory, b: Memory) -> bool:

@@ -8,6 +8,11 @@ turn's day, and the dates its relative expressions name), and links to its sourc
 (``derived_from``, the ``EpisodesSummarized`` lineage a summary has: an observation is a
 summary of its turns). A turn an observation states is archived, carried by it; phatic turns
 state nothing and are left to the session's narrative.
+
+An observation that only says how something has been for the present period ("the gym has
+been a mess lately") is marked ``passing`` and archived once older than
+``observations.passing_state_seconds`` (:func:`expire_passing_states`): what was true that
+week is not known to be true later, and recall should not offer it as current.
 """
 
 from __future__ import annotations
@@ -15,8 +20,11 @@ from __future__ import annotations
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import CLAIM, Memory
+from streams.engine.passing_index import PASSING
 from streams.engine.text.observation import Turn, name_prefix, write_observations
 from streams.engine.user_state import OBSERVED_REASON, MemoryRecord, SessionWindow
+
+PASSED_REASON = "passed"  # the archive reason of a passing state whose period is over
 
 CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
 
@@ -59,6 +67,7 @@ def observe_session(
                 "derived_from": ",".join(observation.source_ids),
                 "stated_at": str(stated.created_at or 0),
                 CLAIM: claim,
+                **({PASSING: "1"} if observation.passing else {}),
             },
         )
         ctx.emit(
@@ -75,6 +84,21 @@ def observe_session(
         if carrier is not None and not record.memory.pinned:
             ctx.archive(record, OBSERVED_REASON, carried_by=carrier)
     return carried
+
+
+def expire_passing_states(ctx: CycleContext) -> None:
+    """Archive the passing-state observations older than the policy allows (read from the
+    passing index by bisection: the cost is what expires, not the user's history)."""
+    rule = ctx.policy.observations
+    if not rule.enabled or rule.passing_state_seconds is None:
+        return
+    for memory_id in ctx.passing.created_before(
+        ctx.request.now - rule.passing_state_seconds * 1000
+    ):
+        record = ctx.records[memory_id]
+        if record.is_live and not record.memory.pinned:
+            ctx.archive(record, PASSED_REASON)
+            ctx.count("passed")
 
 
 def turn_of(memory: Memory) -> Turn:

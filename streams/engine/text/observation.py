@@ -6,8 +6,8 @@ usable speaker (the first person) nor a date ("yesterday"), and its greeting dil
 embedder reads. An observation keeps the turn's facts, in the speaker's own words, with the
 pronouns resolved to the people and the relative dates resolved from the turn's event time::
 
-    8 May 2023: Caroline went to a support group yesterday (7 May 2023), it was so powerful.
-    8 May 2023, Melanie: the kids loved the camping trip last weekend (29-30 Apr 2023).
+    2023-05-08: Caroline went to a support group yesterday (7 May 2023), it was so powerful.
+    2023-05-08, Melanie: the kids loved the camping trip last weekend (29-30 April 2023).
 
 The writer is extractive, like the narrative writer (:mod:`.narrative`): it drops phatic
 sentences and clauses (greetings, thanks, backchannel, compliments, name-only exclamations,
@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from streams.engine.text.dates import day_label, grounded, resolve_dates
+from streams.engine.text.dates import day_label, day_stamp, grounded, resolve_dates
 from streams.engine.text.facts import fact_terms
 from streams.engine.text.prose import third_person
 
@@ -37,6 +37,7 @@ __all__ = [
     "Observation",
     "Turn",
     "content_words",
+    "is_passing_state",
     "is_phatic",
     "participants",
     "split_sentences",
@@ -59,6 +60,7 @@ class Observation:
     content: str
     source_ids: tuple[str, ...]  # the turns it states, the fact's own turn last
     speaker: str
+    passing: bool = False  # only states a passing state ("the gym has been a mess lately")
 
 
 # Words that carry no fact of their own: greetings, thanks, backchannel, praise and sympathy,
@@ -110,6 +112,7 @@ PHATIC_WORDS = frozenset(
     | {"sense", "understandable", "noted", "gotcha", "appreciated", "useful", "fair", "put"}
     | {"understand", "understood", "interesting", "fascinating", "touching", "thoughtful"}
     | {"inspire", "inspires", "inspired", "courage", "brave", "bravery", "admire", "admirable"}
+    | {"gotta", "run", "take", "hang", "stressful", "yikes", "checking", "okay"}
 )
 """Lower-case words that state nothing a later question could ask about."""
 
@@ -118,7 +121,8 @@ _ADDRESSING = frozenset({"hi", "hey", "hello", "hiya", "heya", "thanks", "thank"
 
 # A yes/no answer: its facts need the question it answers.
 _ANSWER_START = re.compile(
-    r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|of course|absolutely|not really)\b",
+    r"^(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
+    r"not really)\b",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -230,7 +234,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         stated = _stated(turn.text, names)
         question = _question_answered(previous, turn, stated, names)
         if question is not None:  # "Yes!" is phatic alone, a fact after its question
-            stated = [s for s in split_sentences(turn.text) if not s.rstrip().endswith("?")]
+            stated = _answer(turn.text, stated)
         if stated:
             observations.extend(_observe(turn, stated, question, others, max_chars))
         previous = turn
@@ -267,11 +271,47 @@ def _stated(text: str, names: frozenset[str]) -> list[str]:
     main = next((i for i, n in enumerate(counts) if n >= TURN_MIN_CONTENT_WORDS), None)
     if main is None:
         main = counts.index(max(counts))
-    return [
+    kept = [
         _without_commentary(sentence, names)
         for i, sentence in enumerate(stating)
-        if i == main or counts[i] >= SENTENCE_MIN_CONTENT_WORDS or _specific(sentence, names)
+        if i == main or _states_more(sentence, counts[i], names)
     ]
+    return [plain for plain in (_without_hedges(sentence) for sentence in kept) if plain]
+
+
+def _states_more(sentence: str, count: int, names: frozenset[str]) -> bool:
+    """Whether a sentence after a turn's main one says something of its own: it names
+    something, or says much more than a remark does without pointing back at the main one
+    ("my mum keeps asking me about it", "the kids think the whole thing is hilarious": what
+    "it" is, the main sentence said)."""
+    if _specific(sentence, names):
+        return True
+    return count >= SENTENCE_MIN_CONTENT_WORDS and not _REFERS_BACK.search(sentence)
+
+
+_REFERS_BACK = re.compile(
+    r"\b(?:it|it['’]s|the whole thing|like that|about that|this much|that much)\b", re.IGNORECASE
+)
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:oh|ah|anyway|and|so|well|also|plus|btw|by the way)\b[ \t]*,?[ \t]*)+(?=\w)",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"(?:,[ \t]*)?\b(?:if i['’]m honest|to be fair|honestly|literally|basically|lol|haha|tbh)\b"
+    r"(?:[ \t]*,)?",
+    re.IGNORECASE,
+)
+
+
+def _without_hedges(sentence: str) -> str:
+    """``sentence`` without the words that only hedge or laugh ("honestly", "lol", "if i'm
+    honest"): they tell an embedder nothing and cost a reader's budget."""
+    sentence = _LEADING_FILLER.sub("", sentence)
+    if not _HEDGE.search(sentence):
+        return sentence
+    text = re.sub(r"[ \t]{2,}", " ", _HEDGE.sub("", sentence)).strip(" \t,")
+    text = re.sub(r"[ \t]+([,.!?])", r"\1", text)
+    return text if content_words(text) else ""
 
 
 SENTENCE_MIN_CONTENT_WORDS = 5
@@ -293,17 +333,21 @@ COMMENTARY_MAX_CONTENT_WORDS = 3
 def _without_commentary(sentence: str, names: frozenset[str]) -> str:
     """``sentence`` without the clauses after its first that only comment ("…, such a nice
     change of pace", "…, would not recommend lol"): three words or more, at most three of
-    them content words, nothing specific. Shorter pieces stay (items of a list: "apples, pears")."""
+    them content words and no more than the first clause has, nothing specific. Shorter
+    pieces stay (items of a list: "apples, pears"), and so does what says more than the
+    first clause ("big change, i switched careers, i'm a nurse these days")."""
     spans = _clause_spans(sentence)
     if len(spans) < 2:
         return sentence
     kept = [spans[0]]
+    stated = len(content_words(sentence[spans[0][0] : spans[0][1]], names))
     for start, end in spans[1:]:
         clause = sentence[start:end]
         words = _WORD.findall(clause)
+        said = len(content_words(clause, names))
         if (
             len(words) >= COMMENTARY_MIN_WORDS
-            and len(content_words(clause, names)) <= COMMENTARY_MAX_CONTENT_WORDS
+            and said <= min(COMMENTARY_MAX_CONTENT_WORDS, stated)
             and not _specific(clause, names)
         ):
             continue
@@ -352,7 +396,25 @@ def _question_answered(
     if sum(len(content_words(s, names)) for s in stated) >= SHORT_ANSWER_WORDS:
         return None
     questions = [s for s in split_sentences(previous.text) if s.rstrip().endswith("?")]
-    return (previous, questions[-1]) if questions else None
+    if not questions or not _asks_about(questions[-1], names):
+        return None  # "Doing okay?" "Yes, all good": small talk on both sides
+    return previous, questions[-1]
+
+
+def _answer(text: str, stated: list[str]) -> list[str]:
+    """A short answer's sentences: the one that answers ("Yes, last week!"), then those of
+    the others that state something."""
+    replies = [s for s in split_sentences(text) if not s.rstrip().endswith("?")]
+    if not replies:
+        return []
+    first = _without_hedges(replies[0]) or replies[0]
+    return [first, *(s for s in stated if s not in replies[0])]
+
+
+def _asks_about(question: str, names: frozenset[str]) -> bool:
+    """Whether a question asks about something: not only how someone is, or how a time went
+    ("Good weekend?")."""
+    return any(word not in TIME_WORDS for word in content_words(question, names))
 
 
 def _observe(
@@ -372,10 +434,33 @@ def _observe(
         sources = (asking.memory_id, turn.memory_id)
     text = " ".join(sentences).replace(f" ({day})", "")  # the prefix says that day
     speaker_first = text.casefold().startswith(me.casefold()) and question is None
-    prefix = f"{day}: " if speaker_first or question is not None else f"{day}, {me}: "
+    stamp = day_stamp(turn.at)
+    prefix = f"{stamp}: " if speaker_first or question is not None else f"{stamp}, {me}: "
+    passing = question is None and all(is_passing_state(s) for s in stated)
     return [
-        Observation(prefix + part, sources, me) for part in _bounded(text, max_chars - len(prefix))
+        Observation(prefix + part, sources, me, passing)
+        for part in _bounded(text, max_chars - len(prefix))
     ]
+
+
+_PERIOD_NOW = re.compile(
+    r"\b(?:lately|recently|these days|this week|at the moment|right now|currently|today)\b",
+    re.IGNORECASE,
+)
+_STATE_SO_FAR = re.compile(
+    r"(?:^|\b(?:has|have)[ \t]+|['’](?:s|ve)[ \t]+)been[ \t]+"
+    r"(?:(?![^\W_]+ing\b)[^\W_]|driving[ \t]+[^\W_]+[ \t]+(?:mad|crazy|nuts|up the wall))",
+    re.IGNORECASE,
+)
+
+
+def is_passing_state(sentence: str) -> bool:
+    """Whether ``sentence`` describes how something has been for the present period and
+    nothing more ("the traffic has been a total mess lately", "my sleep has been weird this
+    week"): true when said, not known to be true once that period is over. An event stays
+    true ("we went to the coast this week"), and so does an activity ("i've been reading
+    Dune lately") or a state with no period ("work has been crazy busy")."""
+    return bool(_PERIOD_NOW.search(sentence) and _STATE_SO_FAR.search(sentence))
 
 
 def _attributed(sentence: str, me: str, you: str, at: int) -> str:
@@ -406,7 +491,19 @@ def _bounded(text: str, limit: int) -> list[str]:
     return pieces
 
 
-TOPIC_COUNT = 6
+TOPIC_COUNT = 4
+TIME_WORDS = frozenset(
+    {"lately", "recently", "earlier", "later", "ago", "last", "next", "week", "weeks", "month"}
+    | {"months", "year", "years", "day", "days", "weekend", "yesterday", "tomorrow", "tonight"}
+    | {"morning", "lunch", "after", "before", "first", "once", "twice", "usual", "every"}
+)
+"""Words that say when, not what: a session's topics are what it was about, and a question
+about a weekend alone ("Did Mel have a good weekend?") is small talk."""
+VAGUE_WORDS = frozenset(
+    {"went", "got", "took", "made", "did", "tried", "spent", "back", "along", "through"}
+    | {"couple", "whole", "finally", "old", "new", "two", "three", "four", "five", "ten"}
+)
+"""Words too common in any chat to say what a session was about."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,7 +520,7 @@ def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
     what about (its most repeated content words), and the questions left open (asked, and
     not answered by the other participant's next turn)::
 
-        8 May 2023, Caroline and Melanie, 22 turns: pottery, adoption, camping, kids.
+        2023-05-08, Caroline and Melanie: pottery, adoption, camping, kids.
         Unresolved: Melanie asked: has Caroline found a lawyer yet?
     """
     if not turns:
@@ -436,14 +533,13 @@ def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
     for turn in turns:
         for sentence in _stated(turn.text, names):
             for word in dict.fromkeys(content_words(sentence, names)):
-                if len(word) > 2 and not word.isdigit():
+                if _topical(word):
                     counts[word] = counts.get(word, 0) + 1
     topics = tuple(sorted(counts, key=lambda w: (-counts[w], w))[:TOPIC_COUNT])
-    first, last = day_label(turns[0].at), day_label(turns[-1].at)
+    first, last = day_stamp(turns[0].at), day_stamp(turns[-1].at)
     when = first if first == last else f"{first} to {last}"
     who = " and ".join(people) if len(people) <= 2 else ", ".join(people)
-    count = len(turns)
-    header = f"{when}, {who}, {count} {'turn' if count == 1 else 'turns'}"
+    header = f"{when}, {who}"
     header += f": {', '.join(topics)}." if topics else "."
     threads = tuple(
         f"{turn.speaker} asked: {_attributed(asked, turn.speaker, others[turn.speaker], turn.at)}"
@@ -458,15 +554,26 @@ def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
     return Digest("\n".join(lines)[:max_chars], topics, threads)
 
 
+def _topical(word: str) -> bool:
+    """Whether ``word`` may name what a session was about: no number ("3rd"), no time and no
+    word every chat has."""
+    return (
+        len(word) > 2
+        and not word[0].isdigit()
+        and word not in TIME_WORDS
+        and word not in VAGUE_WORDS
+    )
+
+
 def _open_questions(turns: Sequence[Turn], names: frozenset[str]) -> list[tuple[Turn, str]]:
-    """Questions whose asker's counterpart does not answer in the next turn (it states
-    nothing, or there is none)."""
+    """Questions nobody answers: the next turn is not the other participant's (a reply
+    that states nothing, "Grey as usual!" to "How's the weather?", answered small talk)."""
     found = []
     for i, turn in enumerate(turns):
         questions = [s for s in split_sentences(turn.text) if s.rstrip().endswith("?")]
         if not questions or not content_words(questions[-1], names):
             continue  # no question, or one that asks nothing ("How are you?")
         reply = next((t for t in turns[i + 1 : i + 2] if t.speaker != turn.speaker), None)
-        if reply is None or not _stated(reply.text, names):
+        if reply is None:
             found.append((turn, questions[-1]))
     return found
