@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from streams.engine.model import Memory
 from streams.engine.slots import field_reader, slot_builder, slot_copier
-from tests.unit.test_codec import a_memory, memories
+from tests.unit.kafka.test_codec import a_memory, memories
 
 
 @given(

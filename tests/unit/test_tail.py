@@ -27,7 +27,7 @@ from memstream.tail import (
 )
 from streams.engine import ledger
 from streams.kafka import codec
-from tests.unit.test_codec import LEDGER_PAYLOADS, T0, USER, a_ledger_event, a_memory
+from tests.unit.kafka.test_codec import LEDGER_PAYLOADS, T0, USER, a_ledger_event, a_memory
 
 OTHER = "user-8"
 

@@ -15,7 +15,7 @@ from streams.engine import ledger
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.kafka import codec
 from streams.kafka.avro_writer import NotWritable, record_writer, varint
-from tests.unit.test_codec import (
+from tests.unit.kafka.test_codec import (
     INPUT_PAYLOADS,
     LEDGER_PAYLOADS,
     T0,
