@@ -30,7 +30,7 @@ from streams.engine.text.narrative import (
 from streams.engine.text.profile import SupersessionMemo
 from tests.conversations import AGENT_FILLER, USER_FILLER, long_conversations
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 INACTIVITY_MS = 30 * 60 * 1000
 
 
