@@ -43,7 +43,7 @@ from streams.engine.model import (
 from streams.engine.user_state import MemoryRecord
 from streams.engine.validation import Limits, validate_event
 
-PACKAGE = Path(__file__).resolve().parents[2] / "bench" / "recall_quality"
+PACKAGE = Path(__file__).resolve().parents[3] / "bench" / "recall_quality"
 
 
 @cache
