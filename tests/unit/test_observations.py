@@ -597,3 +597,13 @@ def test_a_statement_restated_by_its_speaker_merges_and_another_speakers_does_no
 
 def _minilm():
     return embedder_for("minilm").embed
+
+
+def test_a_place_after_a_preposition_is_no_vocative_and_names_the_main_sentence() -> None:
+    text = (
+        "big news, we moved! we're in Lisbon now. it's been a nice change from staring at a "
+        "screen all day at work"
+    )
+    [observation] = write_observations([turn(0, "Priyanka", text)])
+    assert observation.content == "2023-05-08, Priyanka: we're in Lisbon now."
+    assert is_phatic("Oh Andrew, that's awful.", frozenset())

@@ -209,13 +209,19 @@ def is_phatic(sentence: str, names: frozenset[str] = frozenset()) -> bool:
 
 def _stating_words(text: str, names: frozenset[str]) -> list[str]:
     """Content words, with a capitalised word that is the only one left taken as a name said
-    in passing ("Wow, Mel!", "Thanks Jon"): a name alone is no fact."""
+    in passing ("Wow, Mel!", "Thanks Jon"): a name alone is no fact. After a preposition it
+    is a place or a thing ("we're in Lisbon now", "moved to Leeds")."""
     words = content_words(text, names)
     if len(words) == 1:
-        only = next(m.group() for m in _WORD.finditer(text) if m.group().casefold() == words[0])
-        if only[:1].isupper() and not only.isupper():
+        tokens = [m.group() for m in _WORD.finditer(text)]
+        at = next(i for i, t in enumerate(tokens) if t.casefold() == words[0])
+        only, before = tokens[at], tokens[at - 1].casefold() if at else ""
+        if only[:1].isupper() and not only.isupper() and before not in _PLACE_PREPOSITIONS:
             return []
     return words
+
+
+_PLACE_PREPOSITIONS = frozenset({"in", "at", "to", "from", "near", "for", "with", "on", "into"})
 
 
 def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Observation]:
@@ -267,8 +273,15 @@ def _stated(text: str, names: frozenset[str]) -> list[str]:
     if max(counts) < TURN_MIN_CONTENT_WORDS and not any(_specific(s, names) for s in stating):
         return []  # "same old really", "busy as always": small talk, not a fact
     # chat states its fact first and talks around it after: the first sentence that says
-    # two things or more, else the one that says most
-    main = next((i for i, n in enumerate(counts) if n >= TURN_MIN_CONTENT_WORDS), None)
+    # two things or more or names something, else the one that says most
+    main = next(
+        (
+            i
+            for i, n in enumerate(counts)
+            if n >= TURN_MIN_CONTENT_WORDS or _specific(stating[i], names)
+        ),
+        None,
+    )
     if main is None:
         main = counts.index(max(counts))
     kept = [
