@@ -14,7 +14,7 @@ It reports, for each:
    turns with and without an expression; the minimum over several rounds, so other jobs on
    the machine inflate it as little as possible; plus import and first-call time, measured
    in a fresh process;
-2. **agreement** with the table of ``tests/unit/test_dates.py`` (memstream's documented
+2. **agreement** with the table of ``tests/unit/engine/text/test_dates.py`` (memstream's documented
    conventions): an expected expression agrees when the parser returns, for a span
    overlapping it, a day inside the expected period; a row without an expression agrees when
    the parser returns nothing;
@@ -25,7 +25,7 @@ It reports, for each:
    the clock leaked in), and whether the answers change when the process's time zone (``TZ``)
    does (the table is resolved again in child processes).
 
-The table is imported from ``tests.unit.test_dates``, so run this from the repository root.
+The table is imported from ``tests.unit.engine.text.test_dates``, so run this from the repository root.
 The parsers are measured only when installed (``.venv/bin/pip install dateparser
 parsedatetime``); they are not dependencies of memstream. Timing lives here, not in the
 engine or its tests, because the engine never reads a clock.
@@ -50,7 +50,7 @@ from typing import Any
 from streams.engine.text.dates import _may_have_dates, resolve_dates
 
 try:
-    from tests.unit.test_dates import TABLE, ms, parse_label
+    from tests.unit.engine.text.test_dates import TABLE, ms, parse_label
 except ImportError as error:  # pragma: no cover - a usage error
     raise SystemExit(
         f"the date table could not be imported ({error}): run `python -m bench.date_resolution` "
@@ -475,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"are scanned at {cost_per_turn(resolve, scanned, ROUNDS['memstream']):.1f} µs."
         )
 
-    print("\n## Agreement with the table (`tests/unit/test_dates.py`)\n")
+    print("\n## Agreement with the table (`tests/unit/engine/text/test_dates.py`)\n")
     granularities = ("day", "weekend", "week", "month", "season", "year")
     print(
         "| resolver | expressions | "
