@@ -117,8 +117,9 @@ def dockerfile_uid(repo: Repo) -> int | None:
 
 
 def check_workloads_run_unprivileged_with_resources_and_probes(repo: Repo) -> Problems:
-    """Every pod runs as the image's unprivileged user, no container may escalate, and every
-    long-running container has requests, a memory limit and probes on a port it serves."""
+    """Every pod runs as the image's unprivileged user, no container (init containers too)
+    may escalate or go without requests and a memory limit, and every long-running container
+    that serves a port has HTTP probes."""
     problems, uid = [], dockerfile_uid(repo)
     for workload in repo.workloads():
         pod = pod_spec(workload).get("securityContext", {})
@@ -131,14 +132,14 @@ def check_workloads_run_unprivileged_with_resources_and_probes(repo: Repo) -> Pr
                 problems.append(f"{where}: allowPrivilegeEscalation is not false")
             if "ALL" not in context.get("capabilities", {}).get("drop", []):
                 problems.append(f"{where}: does not drop ALL capabilities")
-        for container in pod_containers(workload):
-            where = f"{name_of(workload)}/{container['name']}"
             resources = container.get("resources", {})
             requests = resources.get("requests", {})
             if not ("cpu" in requests and "memory" in requests):
                 problems.append(f"{where}: no cpu and memory requests")
             if "memory" not in resources.get("limits", {}):
                 problems.append(f"{where}: no memory limit")
+        for container in pod_containers(workload):
+            where = f"{name_of(workload)}/{container['name']}"
             if container.get("ports"):
                 for probe in ("readinessProbe", "livenessProbe"):
                     if "httpGet" not in container.get(probe, {}):
