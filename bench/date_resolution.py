@@ -25,7 +25,8 @@ It reports, for each:
    the clock leaked in), and whether the answers change when the process's time zone (``TZ``)
    does (the table is resolved again in child processes).
 
-The table is imported from ``tests.unit.engine.text.test_dates``, so run this from the repository root.
+The table is imported from ``tests.unit.engine.text.test_dates``, so run this from the
+repository root.
 The parsers are measured only when installed (``.venv/bin/pip install dateparser
 parsedatetime``); they are not dependencies of memstream. Timing lives here, not in the
 engine or its tests, because the engine never reads a clock.

@@ -1,5 +1,5 @@
 """``python -m bench.ledger_encoding``: what writing a ledger record costs, by event type,
-with the generated writer (``streams.kafka.avro_writer``) and with cavro from the record's datum.
+with the generated writer (``streams.kafka.avro_speedups``) and with cavro from the record's datum.
 
 The worker writes every decision to the ledger: 1.35 records per input on the throughput
 workload, 6 % of a worker's time with cavro. This replays the bench workload through the

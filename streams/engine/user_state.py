@@ -14,12 +14,12 @@ from itertools import islice
 from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from streams.engine import ledger
+from streams.engine.dataclass_speedups import slot_copier
 from streams.engine.live_index import LiveIndex
 from streams.engine.model import Memory
 from streams.engine.narrative_index import NarrativeIndex
 from streams.engine.occurrences import Occurrences
 from streams.engine.passing_index import PassingIndex
-from streams.engine.slots import slot_copier
 
 if TYPE_CHECKING:
     from streams.engine.fact_index import FactIndex

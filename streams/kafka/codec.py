@@ -7,7 +7,7 @@ A reader resolves the fingerprint to the writer schema (current or any checked-i
 and reads into the current schema, so older producers keep working.
 
 The bytes are read by cavro, whose decoder is a tree of compiled type objects, and written
-by a writer generated from the schema (:mod:`streams.kafka.avro_writer`: a third of cavro's time
+by a writer generated from the schema (:mod:`streams.kafka.avro_speedups`: a third of cavro's time
 per ledger record), held to cavro's bytes; a value it is not sure of is written by cavro.
 On a 27k-record bench ledger the datums are equal to fastavro's and the encodings
 byte-identical; ``decode_ledger`` (dataclass build included) takes ~12 µs per 1.9 KB record
@@ -39,13 +39,13 @@ from fastavro.validation import ValidationError, validate
 
 from schemas import SCHEMAS_DIR
 from streams.engine import ledger
+from streams.engine.dataclass_speedups import Convert, field_reader, slot_builder
 from streams.engine.model import (
     INPUT_TYPE_NAMES,
     Memory,
     MemoryEvent,
 )
-from streams.engine.slots import Convert, field_reader, slot_builder
-from streams.kafka.avro_writer import Writer, record_writer
+from streams.kafka.avro_speedups import Writer, record_writer
 
 MAGIC = b"\xc3\x01"
 HEADER_SIZE = 10
@@ -136,7 +136,7 @@ class WriterSchema:
     fingerprint: bytes
     schema: cavro.Schema  # logical types stripped
     write: Writer | None = None
-    """The generated writer of the whole frame (:mod:`streams.kafka.avro_writer`), for the current
+    """The generated writer of the whole frame (:mod:`streams.kafka.avro_speedups`), for the current
     schemas; None when the schema's records are not the engine's dataclasses."""
 
 

@@ -54,8 +54,8 @@ from typing import Any
 import orjson
 
 from streams.engine import ledger
+from streams.engine.dataclass_speedups import field_reader
 from streams.engine.model import Memory
-from streams.engine.slots import field_reader
 from streams.engine.user_state import (
     IdentityAnchor,
     InMemoryUserState,

@@ -199,7 +199,8 @@ def test_every_ledger_payload_round_trips_through_encode_and_decode(payload: obj
 
 
 def test_a_decoded_memory_gets_tuples_where_the_datum_has_lists() -> None:
-    """Decoding builds frozen dataclasses by setting their slots (``streams.engine.slots``,
+    """Decoding builds frozen dataclasses by setting their slots
+    (``streams.engine.dataclass_speedups``,
     whose tests refuse a class whose ``__init__`` does more); the arrays a reader gives as
     lists become the tuples the dataclass holds."""
     datum = codec.memory_to_datum(Memory("m", USER, "x"))

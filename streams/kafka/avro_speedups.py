@@ -5,6 +5,12 @@ cavro writes a ledger record in 15-24 µs, and the codec first copies the datacl
 dicts for it (3-4 µs more); the ledger's encoding was 6 % of a worker's time on the bench.
 The generated writer takes a third of that (``python -m bench.ledger_encoding``).
 
+A speedup, kept because the worker needs it, with cavro as its reference: the codec's
+:func:`~streams.kafka.codec.frame_with_cavro` is the plain path, what the tests hold every
+payload's bytes to and what writes anything this writer declines. Measured with both
+speedups off (docs/benchmarks.md, "Speedups"), the worker/pass-through ratio was 0.69
+against a 0.7 target.
+
 It writes only what it is sure cavro writes byte for byte: each value is checked to be of
 the exact Python type its Avro type is written from (``float`` for a double, ``int`` in range
 for an int or long, ``str``, ``bytes``, ``True``/``False``, ``tuple``/``list``, ``dict``, a

@@ -1,4 +1,4 @@
-"""The generated Avro writer (``streams.kafka.avro_writer``) writes what cavro writes, byte for
+"""The generated Avro writer (``streams.kafka.avro_speedups``) writes what cavro writes, byte for
 byte, or declines the value so that cavro writes it (or refuses it) instead."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from streams.engine import ledger
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.kafka import codec
-from streams.kafka.avro_writer import NotWritable, record_writer, varint
+from streams.kafka.avro_speedups import NotWritable, record_writer, varint
 from tests.unit.kafka.test_codec import (
     INPUT_PAYLOADS,
     LEDGER_PAYLOADS,

@@ -1,4 +1,5 @@
-"""Frozen dataclasses copied and built by setting their slots (``streams.engine.slots``):
+"""Frozen dataclasses copied and built by setting their slots
+(``streams.engine.dataclass_speedups``):
 the same values ``__init__`` and ``dataclasses.replace`` make, and only for classes whose
 ``__init__`` does nothing more."""
 
@@ -11,8 +12,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from streams.engine.dataclass_speedups import (
+    field_reader,
+    reference_builder,
+    reference_copier,
+    reference_reader,
+    slot_builder,
+    slot_copier,
+)
 from streams.engine.model import Memory
-from streams.engine.slots import field_reader, slot_builder, slot_copier
 from tests.unit.kafka.test_codec import a_memory, memories
 
 
@@ -71,3 +79,16 @@ def test_a_field_reader_gives_every_field_shallowly(memory: Memory) -> None:
 
     assert list(read) == [f.name for f in dataclasses.fields(Memory)]
     assert all(read[name] is getattr(memory, name) for name in read)
+
+
+@given(memory=memories, other=memories)
+def test_the_generated_paths_give_what_the_reference_paths_give(
+    memory: Memory, other: Memory
+) -> None:
+    """The speedups are held to the standard library's paths, which stay as the reference."""
+    datum = reference_reader(Memory)(memory)
+    assert field_reader(Memory)(memory) == datum
+    convert = {"tags": tuple}
+    assert slot_builder(Memory, convert)(datum) == reference_builder(Memory, convert)(datum)
+    changes = {"content": other.content, "tags": other.tags}
+    assert slot_copier(Memory)(memory, changes) == reference_copier(Memory)(memory, changes)

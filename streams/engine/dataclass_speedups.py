@@ -11,6 +11,13 @@ half that. The functions are generated, one line per field, as ``dataclasses`` g
 Only for frozen, slotted dataclasses without ``__post_init__`` (any other class is refused
 when the function is made), so nothing ``__init__`` would do is skipped.
 
+A speedup, kept because the worker needs it: the reference paths are the standard library's
+(:func:`reference_builder`, :func:`reference_copier`, :func:`reference_reader`), which the
+tests hold these to. With the reference paths (and cavro for the ledger,
+``streams.kafka.avro_speedups``) the worker's path without Kafka took 7-37 % more time per
+input (``python -m bench.engine_growth``, alternating runs) and ``memstream bench``'s
+worker/pass-through ratio was 0.69 against a 0.7 target (docs/benchmarks.md, "Speedups").
+
 Part of the pure engine: no I/O, clock or randomness.
 """
 
@@ -87,3 +94,28 @@ def field_reader(cls: type[T]) -> Callable[[T], dict[str, Any]]:
     items = ", ".join(f"{name!r}: value.{name}" for name in names)
     lines = ["def read(value):", f"    return {{{items}}}"]
     return cast(Callable[[T], dict[str, Any]], _generated("read", lines, {}))
+
+
+def reference_builder(
+    cls: type[T], convert: Mapping[str, Convert] | None = None
+) -> Callable[[Mapping[str, Any]], T]:
+    """:func:`slot_builder`'s plain path: ``cls(**datum)`` after the conversions."""
+    converters = convert or {}
+    names = _field_names(cls)
+
+    def build(datum: Mapping[str, Any]) -> T:
+        return cls(**{n: converters[n](datum[n]) if n in converters else datum[n] for n in names})
+
+    return build
+
+
+def reference_copier(cls: type[T]) -> Callable[[T, Mapping[str, Any]], T]:
+    """:func:`slot_copier`'s plain path: ``dataclasses.replace``."""
+    _field_names(cls)
+    return lambda value, changes: dataclasses.replace(value, **changes)  # type: ignore[type-var]
+
+
+def reference_reader(cls: type[T]) -> Callable[[T], dict[str, Any]]:
+    """:func:`field_reader`'s plain path: a comprehension over ``getattr``."""
+    names = _field_names(cls)
+    return lambda value: {name: getattr(value, name) for name in names}
