@@ -388,12 +388,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("demo", help="up + worker + projector + sample events, then show the result")
-    p.add_argument("--users", type=int, default=5)
+    p.add_argument("--users", type=int, default=5, help="users to write sample events for (5)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bench", help="throughput/latency ratios vs a bare Faust agent and raw COPY")
-    p.add_argument("--events", type=int, default=20000)
-    p.add_argument("--users", type=int, default=50)
+    p.add_argument("--events", type=int, default=20000, help="inputs per throughput phase (20,000)")
+    p.add_argument(
+        "--users",
+        type=int,
+        default=50,
+        help="users the inputs are spread over, in conversations of 20 (50)",
+    )
     if bench_flags is not None:
         bench_flags.add_processes_flags(p)
         bench_flags.add_cleanup_flags(p)
