@@ -585,6 +585,17 @@ def _read_as(services: Services, user_id: str, read: Callable[[MemoryReader], T]
         return read(reader)
 
 
+def _query_as(services: Services, user_id: str, query: Callable[[psycopg.Connection[Any]], T]) -> T:
+    """``query`` on a connection bound to the user (row-level security), after the check of
+    :func:`_read_as`: the shape of every read that is one SQL query."""
+
+    def read(reader: MemoryReader) -> T:
+        with reader.as_user(user_id) as conn:
+            return query(conn)
+
+    return _read_as(services, user_id, read)
+
+
 def _add_reads(app: FastAPI, services: Services) -> None:
     @app.post(
         "/v1/users/{user_id}/recall",
@@ -684,12 +695,7 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     ) -> Sessions:
         """The user's sessions, the most recently active first, each with its narrative."""
         authorize(_principal(request), "read", user_id)
-
-        def read(reader: MemoryReader) -> list[api_queries.Session]:
-            with reader.as_user(user_id) as conn:
-                return api_queries.sessions(conn, user_id, limit)
-
-        found = _read_as(services, user_id, read)
+        found = _query_as(services, user_id, lambda c: api_queries.sessions(c, user_id, limit))
         return Sessions(sessions=[SessionView(**vars(s)) for s in found])
 
     @app.get(
@@ -702,12 +708,7 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     def profile(request: Request, user_id: UserId) -> ProfileView:
         """The user's procedural profile and identity drift (nulls until measured)."""
         authorize(_principal(request), "read", user_id)
-
-        def read(reader: MemoryReader) -> api_queries.Profile | None:
-            with reader.as_user(user_id) as conn:
-                return api_queries.profile(conn, user_id)
-
-        found = _read_as(services, user_id, read)
+        found = _query_as(services, user_id, lambda c: api_queries.profile(c, user_id))
         if found is None:
             return ProfileView(
                 profile_memory_id=None,
@@ -732,10 +733,5 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     ) -> Reports:
         """The user's consolidation reports, the newest first."""
         authorize(_principal(request), "read", user_id)
-
-        def read(reader: MemoryReader) -> list[api_queries.Report]:
-            with reader.as_user(user_id) as conn:
-                return api_queries.reports(conn, user_id, limit)
-
-        found = _read_as(services, user_id, read)
+        found = _query_as(services, user_id, lambda c: api_queries.reports(c, user_id, limit))
         return Reports(reports=[ReportView(**vars(r)) for r in found])
