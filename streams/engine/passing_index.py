@@ -23,13 +23,17 @@ PASSING = "passing"
 
 
 def _passing_entry(record: MemoryRecord | None) -> tuple[str, AgeOrder] | None:
-    if record is None or not record.is_live or record.memory.metadata.get(PASSING) != "1":
+    """A live, unpinned passing state: a pinned one never expires, so it is no entry (else
+    its expiry, always past, would make the user due at every tick)."""
+    if record is None or not record.is_live or record.memory.pinned:
+        return None
+    if record.memory.metadata.get(PASSING) != "1":
         return None
     return PASSING, record.memory.age_order
 
 
 class PassingIndex(AgeIndex):
-    """The live passing-state observations, oldest first."""
+    """The live, unpinned passing-state observations, oldest first."""
 
     entry_of = staticmethod(_passing_entry)
 

@@ -95,10 +95,8 @@ def expire_passing_states(ctx: CycleContext) -> None:
     for memory_id in ctx.passing.created_before(
         ctx.request.now - rule.passing_state_seconds * 1000
     ):
-        record = ctx.records[memory_id]
-        if record.is_live and not record.memory.pinned:
-            ctx.archive(record, PASSED_REASON)
-            ctx.count("passed")
+        ctx.archive(ctx.records[memory_id], PASSED_REASON)  # the index holds live, unpinned
+        ctx.count("passed")
 
 
 def turn_of(memory: Memory) -> Turn:

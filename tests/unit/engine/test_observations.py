@@ -14,6 +14,7 @@ from streams.engine.model import (
     ConsolidationRequested,
     Memory,
     MemoryEvent,
+    MemoryPinned,
     MemoryWritten,
     SessionEnded,
 )
@@ -607,3 +608,21 @@ def test_a_place_after_a_preposition_is_no_vocative_and_names_the_main_sentence(
     [observation] = write_observations([turn(0, "Priyanka", text)])
     assert observation.content == "2023-05-08, Priyanka: we're in Lisbon now."
     assert is_phatic("Oh Andrew, that's awful.", frozenset())
+
+
+def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
+    said = _said("u1", "s1", MAY_8, [("Caroline", "the gym has been a total mess lately")])
+    first = replay(said, EngineConfig(policy=builtin_profile("default")))
+    [gym] = [
+        r.memory.memory_id
+        for r in first.users["u1"].memories.values()
+        if r.memory.metadata.get(PASSING) == "1"
+    ]
+    pinned = MemoryEvent(str(uuid.uuid4()), "u1", MAY_8 + DAY_MS, MemoryPinned(gym))
+    later = _said("u1", "s2", MAY_8 + 30 * DAY_MS, [("Caroline", "i started pottery")])
+    run = replay([*said, pinned, *later], EngineConfig(policy=builtin_profile("default")))
+    state = run.users["u1"]
+    assert state.memories[gym].is_live
+    assert state.passing_index().oldest_at() is None
+    due = next_due_at(state, builtin_profile("default"))
+    assert due is None or due > MAY_8 + 30 * DAY_MS
