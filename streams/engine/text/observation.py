@@ -462,7 +462,8 @@ _PERIOD_NOW = re.compile(
 )
 _STATE_SO_FAR = re.compile(
     r"(?:^|\b(?:has|have)[ \t]+|['’](?:s|ve)[ \t]+)been[ \t]+"
-    r"(?:(?![^\W_]+ing\b)[^\W_]|driving[ \t]+[^\W_]+[ \t]+(?:mad|crazy|nuts|up the wall))",
+    r"(?:(?![^\W_]+(?:ing|ed|en)\b)[^\W_]"  # a state, not an activity or a participle
+    r"|driving[ \t]+[^\W_]+[ \t]+(?:mad|crazy|nuts|up the wall))",
     re.IGNORECASE,
 )
 
@@ -471,8 +472,9 @@ def is_passing_state(sentence: str) -> bool:
     """Whether ``sentence`` describes how something has been for the present period and
     nothing more ("the traffic has been a total mess lately", "my sleep has been weird this
     week"): true when said, not known to be true once that period is over. An event stays
-    true ("we went to the coast this week"), and so does an activity ("i've been reading
-    Dune lately") or a state with no period ("work has been crazy busy")."""
+    true ("we went to the coast this week", "I've been diagnosed with asthma recently": a
+    participle is no state), and so does an activity ("i've been reading Dune lately") or a
+    state with no period ("work has been crazy busy")."""
     return bool(_PERIOD_NOW.search(sentence) and _STATE_SO_FAR.search(sentence))
 
 

@@ -458,6 +458,8 @@ def test_an_exclamation_is_no_answer_and_an_answer_keeps_only_what_states_someth
         ("i've been perfecting my lasagne recipe, third attempt this week", False),
         ("we went to the coast this week", False),  # an event stays true
         ("Ana has been our team lead since March", False),
+        ("i've been diagnosed with asthma recently", False),  # an event, told passively
+        ("Leo has been chosen as captain this week", False),
     ],
 )
 def test_a_passing_state_is_how_something_has_been_for_the_present_period(
