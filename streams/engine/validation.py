@@ -166,7 +166,7 @@ lists up to 200 of them: unbounded ids would make those lists, not the number of
 decide whether a record fits."""
 _BOUNDED_FIELDS = _ID_FIELDS | {"memory.speaker"}
 """Held to ``MAX_ID_CHARS``: the ids, and the speaker's name, which the writers repeat in
-what they make of the memory (an observation opens with it: "Caroline, 8 May 2023: …"), so an
+what they make of the memory (an observation may open with it: "2023-05-08, Caroline: …"), so an
 unbounded name could crowd the fact out of what the embedder reads. A name is no state key:
 U+001F does no harm in it, and is kept."""
 
