@@ -369,11 +369,17 @@ def _comma_clause(words: list[Word], i: int, current: list[Word]) -> bool:
     if following.surface in _COMMA_CLAUSE_SUBJECTS:
         return _starts_clause(words, i + 1)
     opening = next((word for word in words[i + 1 :] if word.role == CONTENT), None)
-    if opening is None or opening.proper or _find_verb(current) is None:
+    if opening is None or _find_verb(current) is None:
         return False
     rest = [word for word in words[i + 1 :] if word.role != PUNCTUATION]
     verb = _find_verb(rest)
-    return verb is not None and verb > 0 and rest[verb].surface in COPULAS
+    if verb is None or verb == 0:
+        return False
+    if opening.proper:
+        # "Rebecca sold the Mini, Rebecca drives a Fiesta now": a name and its verb make a
+        # clause; "I met Ana, Ben and Carl" is a list (no verb right after the name)
+        return verb <= 2 and all(word.proper for word in rest[:verb])
+    return rest[verb].surface in COPULAS
 
 
 def _segments(words: list[Word]) -> list[list[Word]]:

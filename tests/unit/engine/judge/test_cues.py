@@ -148,6 +148,17 @@ def test_given_rest_and_restful_when_judged_then_the_paraphrase_does_not_contrad
 
 CONTRADICTIONS = [
     # (first, second, cue)
+    # a comma before a name and its verb starts a clause of its own
+    (
+        "Rebecca drives a Mini Cooper",
+        "Rebecca sold the Mini Cooper, Rebecca drives a Ford Fiesta now",
+        "conflicting_value",
+    ),
+    (
+        "Samuel works as a software developer now",
+        "big change, Samuel switched careers, Samuel is a paramedic these days",
+        "conflicting_value",
+    ),
     ("User lives in Berlin", "User lives in Paris", "conflicting_value"),
     ("Project is written in Java", "Project is written in JavaScript", "conflicting_value"),
     ("User's favorite editor is Vim", "User's favourite editor is Emacs", "conflicting_value"),
@@ -181,6 +192,7 @@ CONTRADICTIONS = [
 
 NON_CONTRADICTIONS = [
     # (first, second, why)
+    ("I met Ana at the party", "I met Ana, Ben and Carl at the party", "a list of names"),
     ("User lives in Munich", "User lives in Bavaria", "part of a region"),
     ("User uses Ubuntu", "User uses Linux", "a Linux distribution is Linux"),
     ("Project uses K8s", "Project uses Kubernetes", "synonyms"),
