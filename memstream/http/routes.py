@@ -621,24 +621,7 @@ def _add_reads(app: FastAPI, services: Services) -> None:
                 ranking=body.ranking,
             ),
         )
-        return Recall(
-            memories=[
-                RecalledMemory(
-                    layer=r.layer,
-                    memory_id=r.memory_id,
-                    content=r.content,
-                    status=r.status,
-                    current=r.current,
-                    similarity=r.similarity,
-                    salience=r.salience,
-                    score=r.score,
-                    lexical=r.lexical,
-                    derived_from=list(r.derived_from),
-                    summarized_into=list(r.summarized_into),
-                )
-                for r in found
-            ]
-        )
+        return Recall(memories=[RecalledMemory(**vars(r)) for r in found])
 
     @app.get(
         "/v1/users/{user_id}/memories/{memory_id}",
