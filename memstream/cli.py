@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from projections.diversity import DEFAULT_DIVERSITY
 from streams.config.settings import Settings, SettingsError
 from streams.runtime.native_threads import single_threaded_blas
 
@@ -193,6 +194,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
                 k=args.k,
                 include_archived=args.include_archived,
                 ranking=args.ranking,
+                diversity=args.diversity,
             )
     except EmbedderUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -306,6 +308,20 @@ def cmd_tail(args: argparse.Namespace) -> int:
     return 0
 
 
+def diversity_argument(text: str) -> float:
+    """``--diversity``: a number from 0 to 1, refused with what to give instead."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not between 0 and 1: give e.g. {DEFAULT_DIVERSITY} (the default), "
+            "or 0 for the ranking's order"
+        )
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     try:
         bench_flags: ModuleType | None = benchmark("bench.flags")
@@ -373,6 +389,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="hybrid",
         help="hybrid (default): by meaning and by words (names, numbers, rare words); "
         "vector: by meaning alone",
+    )
+    p.add_argument(
+        "--diversity",
+        type=diversity_argument,
+        default=DEFAULT_DIVERSITY,
+        help="0-1: how much a memory's likeness to one already chosen costs it, so that "
+        f"the k say different things (default {DEFAULT_DIVERSITY}; 0: the ranking's order)",
     )
     p.set_defaults(func=cmd_recall)
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import psycopg
+from pgvector import Vector
 from pgvector.psycopg import register_vector
 
+from projections.diversity import DEFAULT_DIVERSITY, diversified_order
 from projections.grants import DEFAULT_TTL_SECONDS, GRANT_SETTING, GrantKey
 from projections.schema import LAYER_TABLES
 
@@ -150,13 +152,16 @@ RECALL_MIN_CANDIDATES = 20
 # Reciprocal-rank fusion's constant (Cormack et al. 2009): a memory's fused score is the sum
 # over the two rankings of 1 / (RRF_K + its rank there). 60 keeps the top of either list from
 # drowning the other, and needs no calibration between cosine and BM25 scales.
-LEXICAL_WEIGHT = 0.25
+LEXICAL_WEIGHT = 0.1
 """What a place in the words' order counts against one in the meaning's, unless the memory
 matches a number or code of the question (then 1: what an embedder blurs most). On the
 recall-quality corpus, whose questions paraphrase what was said, equal weights lost answers
-(answer in context @2,000: 0.65 against 0.73 for meaning alone; 0.72 at 0.5, at 48cda73).
-With the compact observations of e18b4f5, 0.25 answers as meaning alone does (0.807 each);
-0.1 did no better: the questions words win and lose are a handful either way."""
+(answer in context @2,000: 0.65 against 0.73 for meaning alone, at 48cda73). With recall's
+diversity (``projections.diversity``), on three corpus seeds, 0.1 found more evidence in the
+top five than 0.25 (0.69 / 0.69 / 0.67 against 0.67 / 0.66 / 0.65) and answered as much
+(0.83 / 0.81 / 0.81 against 0.82 / 0.79 / 0.82). Meaning alone did as well or a little better
+there, but would lose the names and codes that words find and such paraphrases never ask
+for (``docs/benchmarks.md``)."""
 RRF_K = 60
 # BM25's usual term-saturation and length-normalisation constants.
 BM25_K1 = 1.2
@@ -182,6 +187,7 @@ def recall(
     *,
     text: str | None = None,
     ranking: Ranking = "hybrid",
+    diversity: float = DEFAULT_DIVERSITY,
 ) -> list[Recalled]:
     """The user's memories for a question: its ``embedding`` and, for the ``hybrid`` ranking
     (the default), its ``text``.
@@ -201,27 +207,37 @@ def recall(
     Either way, current memories come first, then archived ones that still hold, then
     superseded or invalidated ones, so a stale fact never outranks its correction; archived,
     superseded and invalidated memories come back only with ``include_archived``.
+
+    Within each of these tiers the ``k`` are chosen by maximal marginal relevance among the
+    ranking's best candidates (:mod:`projections.diversity`): a memory that repeats one
+    already chosen gives its place to the next thing the question needs. ``diversity=0``
+    returns the ranking's order; ``score`` is the ranking's either way.
     """
     if ranking not in RANKINGS:
         raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}")
+    if not 0.0 <= diversity <= 1.0:
+        raise ValueError(
+            f"diversity must be between 0 (the ranking's order) and 1, not {diversity}"
+        )
     if ranking == "hybrid" and text is None:
         raise ValueError(
             "the hybrid ranking needs the question's words: pass text=..., or ranking='vector' "
             "to rank by the embedding alone"
         )
     register_vector(conn)
+    candidates = max(k * RECALL_CANDIDATES_PER_LAYER, RECALL_MIN_CANDIDATES)
     params = {
         "q": np.frombuffer(embedding, dtype="<f4"),
         "u": user_id,
-        "k": k,
-        "n": max(k * RECALL_CANDIDATES_PER_LAYER, RECALL_MIN_CANDIDATES),
+        "n": candidates,
+        "pool": candidates if diversity else k,
         "h": half_life_seconds,
         "r": access_reinforcement,
         "text": (text or "")[:QUESTION_CHARS],
     }
     sql = _HYBRID_SQL if ranking == "hybrid" else _VECTOR_SQL
     rows = conn.execute(sql[include_archived], params).fetchall()
-    found = [Recalled(*row) for row in rows]
+    found = _diverse(rows, k, diversity)
     lineage = _lineage_of(conn, user_id, [r.memory_id for r in found])
     return [
         replace(
@@ -231,6 +247,27 @@ def recall(
         )
         for r in found
     ]
+
+
+def _diverse(rows: list[tuple[Any, ...]], k: int, diversity: float) -> list[Recalled]:
+    """The first ``k`` of ``rows`` (ranked, tier by tier, each ending in its stale flag and
+    embedding), each tier taken in :func:`diversified_order`."""
+    tiers: dict[tuple[bool, bool], list[tuple[Any, ...]]] = {}
+    for row in rows:
+        tiers.setdefault((row[4], row[-2]), []).append(row)  # (current, stale)
+    found: list[Recalled] = []
+    for tier in tiers.values():  # in the rows' order: current, archived, stale
+        vectors = [_array(row[-1]) for row in tier]
+        order = diversified_order([row[5] for row in tier], vectors, k - len(found), diversity)
+        found.extend(Recalled(*tier[i][:-2]) for i in order)
+        if len(found) == k:
+            break
+    return found
+
+
+def _array(vector: Vector | np.ndarray | None) -> np.ndarray | None:
+    """An embedding as read (pgvector gives a ``Vector`` for the binary format)."""
+    return vector.to_numpy() if isinstance(vector, Vector) else vector
 
 
 _CURRENT = "status = 'active' AND invalid_at IS NULL"
@@ -253,15 +290,15 @@ def _vector_sql(include_archived: bool) -> str:
     only_current = "" if include_archived else f" AND {_CURRENT}"
     union = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, content, status, ({_CURRENT}) AS current, "
-        f"{_STALE} AS stale, 1 - (embedding <=> %(q)s) AS similarity, {_SALIENCE} AS salience "
-        f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
+        f"{_STALE} AS stale, 1 - (embedding <=> %(q)s) AS similarity, {_SALIENCE} AS salience, "
+        f"embedding FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
         f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
         for layer, table in LAYER_TABLES.items()
     )
     return (
         f"SELECT layer, memory_id, content, status, current, similarity, salience, "
-        f"similarity * (0.5 + 0.5 * salience) AS score, 0.0::float8 AS lexical "
-        f"FROM ({union}) AS found ORDER BY {_TIERS} LIMIT %(k)s"
+        f"similarity * (0.5 + 0.5 * salience) AS score, 0.0::float8 AS lexical, "
+        f"stale, embedding FROM ({union}) AS found ORDER BY {_TIERS} LIMIT %(pool)s"
     )
 
 
@@ -289,7 +326,7 @@ def _hybrid_sql(include_archived: bool) -> str:
     chosen = " UNION ALL ".join(
         f"SELECT f.layer, m.memory_id, m.content, m.status, ({_CURRENT}) AS current, "
         f"{_STALE} AS stale, COALESCE(1 - (m.embedding <=> %(q)s), 0) AS similarity, "
-        f"{_SALIENCE} AS salience, f.fused, f.lexical "
+        f"{_SALIENCE} AS salience, f.fused, f.lexical, m.embedding "
         f"FROM fused f JOIN {table} m ON m.user_id = %(u)s AND m.memory_id = f.memory_id "
         f"WHERE f.layer = '{layer}'"
         for layer, table in LAYER_TABLES.items()
@@ -349,9 +386,9 @@ def _hybrid_sql(include_archived: bool) -> str:
             GROUP BY layer, memory_id
         )
         SELECT layer, memory_id, content, status, current, similarity, salience,
-               fused * (0.5 + 0.5 * salience) AS score, lexical
+               fused * (0.5 + 0.5 * salience) AS score, lexical, stale, embedding
         FROM ({chosen}) AS found
-        ORDER BY {_TIERS} LIMIT %(k)s
+        ORDER BY {_TIERS} LIMIT %(pool)s
     """
 
 

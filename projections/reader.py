@@ -27,6 +27,7 @@ from types import TracebackType
 import psycopg
 
 from projections import queries
+from projections.diversity import DEFAULT_DIVERSITY
 from projections.grants import DEFAULT_TTL_SECONDS, GrantKey, load_grant_key
 from projections.queries import Link, NearMemory, Ranking, Recalled
 from streams.embedders.base import Embedder
@@ -97,15 +98,24 @@ class MemoryReader:
         k: int = 5,
         include_archived: bool = False,
         ranking: Ranking = "hybrid",
+        diversity: float = DEFAULT_DIVERSITY,
     ) -> list[Recalled]:
         """The user's memories for ``text`` (embedded with ``embedder``, the worker's): by
         default ranked by meaning and by words (``hybrid``), or by meaning alone (``vector``,
-        to measure what the words add), weighted by current salience; see
+        to measure what the words add), weighted by current salience, and chosen so that
+        they do not repeat each other (``diversity``, 0 for the ranking's order); see
         :func:`projections.queries.recall`."""
         [embedding] = embedder.embed([text])
         with self.as_user(user_id) as conn:
             return queries.recall(
-                conn, user_id, embedding, k, include_archived, text=text, ranking=ranking
+                conn,
+                user_id,
+                embedding,
+                k,
+                include_archived,
+                text=text,
+                ranking=ranking,
+                diversity=diversity,
             )
 
     def contradictions(self, user_id: str) -> list[Link]:

@@ -11,6 +11,8 @@ from bench.recall_quality import report
 from bench.recall_quality.embeddings import EmbeddingCache
 from bench.recall_quality.feed import STYLES
 from bench.recall_quality.run import RANKINGS, Options, run
+from memstream.cli import diversity_argument
+from projections.diversity import DEFAULT_DIVERSITY
 from streams.config.settings import Settings, SettingsError
 from streams.embedders.base import EmbedderUnavailable
 from streams.embedders.factory import embedder_for
@@ -70,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
         "what users get by default) or meaning alone (vector), to measure what words add",
     )
     parser.add_argument(
+        "--diversity",
+        type=diversity_argument,
+        default=DEFAULT_DIVERSITY,
+        help="MemoryReader.recall's diversity for the recall ranking (maximal marginal "
+        f"relevance; default {DEFAULT_DIVERSITY}, what users get; 0: the ranking's order)",
+    )
+    parser.add_argument(
         "--no-cache", action="store_true", help="embed every text anew (no embedding cache)"
     )
     parser.add_argument(
@@ -97,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rankings=rankings,
         server_url=settings.database_url if "recall" in rankings else None,
         recall_ranking=args.recall_ranking,
+        diversity=args.diversity,
     )
     cache = EmbeddingCache(None) if args.no_cache else EmbeddingCache.default(settings.cache_dir)
     embedder = embedder_for("minilm", threads=args.threads)

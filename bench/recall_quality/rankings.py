@@ -25,6 +25,8 @@ from psycopg import sql
 
 from bench.recall_quality.scoring import Ranked
 from bench.recall_quality.systems import System, row_batch
+from projections.diversity import DEFAULT_DIVERSITY
+from projections.queries import Ranking
 from projections.reader import MemoryReader
 from projections.schema import migrated_database
 from projections.writer import prepare_connection, write_batch
@@ -109,7 +111,8 @@ class RecallDatabase:
     system: str
     vectors: QuestionVectors  # every question's vector, by its text
     url: str = ""
-    ranking: str = "hybrid"  # MemoryReader.recall's: hybrid (meaning and words) or vector
+    ranking: Ranking = "hybrid"  # MemoryReader.recall's: hybrid (meaning and words) or vector
+    diversity: float = DEFAULT_DIVERSITY  # MemoryReader.recall's: 0 is the ranking's order
     _readers: list[MemoryReader] = field(default_factory=list)
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -133,7 +136,14 @@ class RecallDatabase:
             reader = self._local.reader = MemoryReader.connect(self.url)
             with self._lock:
                 self._readers.append(reader)
-        found = reader.recall(user_id, question, self.vectors, k=RECALL_K, ranking=self.ranking)
+        found = reader.recall(
+            user_id,
+            question,
+            self.vectors,
+            k=RECALL_K,
+            ranking=self.ranking,
+            diversity=self.diversity,
+        )
         return [Ranked(r.memory_id, r.content) for r in found]
 
     def drop(self) -> None:

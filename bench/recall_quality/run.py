@@ -38,6 +38,8 @@ from bench.recall_quality.scoring import (
     score_question,
 )
 from bench.recall_quality.systems import RAW, System, profile_system, raw_system
+from projections.diversity import DEFAULT_DIVERSITY
+from projections.queries import Ranking
 from streams.embedders.base import Embedder
 
 RANKINGS = ("cosine", "recall")
@@ -53,7 +55,8 @@ class Options:
     profiles: Sequence[str] = ()
     rankings: Sequence[str] = RANKINGS
     server_url: str | None = None  # PostgreSQL for the recall ranking
-    recall_ranking: str = "hybrid"  # MemoryReader.recall's ranking: hybrid or vector
+    recall_ranking: Ranking = "hybrid"  # MemoryReader.recall's ranking: hybrid or vector
+    diversity: float = DEFAULT_DIVERSITY  # MemoryReader.recall's (0: the ranking's order)
 
 
 @dataclass
@@ -126,6 +129,7 @@ def run(
                     evidence,
                     decoy_of,
                     options.recall_ranking,
+                    options.diversity,
                 )
             summary.setdefault("rankings", {})[ranking] = aggregate(scores)
             summary.setdefault("per_question", {})[ranking] = per_question(scores)
@@ -182,7 +186,10 @@ def _available_rankings(options: Options, outcome: Outcome) -> list[str]:
         progress.note(f"recall ranking not run: {outcome.recall_note}")
         rankings.remove("recall")
     else:
-        outcome.recall_note = f"MemoryReader.recall on PostgreSQL, ranking={options.recall_ranking}"
+        outcome.recall_note = (
+            f"MemoryReader.recall on PostgreSQL, ranking={options.recall_ranking}, "
+            f"diversity={options.diversity}"
+        )
     return rankings
 
 
@@ -194,11 +201,17 @@ def _recall_scores(
     question_vectors: dict[str, bytes],
     evidence: dict[str, dict[str, frozenset[str]]],
     decoy_of: dict[str, str],
-    ranking: str = "hybrid",
+    ranking: Ranking = "hybrid",
+    diversity: float = DEFAULT_DIVERSITY,
 ) -> list[QuestionScore]:
     by_text = {q.text: question_vectors[q.question_id] for q in corpus.questions}
     database = RecallDatabase(
-        server_url, run_id, system.name, QuestionVectors(by_text), ranking=ranking
+        server_url,
+        run_id,
+        system.name,
+        QuestionVectors(by_text),
+        ranking=ranking,
+        diversity=diversity,
     )
     try:
         progress.note(f"projecting {len(system.ledger)} ledger events into {database.dbname}")

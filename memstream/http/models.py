@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from projections.diversity import DEFAULT_DIVERSITY
 from streams.engine.validation import MAX_ID_CHARS, MAX_TIME_MS
 
 Layer = Literal["working", "episodic", "semantic", "procedural"]
@@ -124,6 +125,13 @@ class RecallRequest(Strict):
     k: int = Field(default=5, ge=1, le=100)
     ranking: Literal["hybrid", "vector"] = "hybrid"
     include_archived: bool = False
+    diversity: float = Field(
+        default=DEFAULT_DIVERSITY,
+        ge=0.0,
+        le=1.0,
+        description="How much a memory's likeness to one already chosen costs it (maximal "
+        "marginal relevance); 0 returns the ranking's order.",
+    )
 
 
 class RecalledMemory(BaseModel):

@@ -606,7 +606,8 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     )
     def recall(request: Request, user_id: UserId, body: RecallRequest) -> Recall:
         """The user's memories for a text, by meaning and words (``hybrid``) or by meaning
-        alone (``vector``), weighted by current salience, current memories first. The text
+        alone (``vector``), weighted by current salience, current memories first, chosen so
+        that they do not repeat each other (``diversity``). The text
         travels in the body: it may be longer than a query string should be."""
         authorize(_principal(request), "read", user_id)
         found = _read_as(
@@ -619,6 +620,7 @@ def _add_reads(app: FastAPI, services: Services) -> None:
                 k=body.k,
                 include_archived=body.include_archived,
                 ranking=body.ranking,
+                diversity=body.diversity,
             ),
         )
         return Recall(memories=[RecalledMemory(**vars(r)) for r in found])

@@ -493,6 +493,16 @@ def refusals() -> list[tuple[str, dict[str, Any], int, str]]:
             "embedding-dimension",
         ),
         (
+            "a recall diversity outside 0 to 1",
+            {
+                "method": "POST",
+                "url": f"/v1/users/{BOB}/recall",
+                "json": {"text": "tea", "diversity": 2},
+            },
+            422,
+            "invalid-request",
+        ),
+        (
             "an oversized query string",
             {"method": "GET", "url": f"/v1/users/{BOB}/sessions?pad={'q' * 8000}"},
             414,

@@ -211,6 +211,27 @@ def test_a_superseded_memory_ranks_below_its_correction_whatever_its_words(datab
     assert set(everything[2:]) == {"stale", "merged"}
 
 
+@pytest.mark.parametrize("ranking", ["hybrid", "vector"])
+def test_a_restated_fact_gives_its_place_to_the_next_thing_the_question_asks(database, ranking):
+    """Given one fact said three times and another fact the question also asks about, less
+    alike to it than the restatements, when recalled for two memories, then the two facts come
+    back; with diversity 0 the ranking's order gives the fact and its restatement."""
+    for memory_id, content in (
+        ("standup", "Priya's standup is at 9:30 in room Tarn"),
+        ("again", "Priya's standup is at 9:30 in room Tarn again"),
+        ("today", "Priya's standup is at 9:30 in room Tarn today"),
+        ("dog", "Priya walks her dog Biscuit before standup"),
+    ):
+        _put(database, ASKER, memory_id, content)
+    question = "when is Priya's standup and who is Biscuit"
+
+    diverse = _recall(database, ASKER, question, k=2, ranking=ranking)
+    ranked = _recall(database, ASKER, question, k=2, ranking=ranking, diversity=0.0)
+
+    assert diverse[0] in {"standup", "again", "today"} and diverse[1] == "dog"
+    assert "dog" not in ranked
+
+
 def test_archived_memories_come_back_only_with_include_archived(database):
     _put(database, ASKER, "archived", "the locker combination is 4417", status="archived")
     _put(database, ASKER, "current", "the gym opens at six")
