@@ -507,6 +507,10 @@ def _bounded(text: str, limit: int) -> list[str]:
 
 
 TOPIC_COUNT = 4
+TOPIC_MIN_MENTIONS = 2
+"""A session's topic is a word said in at least two of its sentences: a word said once names
+no topic, and ranking those (all tied) listed the alphabet's first ("bathroom, birds,
+birthday, bought")."""
 TIME_WORDS = frozenset(
     {"lately", "recently", "earlier", "later", "ago", "last", "next", "week", "weeks", "month"}
     | {"months", "year", "years", "day", "days", "weekend", "yesterday", "tomorrow", "tonight"}
@@ -550,7 +554,8 @@ def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
             for word in dict.fromkeys(content_words(sentence, names)):
                 if _topical(word):
                     counts[word] = counts.get(word, 0) + 1
-    topics = tuple(sorted(counts, key=lambda w: (-counts[w], w))[:TOPIC_COUNT])
+    repeated = [word for word in counts if counts[word] >= TOPIC_MIN_MENTIONS]
+    topics = tuple(sorted(repeated, key=lambda w: -counts[w])[:TOPIC_COUNT])  # stable: first said
     first, last = day_stamp(turns[0].at), day_stamp(turns[-1].at)
     when = first if first == last else f"{first} to {last}"
     who = " and ".join(people) if len(people) <= 2 else ", ".join(people)

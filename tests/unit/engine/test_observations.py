@@ -481,6 +481,25 @@ def test_a_digest_names_topics_not_times_numbers_or_common_verbs() -> None:
     assert not set(digest.topics) & {"went", "week", "last", "three", "earlier", "back", "lunch"}
 
 
+def test_a_digest_topic_is_said_twice_and_equal_counts_keep_the_order_said() -> None:
+    """Words said once name no topic (ranked among themselves they were the alphabet's first:
+    "bathroom, birds, birthday"); repeated words tied on their count come in the order said."""
+    turns = [
+        turn(0, "Caroline", "the zucchini in the garden are huge, the birds love them"),
+        turn(1, "Melanie", "we grow zucchini too. my bathroom tap broke"),
+        turn(2, "Caroline", "i made zucchini soup for the garden party"),
+    ]
+    digest = write_digest(turns)
+    assert digest.topics == ("zucchini", "garden")
+    assert digest.content.startswith("2023-05-08, Caroline and Melanie: zucchini, garden.")
+
+
+def test_a_session_with_no_repeated_word_is_dated_without_topics() -> None:
+    digest = write_digest([turn(0, "Caroline", "my bathroom tap broke, birds everywhere")])
+    assert digest.topics == ()
+    assert digest.content == "2023-05-08, Caroline."
+
+
 # --- passing states expire; a restated statement merges ---------------------------------------
 
 DAY_MS = 86_400_000
