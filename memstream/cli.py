@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from projections.diversity import DEFAULT_DIVERSITY
+from projections.recall_order import DEFAULT_DIVERSITY
 from streams.config.settings import Settings, SettingsError
 from streams.runtime.native_threads import single_threaded_blas
 
@@ -317,7 +317,7 @@ def diversity_argument(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not between 0 and 1: give e.g. {DEFAULT_DIVERSITY} (the default), "
-            "or 0 for the ranking's order"
+            "or 0 to keep alike memories in the ranking's order"
         )
     return value
 
@@ -395,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=diversity_argument,
         default=DEFAULT_DIVERSITY,
         help="0-1: how much a memory's likeness to one already chosen costs it, so that "
-        f"the k say different things (default {DEFAULT_DIVERSITY}; 0: the ranking's order)",
+        f"the k say different things (default {DEFAULT_DIVERSITY}; 0: none)",
     )
     p.set_defaults(func=cmd_recall)
 

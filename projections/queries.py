@@ -18,9 +18,10 @@ import psycopg
 from pgvector import Vector
 from pgvector.psycopg import register_vector
 
-from projections.diversity import DEFAULT_DIVERSITY, diversified_order
 from projections.grants import DEFAULT_TTL_SECONDS, GRANT_SETTING, GrantKey
+from projections.recall_order import DEFAULT_DIVERSITY, Candidate, recall_order
 from projections.schema import LAYER_TABLES
+from streams.engine.text.changes import states_a_change
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ LEXICAL_WEIGHT = 0.1
 matches a number or code of the question (then 1: what an embedder blurs most). On the
 recall-quality corpus, whose questions paraphrase what was said, equal weights lost answers
 (answer in context @2,000: 0.65 against 0.73 for meaning alone, at 48cda73). With recall's
-diversity (``projections.diversity``), on three corpus seeds, 0.1 found more evidence in the
+diversity (``projections.recall_order``), on three corpus seeds, 0.1 found more evidence in the
 top five than 0.25 (0.69 / 0.69 / 0.67 against 0.67 / 0.66 / 0.65) and answered as much
 (0.83 / 0.81 / 0.81 against 0.82 / 0.79 / 0.82). Meaning alone did as well or a little better
 there, but would lose the names and codes that words find and such paraphrases never ask
@@ -208,17 +209,17 @@ def recall(
     superseded or invalidated ones, so a stale fact never outranks its correction; archived,
     superseded and invalidated memories come back only with ``include_archived``.
 
-    Within each of these tiers the ``k`` are chosen by maximal marginal relevance among the
-    ranking's best candidates (:mod:`projections.diversity`): a memory that repeats one
-    already chosen gives its place to the next thing the question needs. ``diversity=0``
-    returns the ranking's order; ``score`` is the ranking's either way.
+    Within each of these tiers the ``k`` are ordered among the ranking's best candidates by
+    :mod:`projections.recall_order`: a newer statement of the same speaker that says something
+    changed ("standup moved to 9:15") goes before the older, alike one it likely changes, which
+    the judge did not read as contradicting; then, by maximal marginal relevance, a memory
+    that repeats one already chosen gives its place to the next thing the question needs
+    (``diversity=0``: no such trade). ``score`` is the ranking's either way.
     """
     if ranking not in RANKINGS:
         raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, not {ranking!r}")
     if not 0.0 <= diversity <= 1.0:
-        raise ValueError(
-            f"diversity must be between 0 (the ranking's order) and 1, not {diversity}"
-        )
+        raise ValueError(f"diversity must be between 0 (no diversification) and 1, not {diversity}")
     if ranking == "hybrid" and text is None:
         raise ValueError(
             "the hybrid ranking needs the question's words: pass text=..., or ranking='vector' "
@@ -230,14 +231,14 @@ def recall(
         "q": np.frombuffer(embedding, dtype="<f4"),
         "u": user_id,
         "n": candidates,
-        "pool": candidates if diversity else k,
+        "pool": candidates,
         "h": half_life_seconds,
         "r": access_reinforcement,
         "text": (text or "")[:QUESTION_CHARS],
     }
     sql = _HYBRID_SQL if ranking == "hybrid" else _VECTOR_SQL
     rows = conn.execute(sql[include_archived], params).fetchall()
-    found = _diverse(rows, k, diversity)
+    found = _in_recall_order(rows, k, diversity)
     lineage = _lineage_of(conn, user_id, [r.memory_id for r in found])
     return [
         replace(
@@ -249,17 +250,26 @@ def recall(
     ]
 
 
-def _diverse(rows: list[tuple[Any, ...]], k: int, diversity: float) -> list[Recalled]:
-    """The first ``k`` of ``rows`` (ranked, tier by tier, each ending in its stale flag and
-    embedding), each tier taken in :func:`diversified_order`."""
+def _in_recall_order(rows: list[tuple[Any, ...]], k: int, diversity: float) -> list[Recalled]:
+    """The first ``k`` of ``rows`` (ranked, tier by tier, each ending in its speaker, the time
+    it was stated, its stale flag and its embedding), each tier in :func:`recall_order`."""
     tiers: dict[tuple[bool, bool], list[tuple[Any, ...]]] = {}
     for row in rows:
         tiers.setdefault((row[4], row[-2]), []).append(row)  # (current, stale)
     found: list[Recalled] = []
     for tier in tiers.values():  # in the rows' order: current, archived, stale
-        vectors = [_array(row[-1]) for row in tier]
-        order = diversified_order([row[5] for row in tier], vectors, k - len(found), diversity)
-        found.extend(Recalled(*tier[i][:-2]) for i in order)
+        candidates = [
+            Candidate(
+                similarity=row[5],
+                vector=_array(row[-1]),
+                speaker=row[-4],
+                stated_at=row[-3] or 0.0,
+                states_change=states_a_change(row[2]),
+            )
+            for row in tier
+        ]
+        order = recall_order(candidates, k - len(found), diversity)
+        found.extend(Recalled(*tier[i][:-4]) for i in order)
         if len(found) == k:
             break
     return found
@@ -277,6 +287,10 @@ _SALIENCE = (
     "memstream_salience(importance, access_count, COALESCE(last_accessed, created_at), "
     "now(), %(h)s, %(r)s)"
 )
+# Who said a memory and when, for recall's order (projections.recall_order): the speaker, or
+# without one who created it; when it became true, or without that when it was written.
+_SAID_BY = "COALESCE(speaker, created_by) AS speaker"
+_SAID_AT = "extract(epoch FROM COALESCE(valid_at, created_at))::float8 AS stated_at"
 # The tiers every ranking keeps: current, then archived but still true, then stale.
 _TIERS = "current DESC, stale, score DESC, memory_id"
 # A lexeme quoted as tsquery input (backslashes and single quotes escaped), so that the cast
@@ -291,14 +305,16 @@ def _vector_sql(include_archived: bool) -> str:
     union = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, content, status, ({_CURRENT}) AS current, "
         f"{_STALE} AS stale, 1 - (embedding <=> %(q)s) AS similarity, {_SALIENCE} AS salience, "
-        f"embedding FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
+        f"{_SAID_BY}, {_SAID_AT}, embedding FROM {table} "
+        f"WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
         f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
         for layer, table in LAYER_TABLES.items()
     )
     return (
         f"SELECT layer, memory_id, content, status, current, similarity, salience, "
         f"similarity * (0.5 + 0.5 * salience) AS score, 0.0::float8 AS lexical, "
-        f"stale, embedding FROM ({union}) AS found ORDER BY {_TIERS} LIMIT %(pool)s"
+        f"speaker, stated_at, stale, embedding FROM ({union}) AS found ORDER BY {_TIERS} "
+        f"LIMIT %(pool)s"
     )
 
 
@@ -326,7 +342,7 @@ def _hybrid_sql(include_archived: bool) -> str:
     chosen = " UNION ALL ".join(
         f"SELECT f.layer, m.memory_id, m.content, m.status, ({_CURRENT}) AS current, "
         f"{_STALE} AS stale, COALESCE(1 - (m.embedding <=> %(q)s), 0) AS similarity, "
-        f"{_SALIENCE} AS salience, f.fused, f.lexical, m.embedding "
+        f"{_SALIENCE} AS salience, f.fused, f.lexical, {_SAID_BY}, {_SAID_AT}, m.embedding "
         f"FROM fused f JOIN {table} m ON m.user_id = %(u)s AND m.memory_id = f.memory_id "
         f"WHERE f.layer = '{layer}'"
         for layer, table in LAYER_TABLES.items()
@@ -386,7 +402,8 @@ def _hybrid_sql(include_archived: bool) -> str:
             GROUP BY layer, memory_id
         )
         SELECT layer, memory_id, content, status, current, similarity, salience,
-               fused * (0.5 + 0.5 * salience) AS score, lexical, stale, embedding
+               fused * (0.5 + 0.5 * salience) AS score, lexical, speaker, stated_at, stale,
+               embedding
         FROM ({chosen}) AS found
         ORDER BY {_TIERS} LIMIT %(pool)s
     """

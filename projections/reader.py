@@ -27,9 +27,9 @@ from types import TracebackType
 import psycopg
 
 from projections import queries
-from projections.diversity import DEFAULT_DIVERSITY
 from projections.grants import DEFAULT_TTL_SECONDS, GrantKey, load_grant_key
 from projections.queries import Link, NearMemory, Ranking, Recalled
+from projections.recall_order import DEFAULT_DIVERSITY
 from streams.embedders.base import Embedder
 
 
@@ -103,7 +103,7 @@ class MemoryReader:
         """The user's memories for ``text`` (embedded with ``embedder``, the worker's): by
         default ranked by meaning and by words (``hybrid``), or by meaning alone (``vector``,
         to measure what the words add), weighted by current salience, and chosen so that
-        they do not repeat each other (``diversity``, 0 for the ranking's order); see
+        they do not repeat each other (``diversity``, 0 for none); see
         :func:`projections.queries.recall`."""
         [embedding] = embedder.embed([text])
         with self.as_user(user_id) as conn:

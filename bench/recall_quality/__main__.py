@@ -12,7 +12,7 @@ from bench.recall_quality.embeddings import EmbeddingCache
 from bench.recall_quality.feed import STYLES
 from bench.recall_quality.run import RANKINGS, Options, run
 from memstream.cli import diversity_argument
-from projections.diversity import DEFAULT_DIVERSITY
+from projections.recall_order import DEFAULT_DIVERSITY
 from streams.config.settings import Settings, SettingsError
 from streams.embedders.base import EmbedderUnavailable
 from streams.embedders.factory import embedder_for
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=diversity_argument,
         default=DEFAULT_DIVERSITY,
         help="MemoryReader.recall's diversity for the recall ranking (maximal marginal "
-        f"relevance; default {DEFAULT_DIVERSITY}, what users get; 0: the ranking's order)",
+        f"relevance; default {DEFAULT_DIVERSITY}, what users get; 0: none)",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="embed every text anew (no embedding cache)"

@@ -25,9 +25,9 @@ from psycopg import sql
 
 from bench.recall_quality.scoring import Ranked
 from bench.recall_quality.systems import System, row_batch
-from projections.diversity import DEFAULT_DIVERSITY
 from projections.queries import Ranking
 from projections.reader import MemoryReader
+from projections.recall_order import DEFAULT_DIVERSITY
 from projections.schema import migrated_database
 from projections.writer import prepare_connection, write_batch
 from streams.engine import ledger
@@ -112,7 +112,7 @@ class RecallDatabase:
     vectors: QuestionVectors  # every question's vector, by its text
     url: str = ""
     ranking: Ranking = "hybrid"  # MemoryReader.recall's: hybrid (meaning and words) or vector
-    diversity: float = DEFAULT_DIVERSITY  # MemoryReader.recall's: 0 is the ranking's order
+    diversity: float = DEFAULT_DIVERSITY  # MemoryReader.recall's: 0 is none
     _readers: list[MemoryReader] = field(default_factory=list)
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)

@@ -38,8 +38,8 @@ from bench.recall_quality.scoring import (
     score_question,
 )
 from bench.recall_quality.systems import RAW, System, profile_system, raw_system
-from projections.diversity import DEFAULT_DIVERSITY
 from projections.queries import Ranking
+from projections.recall_order import DEFAULT_DIVERSITY
 from streams.embedders.base import Embedder
 
 RANKINGS = ("cosine", "recall")
@@ -56,7 +56,7 @@ class Options:
     rankings: Sequence[str] = RANKINGS
     server_url: str | None = None  # PostgreSQL for the recall ranking
     recall_ranking: Ranking = "hybrid"  # MemoryReader.recall's ranking: hybrid or vector
-    diversity: float = DEFAULT_DIVERSITY  # MemoryReader.recall's (0: the ranking's order)
+    diversity: float = DEFAULT_DIVERSITY  # MemoryReader.recall's (0: none)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from projections.diversity import DEFAULT_DIVERSITY
+from projections.recall_order import DEFAULT_DIVERSITY
 from streams.engine.validation import MAX_ID_CHARS, MAX_TIME_MS
 
 Layer = Literal["working", "episodic", "semantic", "procedural"]
@@ -130,7 +130,7 @@ class RecallRequest(Strict):
         ge=0.0,
         le=1.0,
         description="How much a memory's likeness to one already chosen costs it (maximal "
-        "marginal relevance); 0 returns the ranking's order.",
+        "marginal relevance); 0 keeps alike memories in the ranking's order.",
     )
 
 

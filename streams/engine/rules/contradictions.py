@@ -4,22 +4,16 @@ invalidating the older, never deleting it (docs/consolidation.md, "contradiction
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory, claim_of
 from streams.engine.similarity import similarity_rows
+from streams.engine.text.changes import states_a_change
 from streams.engine.user_state import pair_key
 
 UPDATE_MIN_SIMILARITY = 0.4
-_STATED_UPDATE = re.compile(
-    r"\b(?:now|anymore|no longer|moved|switched|slipped|pushed back|took over|changed|"
-    r"update|correction|actually|these days|as of|starting)\b",
-    re.IGNORECASE,
-)
 
 
 def detect_contradictions(cycle: CycleContext) -> None:
@@ -54,7 +48,7 @@ def detect_contradictions(cycle: CycleContext) -> None:
         candidates.update(
             j for j in paired.get(first.memory_id, ()) if similarity_row[j] < rule.max_similarity
         )
-        if first.speaker is not None and _STATED_UPDATE.search(claim_of(first)):
+        if first.speaker is not None and states_a_change(claim_of(first)):
             # "the launch slipped to April 24th" says less like "our launch is set for March
             # 31st" than the band asks: an update the speaker states is also judged against
             # what the same speaker said that is loosely alike
