@@ -40,21 +40,20 @@ if TYPE_CHECKING:
     import numpy as np
 
 DEFAULT_DIVERSITY = 0.2
-"""How much a memory's likeness to one already chosen costs it against its relevance. 0.15–0.25
-answered alike on the recall-quality corpus (``docs/benchmarks.md``); past 0.3 memories that
-are relevant because they are alike (a fact and the question it answers) start to push each
-other out."""
+"""How much a memory's likeness to one already chosen costs it against its relevance. 0.1–0.3
+answered alike on the recall-quality corpus (``docs/benchmarks.md``); at 0.4 memories that are
+relevant because they are alike (one day's facts about one thing) pushed each other out."""
 CHANGE_MIN_SIMILARITY = 0.6
 """How alike (cosine of the embeddings, day and speaker included) a stated change must be to an
-older statement to go before it. On the recall-quality corpus a correction and what it corrects
-were 0.61–0.90 alike when the judge missed them; at 0.7 a third of those stayed behind."""
-
+older statement to go before it. In the recall-quality corpus's update questions whose stale
+value came first, the correction and what it corrects were 0.61–0.90 alike; at 0.7 half of
+them would have stayed behind."""
 CHANGE_RELEVANCE_GAP = 0.05
 """How much less similar to the question a stated change may be than the statement it goes
-before. Without this bound every "now" of a speaker went before her older, alike statements,
-answers at 2,000 characters rose (0.83 and 0.84 on corpus seeds 7 and 8) but the evidence in the
-top five fell from 0.69 to 0.57; within 0.05 it stays (0.70 and 0.72) and the stale value still
-comes first less often (0.45 and 0.40 of the update questions, from 0.47 and 0.57)."""
+before. Without this bound every "now" of a speaker went before her older, alike statements:
+on corpus seeds 7 and 8 answers at 2,000 characters rose (0.83, 0.84) but the evidence in the
+top five fell to 0.57 and 0.59 (0.69 before). Within 0.05 it stays (0.70, 0.72), and the stale
+value still comes first less often (0.45 and 0.40 of the update questions, from 0.47, 0.57)."""
 
 
 @dataclass(frozen=True, slots=True)
