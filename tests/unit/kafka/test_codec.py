@@ -21,6 +21,7 @@ from streams.engine.model import (
     LAYERS,
     ConsolidationRequested,
     ForgetRequested,
+    InputPayload,
     Memory,
     MemoryAccessed,
     MemoryEvent,
@@ -75,10 +76,10 @@ def a_memory(memory_id: str = "m-1", **changes: object) -> Memory:
     return base.evolve(**changes)
 
 
-def an_event(payload: object, n: int = 1) -> MemoryEvent:
+def an_event(payload: InputPayload, n: int = 1) -> MemoryEvent:
     return MemoryEvent(
         event_id=event_id(n), user_id=USER, occurred_at=T0, payload=payload, source="chat-api"
-    )  # type: ignore[arg-type]
+    )
 
 
 def a_ledger_event(payload: object) -> ledger.ConsolidationEvent:
@@ -173,7 +174,7 @@ LEDGER_PAYLOADS = {
 
 
 @pytest.mark.parametrize("payload", INPUT_PAYLOADS.values(), ids=INPUT_PAYLOADS.keys())
-def test_every_input_payload_round_trips_through_encode_and_decode(payload: object) -> None:
+def test_every_input_payload_round_trips_through_encode_and_decode(payload: InputPayload) -> None:
     event = an_event(payload)
 
     decoded = codec.decode_event(codec.encode_event(event))
@@ -385,7 +386,7 @@ def test_a_384_dimension_embedding_is_1536_bytes() -> None:
 
 # --- property: arbitrary memories round-trip -------------------------------------------------
 
-TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40)
 UNIT = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 MILLIS = st.one_of(st.none(), st.integers(min_value=-(2**63), max_value=2**63 - 1))
 
