@@ -181,6 +181,12 @@ _INVERTING = frozenset(
     | {"must", "am", "are", "is", "was", "were", "have", "has", "had"}
 )
 _AFTER_NAMED = {"my": "their", "mine": "theirs", "me": "them", "myself": "themselves"}
+_PRESENT_IN_ED = frozenset(
+    {"need", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "embed"}
+)
+"""Present-tense verbs that end like a past one: "I need" is "Samuel needs"."""
+_BY_ONESELF = re.compile(r"\bby\s+(?:myself|yourself|ourselves)\b", re.IGNORECASE)
+""""by myself" is "alone": the name in its place ("we did it by Evan") says someone else did."""
 _INVERTED_AGREEMENT = {"do": "does", "have": "has", "are": "is", "am": "is", "were": "was"}
 _CLAUSE_STARTS = frozenset({"and", "but", "so", "if", "because", "when", "that", "while", "as"})
 
@@ -211,6 +217,8 @@ def third_person(
         )
     if you is None:
         you = "the agent" if me == "the user" else "the user"
+    if "sel" in sentence:
+        sentence = _BY_ONESELF.sub("alone", sentence)
     parts = _PIECES.split(sentence)
     out = list(parts)
     named = False  # once the speaker is named, "my" and "me" become "their" and "them"
@@ -333,7 +341,7 @@ def _agree(parts: list[str], out: list[str], i: int, *, verbs: bool) -> None:
             verbs
             and parts[j].islower()
             and low not in _KEEP_VERB
-            and not low.endswith(("ed", "ing", "'s"))
+            and (low in _PRESENT_IN_ED or not low.endswith(("ed", "ing", "'s")))
             and "'" not in low
         ):
             out[j] = third_person_verb(parts[j])

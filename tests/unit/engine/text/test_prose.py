@@ -42,3 +42,21 @@ def test_pronouns_name_the_parties_and_other_words_stay_as_written(
     sentence: str, speaker: str, expected: str
 ) -> None:
     assert third_person(sentence, speaker) == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I need a new laptop", "Samuel needs a new laptop"),
+        ("I really need a break", "Samuel really needs a break"),
+        ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
+        ("I agreed to it", "Samuel agreed to it"),  # a past tense in -eed stays
+        ("I renamed the repo", "Samuel renamed the repo"),
+        ("we did it all by myself", "we did it all alone"),
+        ("Did you build it by yourself?", "Did Evan build it alone?"),
+    ],
+)
+def test_a_verb_ending_in_ed_agrees_when_present_and_by_myself_is_alone(
+    sentence: str, expected: str
+) -> None:
+    assert third_person(sentence, "Samuel", me="Samuel", you="Evan") == expected
