@@ -18,13 +18,13 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.ingest import derived_from
-from streams.engine.model import CLAIM, LAYERS, Memory
+from streams.engine.model import LAYERS, Memory, claim_of
+from streams.engine.rules.observations import OBSERVATION
 from streams.engine.salience import current_salience
 from streams.engine.similarity import similarity_rows
 from streams.engine.text.budget import UNION_BYTES, listed_bytes
 from streams.engine.user_state import MemoryRecord, pair_key
 
-OBSERVATION = "observation"
 RESTATED_MIN_SIMILARITY = 0.8
 """Observations of one speaker with equal words merge from this similarity (their days
 differ, so their vectors do a little)."""
@@ -122,8 +122,7 @@ def _restated(a: Memory, b: Memory) -> bool:
 
 
 def _words(memory: Memory) -> str:
-    claim = memory.metadata.get(CLAIM) or memory.content
-    return _LABEL.sub("", claim).casefold().strip(" .!")
+    return _LABEL.sub("", claim_of(memory)).casefold().strip(" .!")
 
 
 def _derived_one_from_the_other(a: Memory, b: Memory) -> bool:

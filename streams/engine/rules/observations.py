@@ -25,6 +25,7 @@ from streams.engine.text.observation import Turn, name_prefix, write_observation
 from streams.engine.user_state import OBSERVED_REASON, MemoryRecord, SessionWindow
 
 PASSED_REASON = "passed"  # the archive reason of a passing state whose period is over
+OBSERVATION = "observation"  # an observation's kind (the duplicates rule reads it)
 
 CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
 
@@ -51,7 +52,7 @@ def observe_session(
             observation_id,
             observation.content,
             "semantic",
-            "observation",
+            OBSERVATION,
             subtype="statement",
             tags=("observation",),
             importance=max(m.importance for m in sources),
