@@ -140,7 +140,7 @@ class Recalled:
     current: bool  # active and not invalidated
     similarity: float  # cosine to the question; 0 for a memory without an embedding
     salience: float
-    score: float  # what it was ranked by, within its tier (current, archived, stale)
+    score: float  # the ranking's score, within its tier; the order is recall_order's
     lexical: float = 0.0  # its words' BM25 score for the question (hybrid ranking; else 0)
     derived_from: tuple[str, ...] = ()  # the memories it was made from (its sources)
     summarized_into: tuple[str, ...] = ()  # the narratives/summaries that carry it now
