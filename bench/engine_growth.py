@@ -20,8 +20,9 @@ import time
 
 from bench.workload import encoded_records, written_events
 from streams.config.settings import Settings, SettingsError
-from streams.ingest_processor import IngestProcessor, Input, engine_config, partition_for
+from streams.ingest_processor import IngestProcessor, Input, partition_for
 from streams.runtime.collector import tune_collector
+from streams.worker_engine import engine_config
 
 USERS = 50
 PARTITIONS = 6  # a worker process's share of the bench's 12 partitions, with two processes

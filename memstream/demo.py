@@ -39,9 +39,8 @@ from streams.engine.model import (
     MemoryWritten,
     SessionEnded,
 )
-from streams.engine.oracle import replay
-from streams.engine.validation import Limits
 from streams.kafka import codec
+from streams.worker_engine import replay_as_worker
 
 DEMO_NAMESPACE = uuid.UUID("0b8f0c3e-6d65-4d6f-8000-64656d6f0001")
 DEMO_START = 1_793_000_000_000  # fixed event time of the sample (2026-10-26)
@@ -165,22 +164,26 @@ def bad_records(dim: int) -> list[tuple[str, bytes, bytes]]:
 
 
 class ProgressBar:
-    """One self-rewriting line on a terminal; a line per step otherwise (CI logs)."""
+    """One self-rewriting line on a terminal; elsewhere (CI logs, a pipe) a line each time
+    another quarter is done, so a log shows the work advancing without a line per poll."""
 
     def __init__(self, total: int, label: str) -> None:
-        self.total, self.label, self.last = max(total, 1), label, -1
+        self.total, self.label = max(total, 1), label
+        self.last_percent = self.last_quarter = -1
         self.tty = sys.stdout.isatty()
 
     def show(self, done: int) -> None:
         percent = min(100, done * 100 // self.total)
-        if percent == self.last:
+        if percent == self.last_percent:
             return
-        self.last = percent
+        self.last_percent = percent
         filled = percent * 30 // 100
         line = f"  [{'#' * filled}{'.' * (30 - filled)}] {done}/{self.total} {self.label}"
         if self.tty:
             print(f"\r{line}", end="", flush=True)
-        elif percent % 25 == 0:
+        elif percent // 25 != self.last_quarter:
+            # a poll rarely lands on an exact quarter: print on crossing one
+            self.last_quarter = percent // 25
             print(line, flush=True)
 
     def finish(self) -> None:
@@ -202,7 +205,8 @@ def run_demo(settings: Settings, users: int = 5) -> int:
         projector_metrics_port=pick_port(None)[0],
     )
     events = sample_events(users, settings.embedding_dim)
-    oracle = replay(events, Limits(settings.embedding_dim, settings.max_content_bytes))
+    # the worker's own engine (policy, limits, embedder): what it will decide, exactly
+    oracle = replay_as_worker(events, settings)
     expected = {d.event_id for d in oracle.decisions}
     log_dir = settings.state_dir / "logs"
     processes = [

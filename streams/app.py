@@ -57,10 +57,9 @@ from faust.types import TP
 
 from streams import worker_metrics
 from streams.config.settings import Settings
-from streams.embedders.factory import embedder_for
 from streams.engine.rules.due import next_due_at
 from streams.engine.user_state import InMemoryUserState
-from streams.ingest_processor import IngestProcessor, Input, engine_config
+from streams.ingest_processor import IngestProcessor, Input
 from streams.kafka.deadletter import source_headers
 from streams.kafka.faust_app import faust_app, raw_topic
 from streams.kafka.output_batch import OutputBatch, PartitionBatch
@@ -72,6 +71,7 @@ from streams.state.hot_users import UserStates
 from streams.state.restore import ensure_state_topic, load_user, state_topic
 from streams.state.store import LocalStateStore, StateCheckpoints
 from streams.ticks import TickPublisher
+from streams.worker_engine import engine_config, worker_embedder
 
 log = logging.getLogger("memstream.worker")
 CHECKPOINT_INTERVAL_SECONDS = 1.0  # local state checkpoints, right after a commit
@@ -99,7 +99,8 @@ def build_app(settings: Settings) -> Worker:
         app, settings.events_topic, after_commit=after_commit, on_lost=stop_without_committing
     )
     events = raw_topic(app, settings.events_topic, settings)
-    config = engine_config(settings)
+    embedder = worker_embedder(settings)
+    config = engine_config(settings, embedder)
 
     def due_of(state: InMemoryUserState) -> int | None:
         return next_due_at(state, config.policy)
@@ -115,7 +116,7 @@ def build_app(settings: Settings) -> Worker:
         states,
         partitions=settings.partitions,
         dedupe_window_seconds=settings.dedupe_window_seconds,
-        embedder=embedder_for(settings.embedder.lower(), settings.embedding_dim),
+        embedder=embedder,
     )
     rebuilds = PartitionRebuilds(settings, states, store, new_states)
 

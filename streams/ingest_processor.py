@@ -13,23 +13,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple
 
 from aiokafka.partitioner import murmur2
 
-from streams.config.settings import Settings
 from streams.embedders.base import Embedder
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.model import MemoryEvent, MemoryWritten
-from streams.engine.policy import builtin_profile, load_policy
 from streams.engine.step import EngineConfig, step
 from streams.engine.user_state import MemoryRecord
 from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
 from streams.kafka import codec
 from streams.kafka.deadletter import Headers, letter_headers
-from streams.llm import ChatClient, LLMJudge, LLMPatternWriter, LLMSettings
 from streams.state.changelog import (
     Entry,
     before_input,
@@ -38,6 +34,7 @@ from streams.state.changelog import (
     expired_entries,
 )
 from streams.state.hot_users import UserStates
+from streams.worker_engine import missing_embeddings, with_embedding
 
 JSON_GROWTH = 6  # the most a byte of text grows in JSON: a control character as \u00XX
 
@@ -81,12 +78,6 @@ class Input(NamedTuple):
     partition: int = 0  # the input partition, which owns the user's state
 
 
-def _with_embedding(event: MemoryEvent, vector: bytes) -> MemoryEvent:
-    assert isinstance(event.payload, MemoryWritten)
-    memory = event.payload.memory.evolve(embedding=vector)
-    return event.with_written(memory)
-
-
 @lru_cache(maxsize=65536)
 def partition_for(key: bytes, partitions: int) -> int:
     """Kafka's default partitioner for keyed records (Java client, aiokafka, librdkafka's
@@ -119,6 +110,7 @@ class IngestProcessor:
         self.config = config if isinstance(config, EngineConfig) else EngineConfig(limits=config)
         if embedder is not None and self.config.embed is None:
             # what cycles write is embedded like what services write: recall reads one space
+            # (streams.worker_engine.engine_config does the same for the worker and oracles)
             self.config = dataclasses.replace(self.config, embed=embedder.embed)
         self.states = states if states is not None else UserStates()
         self.registry = registry or codec.default_registry()
@@ -136,16 +128,17 @@ class IngestProcessor:
         embedded in one call for the whole batch (a model embeds a batch of 32 several times
         faster than 32 single sentences), then each input is processed in turn."""
         decoded = [self._decode(i) for i in inputs]
-        vectors = self._embed_all([d for d in decoded if isinstance(d, MemoryEvent)])
+        events = [d for d in decoded if isinstance(d, MemoryEvent)]
+        # what the ledger records, so nothing downstream (cycles, projector, recall)
+        # recomputes it (docs/consolidation.md, 'Similarity and embeddings'); invalid content
+        # is left to validation to reject
+        vectors = iter(missing_embeddings(events, self.embedder))
         emissions = []
         for item, event in zip(inputs, decoded, strict=True):
             if isinstance(event, Emission):
                 emissions.append(event)
                 continue
-            vector = vectors.get(event.event_id)
-            if vector is not None:
-                event = _with_embedding(event, vector)
-            emissions.append(self._step(item, event))
+            emissions.append(self._step(item, with_embedding(event, next(vectors))))
         return emissions
 
     def _decode(self, item: Input) -> MemoryEvent | Emission:
@@ -191,24 +184,6 @@ class IngestProcessor:
         added = 0 if memory.embedding is not None else 6 * self.config.limits.embedding_dim
         stored = len(encode_memory_record(MemoryRecord(memory, 1, False))) + added
         return stored if stored > MAX_EVENT_BYTES else None
-
-    def _embed_all(self, events: Sequence[MemoryEvent]) -> dict[str, bytes]:
-        """Event id → the embedding its written memory lacks, so the ledger records it and
-        nothing downstream (cycles, projector, recall) recomputes it (docs/consolidation.md,
-        'Similarity and embeddings'). Invalid content is left to validation to reject."""
-        if self.embedder is None:
-            return {}
-        waiting = [
-            (event.event_id, payload.memory.content)
-            for event in events
-            if isinstance(payload := event.payload, MemoryWritten)
-            and payload.memory.embedding is None
-            and payload.memory.content
-        ]
-        if not waiting:
-            return {}
-        vectors = self.embedder.embed([content for _, content in waiting])
-        return {event_id: vector for (event_id, _), vector in zip(waiting, vectors, strict=True)}
 
     def _step(self, item: Input, event: MemoryEvent) -> Emission:
         key, value, source, partition = item
@@ -269,29 +244,3 @@ class IngestProcessor:
             headers.append(("event_type", event_type.encode()))
         letter = OutRecord(key, value or b"", headers)
         return Emission(event_type=event_type, deadletter=letter, rejection=rejection)
-
-
-def engine_config(settings: Settings) -> EngineConfig:
-    """The deployment's policy (a TOML file, or a built-in profile) and contract limits."""
-    policy = (
-        load_policy(Path(settings.policy_file))
-        if settings.policy_file
-        else builtin_profile(settings.profile)
-    )
-    limits = Limits(settings.embedding_dim, settings.max_content_bytes)
-    llm = LLMSettings.from_env()
-    if llm is None:
-        return EngineConfig(policy, limits)
-    # The policy's retry rule (seed 000: 3 attempts, 5 s × attempt) governs the one step of
-    # a cycle that can fail transiently: the call out to the model.
-    llm = dataclasses.replace(
-        llm, attempts=policy.retry.attempts, backoff_seconds=policy.retry.backoff_seconds
-    )
-    # Optional: an OpenAI-compatible model judges and writes patterns, falling back to the
-    # built-in ones on any failure. Its verdicts are recorded in the ledger like any other.
-    return EngineConfig(
-        policy,
-        limits,
-        judge=LLMJudge(ChatClient(llm)),
-        pattern_writer=LLMPatternWriter(ChatClient(llm), fallback=lambda contents: contents[0]),
-    )

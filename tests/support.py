@@ -27,6 +27,9 @@ from memstream.waiting import wait_until
 from projections.schema import LAYER_TABLES, ensure_database, migrate, migrated_database
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
+from streams.engine.model import MemoryEvent
+from streams.engine.oracle import OracleRun
+from streams.worker_engine import replay_as_worker
 
 PARTITIONS = 4
 QUIET_DEFAULT_POLICY = 'profile = "default"\n[triggers]\nperiodic_seconds = 86400\n'
@@ -82,7 +85,7 @@ class Pipeline:
             commit_interval_seconds=0.1,
             retry_backoff_seconds=0.5,
             policy_file=str(policy_file),
-            # exact reproducibility against the oracle, whose engine hashes absent embeddings
+            # the model-free embedder: fast, and the oracle (Pipeline.oracle) uses the same
             embedder="HASHING",
         )
         migrate(settings.database_url, settings.embedding_dim, settings.vector_index)
@@ -112,6 +115,11 @@ class Pipeline:
             timeout=180,
             check=False,
         )
+
+    def oracle(self, events: list[MemoryEvent]) -> OracleRun:
+        """What the batch oracle decides for ``events``, run with this pipeline's worker's
+        engine (policy file, limits, embedder): the stream must reach exactly this."""
+        return replay_as_worker(events, self.settings)
 
     def start_all(self) -> None:
         self.start("worker")

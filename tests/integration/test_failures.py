@@ -17,8 +17,6 @@ from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
 from projections.schema import migrated_database
 from streams.config.kafka_security import confluent_config
-from streams.engine.oracle import replay
-from streams.engine.validation import Limits
 from streams.kafka import codec
 from tests.support import Pipeline, process_running
 from tests.workloads import (
@@ -50,7 +48,7 @@ def test_projector_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pi
     then after a restart the read models equal the oracle's, each ledger event logged once,
     and a replay of the whole ledger into an empty database yields identical tables."""
     events = mixed_workload(3000, users=10, seed=11)
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start_all()
 
     _publish(pipeline, events[:2000])
@@ -86,7 +84,7 @@ def test_a_projector_of_two_processes_killed_mid_stream_loses_and_doubles_nothin
     and after a restart the read models equal the oracle's, each ledger event logged once,
     with both processes members of the group holding every partition."""
     events = mixed_workload(3000, users=10, seed=17)
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start("worker")
     two = {"projector_processes": 2, "instance_id": "projector-a"}
     applied_when_killed = _kill_two_processes_mid_stream(pipeline, "projector", two, events)
@@ -108,7 +106,7 @@ def test_a_worker_of_two_processes_killed_mid_stream_loses_and_doubles_nothing(p
     once and the read models equal the oracle's, with both processes members of the group
     holding every partition."""
     events = mixed_workload(3000, users=10, seed=29)
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start("projector")
     two = {"worker_processes": 2, "instance_id": "worker-a"}
     applied_when_killed = _kill_two_processes_mid_stream(pipeline, "worker", two, events)
@@ -184,7 +182,7 @@ def test_worker_killed_mid_stream_then_restarted_loses_and_doubles_nothing(pipel
     ledger), then the ledger holds each decision exactly once and the read models equal
     the oracle's."""
     events = mixed_workload(3000, users=10, seed=23)
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start_all()
 
     _publish(pipeline, events[:2000])
@@ -210,7 +208,7 @@ def test_postgres_restarted_mid_stream_the_projector_recovers_and_loses_nothing(
     from memstream.stack import postgres
 
     events = mixed_workload(2000, users=10, seed=31)
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start_all()
     _publish(pipeline, events[:1000])
     wait_until(lambda: _log_count(pipeline) >= 100, timeout=90, what="the projector to start")
@@ -240,7 +238,7 @@ def test_worker_killed_repeatedly_during_consolidation_cycles_commits_every_inpu
     then the ledger holds exactly the oracle's events (none missing, none extra, none twice)
     and the memory rows, links and reports equal the oracle's."""
     events = cycle_heavy_workload(1500, users=12, seed=41)
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     total = len(oracle.decisions)
     assert pipeline.settings.commit_interval_seconds == 0.1
     assert sum(1 for d in oracle.decisions if d.cycle_id) > total / 2
@@ -312,12 +310,12 @@ def test_a_killed_worker_restarted_with_its_instance_id_resumes_before_the_sessi
     pipeline.start("projector")
     pipeline.start("worker", ["worker"], **static)
     _publish(pipeline, first)
-    pipeline.wait_for_log_count(len(replay(first, Limits()).decisions), timeout=120)
+    pipeline.wait_for_log_count(len(pipeline.oracle(first).decisions), timeout=120)
 
     pipeline.processes["worker"].kill()
     pipeline.start("worker-2", ["worker"], **static)
     _publish(pipeline, later)
-    expected = len(replay(first + later, Limits()).decisions)
+    expected = len(pipeline.oracle(first + later).decisions)
 
     # half the session timeout, counted from the restart: a dynamic member could not have
     # been assigned anything yet

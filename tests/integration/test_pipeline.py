@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from streams.engine.oracle import replay
-from streams.engine.validation import Limits
 from tests.workloads import expected_rows, mixed_workload
 
 pytestmark = pytest.mark.integration
@@ -14,7 +12,7 @@ pytestmark = pytest.mark.integration
 def run_to_the_end(pipeline, events):
     """Start the worker and projector, publish ``events``, wait until the read models hold
     every decision the oracle makes for them; the oracle's replay."""
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start_all()
     for event in events:
         pipeline.publisher.publish(event)

@@ -8,9 +8,6 @@ import pytest
 
 from memstream.waiting import wait_until
 from projections.queries import contradictions, lineage, nearest_memories
-from streams.engine.oracle import replay
-from streams.engine.policy import builtin_profile
-from streams.engine.step import EngineConfig
 from tests.scenarios import (
     API_TOPIC,
     DAY,
@@ -33,7 +30,7 @@ pytestmark = pytest.mark.integration
 def _run(pipeline: Pipeline, events, profile: str):
     """Publish ``events``, wait until every decision the oracle predicts is projected, and
     check the read models equal the oracle's. Returns the oracle run."""
-    oracle = replay(events, EngineConfig(policy=builtin_profile(profile)))
+    oracle = pipeline.oracle(events)
     for event in events:
         pipeline.publisher.publish(event)
     pipeline.publisher.flush()

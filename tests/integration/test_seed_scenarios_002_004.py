@@ -131,11 +131,8 @@ def test_rulebook_scope_promotion_and_exclusions_end_to_end(profile_pipeline):
     p = profile_pipeline
     procedure = well_used_procedure("rule-scope")
     from streams.engine import ledger
-    from streams.engine.oracle import replay
-    from streams.engine.policy import builtin_profile
-    from streams.engine.step import EngineConfig
 
-    first = replay(procedure.events, EngineConfig(policy=builtin_profile("rulebook")))
+    first = p.oracle(procedure.events)
     [team] = [d.payload for d in first.decisions if isinstance(d.payload, ledger.ScopePromoted)]
     access_team_copy(procedure, team.copy.memory_id, times=10)
     exclusions = rulebook_exclusions("rule-exclusions")

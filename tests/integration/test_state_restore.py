@@ -9,8 +9,6 @@ import pytest
 from memstream.stack.ports import pick_port
 from memstream.waiting import wait_until
 from streams.engine.model import MemoryEvent
-from streams.engine.oracle import replay
-from streams.engine.validation import Limits
 from streams.kafka import codec
 from tests.integration.test_failures import _committed_twice
 from tests.scenarios import Scenario
@@ -62,7 +60,7 @@ def test_a_restart_after_50k_ledger_events_restores_from_the_checkpoint_not_the_
     history = a_long_history()
     late = Scenario("long-0", namespace="restore-late")
     late.write("after", "written after the restart", layer="semantic", at=BASE_TIME + 10**7)
-    oracle = replay(history + late.events, Limits())
+    oracle = pipeline.oracle(history + late.events)
     assert len(oracle.decisions) >= LEDGER_EVENTS
 
     pipeline.start_all()
@@ -108,8 +106,8 @@ def test_output_split_over_many_record_batches_lands_whole_and_checkpoints_right
     events = cycle_heavy_workload(300, users=4, seed=31)
     late = Scenario("user-0", namespace="small-batches-late")
     late.write("after", "written after the restart", layer="semantic", at=BASE_TIME + 10**7)
-    before = replay(events, Limits())
-    oracle = replay(events + late.events, Limits())
+    before = pipeline.oracle(events)
+    oracle = pipeline.oracle(events + late.events)
     pipeline.start("projector")
     pipeline.start("worker", ["worker"], **small)
     for event in events:
@@ -157,7 +155,7 @@ def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, t
 
     try:
         events = cycle_heavy_workload(2400, users=24, seed=61)
-        oracle = replay(events, Limits())
+        oracle = p.oracle(events)
         total = len(oracle.decisions)
         thirds = [
             events[: len(events) // 3],
@@ -243,17 +241,17 @@ def test_rebuild_state_recovers_the_workers_state_from_the_ledger(pipeline):
 
     events = mixed_workload(600, users=6, seed=71)
     first, second, third = events[:400], events[400:500], events[500:]
-    oracle = replay(events, Limits())
+    oracle = pipeline.oracle(events)
     pipeline.start_all()
     _publish(pipeline, first)
-    pipeline.wait_for_log_count(len(replay(first, Limits()).decisions))
+    pipeline.wait_for_log_count(len(pipeline.oracle(first).decisions))
     pipeline.processes["worker"].stop()
 
     dropped = pipeline.cli("rebuild-state", "--yes")
     assert dropped.returncode == 0, dropped.stderr
     pipeline.start("worker-2", ["worker"], worker_data_dir=pipeline.workdir / "fresh-data")
     _publish(pipeline, second)
-    pipeline.wait_for_log_count(len(replay(first + second, Limits()).decisions))
+    pipeline.wait_for_log_count(len(pipeline.oracle(first + second).decisions))
     assert _restores(pipeline, "ledger") >= 1
 
     pipeline.processes["worker-2"].kill()
