@@ -9,9 +9,11 @@ streams in (a 10 GB upload is cut at the limit, not buffered and then measured).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import anyio
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memstream.http import api_metrics
@@ -20,7 +22,7 @@ from memstream.http.limits import RateLimiter
 from memstream.http.problems import ProblemError
 
 # Paths anyone may read: probes and the API's description.
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/docs"})
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
 
 
 class BodyTooLarge(HTTPException):
@@ -40,12 +42,14 @@ class Gate:
         self,
         app: ASGIApp,
         *,
+        routes: Sequence[BaseRoute] = (),
         verifier: TokenVerifier,
         limiter: RateLimiter,
         max_body_bytes: int,
         max_query_bytes: int,
     ) -> None:
         self.app = app
+        self.routes = routes  # to name the route of a request refused before routing
         self.verifier = verifier
         self.limiter = limiter
         self.max_body_bytes = max_body_bytes
@@ -70,13 +74,23 @@ class Gate:
             api_metrics.refused.labels(problem.kind).inc()
             await problem.response(scope.get("path"))(scope, receive, send_counted)
         finally:
-            route = scope.get("route")
-            template = getattr(route, "path", None) or "unmatched"
+            template = self._template(scope)
             method = scope.get("method", "")
             api_metrics.requests.labels(template, method, str(status["code"])).inc()
             api_metrics.request_seconds.labels(template, method).observe(
                 time.perf_counter() - started
             )
+
+    def _template(self, scope: Scope) -> str:
+        """The path template of the request's route (a metric label: never a user id), also
+        for a request refused here, before routing; "unmatched" when no route has the path."""
+        route = scope.get("route")
+        if route is None:
+            for candidate in self.routes:
+                if candidate.matches(scope)[0] is not Match.NONE:
+                    route = candidate
+                    break
+        return getattr(route, "path", None) or "unmatched"
 
     async def _admit(self, scope: Scope, receive: Receive) -> Receive:
         """Check what can be checked before the body; the ``receive`` that counts it."""

@@ -9,14 +9,69 @@ event is published.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
 
 from projections.recall_order import DEFAULT_DIVERSITY
+from streams.engine.policy import profile_names
 from streams.engine.validation import MAX_ID_CHARS, MAX_TIME_MS
 
+# The error type of text PostgreSQL or Avro cannot hold (the contract's reason for it).
+INVALID_TEXT = "invalid_text"
 Layer = Literal["working", "episodic", "semantic", "procedural"]
+
+
+def storable_text(value: str) -> str:
+    """``value`` if PostgreSQL and Avro can hold it: no NUL (text cannot store it) and no
+    lone surrogate (``"\\ud800"`` in JSON: not UTF-8, so it cannot be encoded)."""
+    if "\x00" in value:
+        raise PydanticCustomError(INVALID_TEXT, "contains a NUL character, which text cannot hold")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError(
+            INVALID_TEXT,
+            "contains a lone surrogate (such as \\ud800), which is not a character: send "
+            "valid UTF-8",
+        ) from None
+    return value
+
+
+def integral(value: Any) -> Any:
+    """An integral float (``5.0``) as the integer it is: JSON Schema's ``integer`` accepts it,
+    so a client generated from the OpenAPI document may send it. Anything else goes on to the
+    strict integer check unchanged (``5.5`` and ``"5"`` stay errors, ``true`` is no number)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def builtin_profile_name(value: str) -> str:
+    """``value`` if it names a built-in policy profile (the worker knows no other)."""
+    if value not in profile_names():
+        raise ValueError(f"is not a built-in profile: use one of {', '.join(profile_names())}")
+    return value
+
+
+# A built-in profile's name; the document lists them (the enum), the check names them.
+ProfileName = Annotated[
+    str,
+    AfterValidator(builtin_profile_name),
+    WithJsonSchema({"type": "string", "enum": list(profile_names())}),
+]
+# Every string a body or a path carries: storable (see storable_text).
+Text = Annotated[str, AfterValidator(storable_text)]
+# Every integer a body carries: integral floats accepted (see integral).
+Int = Annotated[int, BeforeValidator(integral)]
 
 
 def _unit() -> Any:
@@ -40,45 +95,47 @@ class MemoryFields(Strict):
     """A memory's fields (the contract's: docs/analytics.md, 'The contract'); unset ones take the
     contract's default."""
 
-    content: str = Field(min_length=1, description="The memory (at most 64 KiB of UTF-8).")
-    speaker: str | None = Field(
+    content: Text = Field(min_length=1, description="The memory (at most 64 KiB of UTF-8).")
+    speaker: Text | None = Field(
         default=None,
         max_length=MAX_ID_CHARS,
         description="Who said it, by name; null: created_by says who.",
     )
     layer: Layer | None = None
-    kind: str | None = None
-    subtype: str | None = None
-    tags: list[str] | None = None
+    kind: Text | None = None
+    subtype: Text | None = None
+    tags: list[Text] | None = None
     importance: float | None = _unit()
     confidence: float | None = _unit()
     emotional_salience: float | None = _unit()
     valence: float | None = Field(default=None, ge=-1.0, le=1.0)
     priority: Literal["normal", "critical"] | None = None
     scope: Literal["agent", "team", "global"] | None = None
-    scope_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    scope_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
     created_by: Literal["user", "agent", "system"] | None = None
     consent: bool | None = None
-    conversation_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
-    session_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    conversation_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
+    session_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
     success: float | None = _unit()
-    trigger_conditions: list[str] | None = None
+    trigger_conditions: list[Text] | None = None
     embedding: list[float] | None = Field(
         default=None,
         description="The memory's vector, of the deployment's dimension (default 384); "
         "omitted: the worker embeds the content.",
     )
-    metadata: dict[str, str] | None = None
-    created_at: int | None = Field(default=None, ge=0, le=MAX_TIME_MS)
-    occurred_at: int | None = _event_time()
+    metadata: dict[Text, Text] | None = None
+    created_at: Int | None = Field(default=None, ge=0, le=MAX_TIME_MS)
+    occurred_at: Int | None = _event_time()
 
     def memory_fields(self) -> dict[str, Any]:
         """The set fields that are the memory's own (not the event's)."""
-        return self.model_dump(exclude_none=True, exclude={"content", "occurred_at", "speaker"})
+        return self.model_dump(
+            exclude_none=True, exclude={"content", "occurred_at", "speaker", "memory_id"}
+        )
 
 
 class NewMemory(MemoryFields):
-    memory_id: str | None = Field(
+    memory_id: Text | None = Field(
         default=None,
         min_length=1,
         max_length=MAX_ID_CHARS,
@@ -94,16 +151,16 @@ class Accepted(BaseModel):
 
 
 class EventTimeOnly(Strict):
-    occurred_at: int | None = _event_time()
+    occurred_at: Int | None = _event_time()
 
 
 class PinRequest(Strict):
-    reason: str = Field(default="permanent", max_length=MAX_ID_CHARS)
+    reason: Text = Field(default="permanent", max_length=MAX_ID_CHARS)
 
 
 class SessionEnd(Strict):
-    conversation_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
-    occurred_at: int | None = _event_time()
+    conversation_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
+    occurred_at: Int | None = _event_time()
 
 
 class ConsolidationRequest(Strict):
@@ -112,17 +169,21 @@ class ConsolidationRequest(Strict):
         description="cycle: a consolidation cycle; procedural: synthesize the procedural "
         "profile; identity_reset: make the current identity anchor the origin (admin).",
     )
-    conversation_id: str | None = Field(default=None, max_length=MAX_ID_CHARS)
+    conversation_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
     force: bool = Field(default=False, description="Run even where automatic is off (admin).")
-    profile: str | None = Field(
-        default=None, max_length=64, description="A built-in policy profile for this cycle (admin)."
+    profile: ProfileName | None = Field(
+        default=None,
+        max_length=64,
+        description="A built-in policy profile for this cycle (admin): one of "
+        + ", ".join(profile_names())
+        + ".",
     )
-    occurred_at: int | None = _event_time()
+    occurred_at: Int | None = _event_time()
 
 
 class RecallRequest(Strict):
-    text: str = Field(min_length=1, max_length=4000, description="What to recall, in words.")
-    k: int = Field(default=5, ge=1, le=100)
+    text: Text = Field(min_length=1, max_length=4000, description="What to recall, in words.")
+    k: Int = Field(default=5, ge=1, le=100)
     ranking: Literal["hybrid", "vector"] = "hybrid"
     include_archived: bool = False
     diversity: float = Field(

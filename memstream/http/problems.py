@@ -80,13 +80,16 @@ def not_found(what: str, next_step: str) -> ProblemError:
 # The problem responses each route may give, for the OpenAPI document.
 def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     descriptions = {
-        400: "Malformed request (JSON that does not parse, a bad header)",
+        400: "Malformed request (JSON that does not parse, a bad header or Idempotency-Key)",
         401: "Missing, expired, forged or wrong-audience bearer token",
         403: "The token lacks the scope, or may not act for this user",
-        404: "Unknown user or memory",
+        404: "Unknown user, memory or path",
+        405: "The path does not take this method (Allow lists those it takes)",
+        409: "A request with this Idempotency-Key is still in flight: retry after Retry-After",
         413: "Body larger than the API takes",
         414: "Query string larger than the API takes",
-        422: "A field breaks the contract (type, range, size, id)",
+        422: "A field breaks the contract (type, range, size, id), or the Idempotency-Key was "
+        "sent with another request",
         429: "Over this token's rate limit: retry after Retry-After seconds",
         503: "Kafka or PostgreSQL is unavailable: retry later",
     }

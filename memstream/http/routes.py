@@ -23,14 +23,17 @@ import psycopg
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPBearer
+from fastapi.routing import APIRoute
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
 
-from memstream.http import api_metrics
+from memstream.http import api_metrics, idempotency
 from memstream.http.auth import Principal, TokenVerifier, authorize
 from memstream.http.limits import RateLimiter
 from memstream.http.middleware import Gate
 from memstream.http.models import (
+    INVALID_TEXT,
     Accepted,
     ConsolidationRequest,
     EventTimeOnly,
@@ -50,6 +53,8 @@ from memstream.http.models import (
     SessionEnd,
     Sessions,
     SessionView,
+    Strict,
+    Text,
 )
 from memstream.http.problems import (
     Problem,
@@ -81,26 +86,65 @@ from streams.engine.model import (
 from streams.engine.validation import MAX_ID_CHARS, Limits, validate_event
 from streams.kafka import codec
 
-API_VERSION = "1.0.0"
-# Idempotency keys that are not UUIDs become uuid5(IDEMPOTENCY_NAMESPACE, key): the same
-# key always names the same event, so a retried request is deduplicated by the worker.
-IDEMPOTENCY_NAMESPACE = uuid.UUID("6f1c4d2e-8a43-5b7e-9c1d-3e2f4a5b6c7d")
+API_VERSION = "1.1.0"
 ACK_TIMEOUT_SECONDS = 10.0
 
 T = TypeVar("T")
 
-UserId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS, description="<tenant>:<id>")]
-MemoryId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
-SessionId = Annotated[str, Path(min_length=1, max_length=MAX_ID_CHARS)]
+UserId = Annotated[Text, Path(min_length=1, max_length=MAX_ID_CHARS, description="<tenant>:<id>")]
+MemoryId = Annotated[Text, Path(min_length=1, max_length=MAX_ID_CHARS)]
+SessionId = Annotated[Text, Path(min_length=1, max_length=MAX_ID_CHARS)]
 IdempotencyKey = Annotated[
     str | None,
     Header(
         alias="Idempotency-Key",
-        max_length=MAX_ID_CHARS,
-        description="The event's id if a UUID, else mapped to one with uuid5 (docs/http-api.md)."
-        " A retry with the same key is applied once.",
+        description="Names this request (draft-ietf-httpapi-idempotency-key-header): 1 to "
+        f"{idempotency.MAX_KEY_CHARS} visible ASCII characters, a UUID at best. A retry of the "
+        "same request with the same key within 24 h is applied once and answered as the "
+        "first was; the key sent with another request is a 422 (docs/http-api.md).",
     ),
 ]
+
+# The scope each route under /v1 needs (requestConsolidation needs admin for overrides).
+SCOPES: dict[str, str] = {
+    "createMemory": "write",
+    "putMemory": "write",
+    "accessMemory": "write",
+    "forgetMemory": "forget",
+    "pinMemory": "write",
+    "unpinMemory": "write",
+    "endSession": "write",
+    "requestConsolidation": "write",
+    "recall": "read",
+    "getMemory": "read",
+    "listContradictions": "read",
+    "listSessions": "read",
+    "getProfile": "read",
+    "listConsolidationReports": "read",
+}
+_bearer = HTTPBearer(
+    auto_error=False, description="A JWT of your issuer: tenant, scope, aud (docs/http-api.md)"
+)
+
+
+def authorize_route(request: Request) -> Principal:
+    """Refuse (403) unless the token may call the matched route for the user in its path. Run
+    before the body is validated, so a caller who may not make the request is told so, not
+    what was wrong with its body."""
+    principal: Principal = request.state.principal
+    route = request.scope.get("route")
+    scope = SCOPES[getattr(route, "operation_id", "")]
+    authorize(principal, scope, str(request.path_params.get("user_id", "")))
+    return principal
+
+
+async def authorized(
+    request: Request,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    """The dependency of every route under /v1 (the Gate middleware has verified the token;
+    ``_bearer`` puts the scheme in the OpenAPI document)."""
+    return authorize_route(request)
 
 
 @dataclass
@@ -110,6 +154,9 @@ class Services:
     settings: Settings
     verifier: TokenVerifier
     _publisher: AckingPublisher | None = field(default=None, init=False)
+    key_store: idempotency.IdempotencyStore = field(
+        default_factory=idempotency.IdempotencyStore, init=False
+    )
 
     @property
     def publisher(self) -> AckingPublisher:
@@ -149,13 +196,16 @@ def create_app(settings: Settings, verifier: TokenVerifier | None = None) -> Fas
             "RFC 9457 problem details. User ids are `<tenant>:<id>`; see docs/http-api.md."
         ),
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        # No browsable views: Swagger UI and ReDoc load their code from a CDN, which a
+        # deployment without Internet access (or a strict CSP) cannot reach. The document at
+        # /openapi.json is the reference; any OpenAPI viewer reads it.
+        docs_url=None,
         redoc_url=None,
-        dependencies=[Depends(HTTPBearer(auto_error=False))],  # documents the bearer scheme
     )
     app.state.services = services
     app.add_middleware(
         Gate,
+        routes=app.router.routes,
         verifier=services.verifier,
         limiter=RateLimiter(settings.http_requests_per_second, settings.http_bytes_per_minute),
         max_body_bytes=settings.http_max_body_bytes,
@@ -165,6 +215,12 @@ def create_app(settings: Settings, verifier: TokenVerifier | None = None) -> Fas
     _add_probes(app, services)
     _add_writes(app, services)
     _add_reads(app, services)
+    unscoped = {
+        route.operation_id
+        for route in app.routes
+        if isinstance(route, APIRoute) and route.path.startswith("/v1/")
+    } - set(SCOPES)
+    assert not unscoped, f"routes without a scope in SCOPES: {unscoped}"
     app.router.add_event_handler("shutdown", services.close)
     return app
 
@@ -179,6 +235,12 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if getattr(request.scope.get("route"), "operation_id", None) in SCOPES:
+            try:  # JSON that does not parse is found before the route's dependencies run
+                authorize_route(request)
+            except ProblemError as refused:
+                api_metrics.refused.labels(refused.kind).inc()
+                return refused.response(request.url.path)
         errors = [
             {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
             for e in exc.errors()
@@ -190,6 +252,15 @@ def _add_error_handlers(app: FastAPI) -> None:
                 "Malformed JSON",
                 "the body is not valid JSON: send one JSON object with "
                 "'Content-Type: application/json'",
+            )
+        elif all(e["type"] in (INVALID_TEXT, "string_unicode") for e in errors):
+            error = ProblemError(
+                422,
+                "invalid-text",
+                "Text that cannot be stored",
+                "some text holds a NUL or a lone surrogate (see errors), which the contract "
+                "refuses: send valid UTF-8 without NUL",
+                errors=errors,
             )
         else:
             error = ProblemError(
@@ -208,8 +279,16 @@ def _add_error_handlers(app: FastAPI) -> None:
         kinds = {404: "not-found", 405: "method-not-allowed", 413: "body-too-large"}
         kind = kinds.get(exc.status_code, "http-error")
         detail = str(exc.detail)
+        headers = dict(exc.headers or {})
         if exc.status_code == 404:
             detail = "no such route: the OpenAPI document at /openapi.json lists the API's paths"
+        if exc.status_code == 405:
+            allowed = _allowed_methods(app.router.routes, request)
+            headers["Allow"] = ", ".join(allowed)
+            detail = (
+                f"{request.method} is not a method of this path: use one of "
+                f"{', '.join(allowed)} (the OpenAPI document at /openapi.json lists them)"
+            )
         return problem_response(
             Problem(
                 type=f"urn:memstream:problem:{kind}",
@@ -218,8 +297,20 @@ def _add_error_handlers(app: FastAPI) -> None:
                 detail=detail,
                 instance=request.url.path,
             ),
-            dict(exc.headers or {}),
+            headers,
         )
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        # The last resort: a bug. Answer as a problem (the traceback goes to the log, by
+        # Starlette, never to the client).
+        return ProblemError(
+            500,
+            "internal-error",
+            "Internal error",
+            "the API failed on this request (a bug, logged on the server): retry later, and "
+            "report it if it persists",
+        ).response(request.url.path)
 
     @app.exception_handler(psycopg.OperationalError)
     async def database_down(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
@@ -228,6 +319,17 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(TimeoutError)
     async def busy(request: Request, exc: TimeoutError) -> JSONResponse:
         return _unavailable("a database reader").response(request.url.path)
+
+
+def _allowed_methods(routes: list[BaseRoute], request: Request) -> list[str]:
+    """Every method some route of the request's path answers (Starlette names only the
+    first matching route's)."""
+    methods: set[str] = set()
+    for route in routes:
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods |= getattr(route, "methods", None) or set()
+    return sorted(methods)
 
 
 def _unavailable(what: str) -> ProblemError:
@@ -245,7 +347,13 @@ def _unavailable(what: str) -> ProblemError:
 
 
 def _add_probes(app: FastAPI, services: Services) -> None:
-    @app.get("/healthz", response_model=Health, tags=["probes"], operation_id="liveness")
+    @app.get(
+        "/healthz",
+        response_model=Health,
+        tags=["probes"],
+        operation_id="liveness",
+        responses=problem_responses(405, 414),
+    )
     async def healthz() -> Health:
         """Liveness: the process answers."""
         return Health(status="ok")
@@ -255,7 +363,10 @@ def _add_probes(app: FastAPI, services: Services) -> None:
         response_model=Health,
         tags=["probes"],
         operation_id="readiness",
-        responses={503: {"model": Health, "description": "Kafka or PostgreSQL unreachable"}},
+        responses={
+            **problem_responses(405, 414),
+            503: {"model": Health, "description": "Kafka or PostgreSQL unreachable"},
+        },
     )
     def readyz() -> Any:
         """Readiness: the broker and the database answer."""
@@ -285,23 +396,96 @@ def _principal(request: Request) -> Principal:
     return principal
 
 
-def _event_id(key: str | None) -> str:
-    if key is None:
-        return str(uuid.uuid4())
+@dataclass(frozen=True)
+class Write:
+    """One write request, once its body is valid: what it names, and how to make its payload
+    from the event id (a new memory without an id takes the event's)."""
+
+    operation: str
+    user_id: str
+    target: dict[str, Any]
+    body: Strict | None
+    occurred_at: int | None
+    make: Callable[[str], tuple[InputPayload, str | None]]
+    must_exist: str | None = None  # a memory the read models must hold (else 404)
+
+
+async def _write(services: Services, request: Request, write: Write, raw_key: str | None) -> Any:
+    """Check ``write``, publish its event, answer 202; with an Idempotency-Key, claim the key
+    first (a retry gets the first answer) and store the answer."""
+    principal = _principal(request)
+    key = idempotency.parse_key(raw_key)
+    if write.must_exist is not None:
+        await _ensure_memory(services, write.user_id, write.must_exist)
+    keyed = None
+    if key is not None:
+        body = write.body.model_dump(mode="json") if write.body is not None else None
+        keyed = idempotency.KeyedRequest.of(
+            principal.tenant, write.user_id, write.operation, key, write.target, body
+        )
+    event_id = keyed.event_id if keyed is not None else str(uuid.uuid4())
+    payload, memory_id = write.make(event_id)
+    event = _checked_event(services, write.user_id, payload, event_id, write.occurred_at, principal)
+    if keyed is not None:
+        outcome = await _in_store(services, keyed, services.key_store.claim)
+        if isinstance(outcome, idempotency.Replay):
+            return JSONResponse(
+                outcome.body, status_code=outcome.status, headers={"Idempotent-Replayed": "true"}
+            )
     try:
-        return str(uuid.UUID(key))
-    except ValueError:
-        return str(uuid.uuid5(IDEMPOTENCY_NAMESPACE, key))
+        await _publish(services, event)
+    except BaseException:
+        if keyed is not None:
+            with anyio.CancelScope(shield=True):
+                await _in_store(services, keyed, services.key_store.release)
+        raise
+    accepted = Accepted(event_id=event_id, memory_id=memory_id)
+    if keyed is not None:
+        answer = accepted.model_dump(mode="json")
+        await _in_store(
+            services, keyed, lambda c, k: services.key_store.complete(c, k, 202, answer)
+        )
+    return accepted
 
 
-async def _publish(
+async def _in_store(
+    services: Services,
+    keyed: idempotency.KeyedRequest,
+    work: Callable[[psycopg.Connection[Any], idempotency.KeyedRequest], T],
+) -> T:
+    """``work`` on the key store, in a transaction scoped to the request's user; then, once a
+    minute, the expired keys purged. A store that fails is a 503 (nothing published)."""
+
+    def run() -> T:
+        with services.readers.reader() as reader:
+            with reader.as_user(keyed.user_id) as conn:
+                result = work(conn, keyed)
+            if services.key_store.purge_due():
+                services.key_store.purge(reader.conn)
+            return result
+
+    try:
+        return await anyio.to_thread.run_sync(run)
+    except psycopg.Error as exc:
+        raise ProblemError(
+            503,
+            "unavailable",
+            "Idempotency-Key store unavailable",
+            f"the Idempotency-Key store could not be used ({type(exc).__name__}): retry in a "
+            "few seconds with the same key",
+            headers={"Retry-After": "5"},
+        ) from None
+
+
+def _checked_event(
     services: Services,
     user_id: str,
     payload: InputPayload,
     event_id: str,
     occurred_at: int | None,
     principal: Principal,
-) -> None:
+) -> MemoryEvent:
+    """The event, if it keeps the contract; else the 4xx the worker's dead letter would be."""
     event = MemoryEvent(
         event_id=event_id,
         user_id=user_id,
@@ -317,6 +501,10 @@ async def _publish(
             "Breaks the contract",
             f"{rejection.detail}: fix it and send the request again (nothing was published)",
         )
+    return event
+
+
+async def _publish(services: Services, event: MemoryEvent) -> None:
     started = time.perf_counter()
     try:
         await services.publisher.publish_acked(event, ACK_TIMEOUT_SECONDS)
@@ -361,45 +549,43 @@ async def _ensure_memory(services: Services, user_id: str, memory_id: str) -> No
         )
 
 
-_WRITE_ERRORS = problem_responses(400, 401, 403, 413, 422, 429, 503)
-_TARGET_ERRORS = problem_responses(400, 401, 403, 404, 413, 422, 429, 503)
+# What every route under /v1 may answer besides its own success; writes may also be told
+# that a request with their Idempotency-Key is still in flight (409).
+_ERRORS = problem_responses(400, 401, 403, 404, 405, 413, 414, 422, 429, 503)
+_WRITE_ERRORS = problem_responses(400, 401, 403, 404, 405, 409, 413, 414, 422, 429, 503)
+_WRITE: dict[str, Any] = {
+    "status_code": 202,
+    "response_model": Accepted,
+    "responses": _WRITE_ERRORS,
+    "tags": ["writes"],
+}
 
 
 def _add_writes(app: FastAPI, services: Services) -> None:
     @app.post(
         "/v1/users/{user_id}/memories",
-        status_code=202,
-        response_model=Accepted,
-        responses=_WRITE_ERRORS,
-        tags=["writes"],
         operation_id="createMemory",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def create_memory(
         request: Request, user_id: UserId, body: NewMemory, idempotency_key: IdempotencyKey = None
-    ) -> Accepted:
+    ) -> Any:
         """Write a new memory (with an existing ``memory_id``: update it). Without an id the
         memory's id is the event's id, so a retried request writes the same memory."""
-        authorize(_principal(request), "write", user_id)
-        event_id = _event_id(idempotency_key)
-        memory_id = body.memory_id or event_id
-        memory = _memory(user_id, memory_id, body)
-        await _publish(
-            services,
-            user_id,
-            MemoryWritten(memory),
-            event_id,
-            body.occurred_at,
-            _principal(request),
-        )
-        return Accepted(event_id=event_id, memory_id=memory_id)
+
+        def make(event_id: str) -> tuple[InputPayload, str]:
+            memory_id = body.memory_id or event_id
+            return MemoryWritten(_memory(user_id, memory_id, body)), memory_id
+
+        write = Write("createMemory", user_id, {}, body, body.occurred_at, make)
+        return await _write(services, request, write, idempotency_key)
 
     @app.put(
         "/v1/users/{user_id}/memories/{memory_id}",
-        status_code=202,
-        response_model=Accepted,
-        responses=_WRITE_ERRORS,
-        tags=["writes"],
         operation_id="putMemory",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def put_memory(
         request: Request,
@@ -407,43 +593,41 @@ def _add_writes(app: FastAPI, services: Services) -> None:
         memory_id: MemoryId,
         body: MemoryFields,
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """Write the memory ``memory_id``: create it, or update it (a new version)."""
-        authorize(_principal(request), "write", user_id)
-        event_id = _event_id(idempotency_key)
-        memory = _memory(user_id, memory_id, body)
-        await _publish(
-            services,
-            user_id,
-            MemoryWritten(memory),
-            event_id,
-            body.occurred_at,
-            _principal(request),
-        )
-        return Accepted(event_id=event_id, memory_id=memory_id)
 
-    async def targeted(
-        request: Request,
-        scope: str,
+        def make(event_id: str) -> tuple[InputPayload, str]:
+            return MemoryWritten(_memory(user_id, memory_id, body)), memory_id
+
+        target = {"memory_id": memory_id}
+        write = Write("putMemory", user_id, target, body, body.occurred_at, make)
+        return await _write(services, request, write, idempotency_key)
+
+    def targeted(
+        operation: str,
         user_id: str,
         memory_id: str,
         payload: InputPayload,
-        occurred_at: int | None,
-        key: str | None,
-    ) -> Accepted:
-        authorize(_principal(request), scope, user_id)
-        await _ensure_memory(services, user_id, memory_id)
-        event_id = _event_id(key)
-        await _publish(services, user_id, payload, event_id, occurred_at, _principal(request))
-        return Accepted(event_id=event_id, memory_id=memory_id)
+        body: Strict | None = None,
+        occurred_at: int | None = None,
+        query: dict[str, Any] | None = None,
+    ) -> Write:
+        """A write about an existing memory (404 if the read models do not hold it)."""
+        return Write(
+            operation,
+            user_id,
+            {"memory_id": memory_id, **(query or {})},
+            body,
+            occurred_at,
+            lambda _event_id: (payload, memory_id),
+            must_exist=memory_id,
+        )
 
     @app.post(
         "/v1/users/{user_id}/memories/{memory_id}/access",
-        status_code=202,
-        response_model=Accepted,
-        responses=_TARGET_ERRORS,
-        tags=["writes"],
         operation_id="accessMemory",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def access_memory(
         request: Request,
@@ -451,39 +635,37 @@ def _add_writes(app: FastAPI, services: Services) -> None:
         memory_id: MemoryId,
         body: EventTimeOnly | None = None,
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """Record that the memory was used (it reinforces its salience)."""
         at = body.occurred_at if body else None
         payload = MemoryAccessed(memory_id, at)
-        return await targeted(request, "write", user_id, memory_id, payload, at, idempotency_key)
+        write = targeted("accessMemory", user_id, memory_id, payload, body, at)
+        return await _write(services, request, write, idempotency_key)
 
     @app.delete(
         "/v1/users/{user_id}/memories/{memory_id}",
-        status_code=202,
-        response_model=Accepted,
-        responses=_TARGET_ERRORS,
-        tags=["writes"],
         operation_id="forgetMemory",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def forget_memory(
         request: Request,
         user_id: UserId,
         memory_id: MemoryId,
-        reason: Annotated[str, Query(max_length=MAX_ID_CHARS)] = "user_request",
+        reason: Annotated[Text, Query(max_length=MAX_ID_CHARS)] = "user_request",
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """Forget the memory: honoured in the worker's state, the ledger and the read models
         (needs the ``forget`` scope)."""
         payload = ForgetRequested(memory_id, reason)
-        return await targeted(request, "forget", user_id, memory_id, payload, None, idempotency_key)
+        write = targeted("forgetMemory", user_id, memory_id, payload, query={"reason": reason})
+        return await _write(services, request, write, idempotency_key)
 
     @app.post(
         "/v1/users/{user_id}/memories/{memory_id}/pin",
-        status_code=202,
-        response_model=Accepted,
-        responses=_TARGET_ERRORS,
-        tags=["writes"],
         operation_id="pinMemory",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def pin_memory(
         request: Request,
@@ -491,36 +673,34 @@ def _add_writes(app: FastAPI, services: Services) -> None:
         memory_id: MemoryId,
         body: PinRequest | None = None,
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """Pin the memory: never pruned, decayed or archived."""
         payload = MemoryPinned(memory_id, body.reason if body else "permanent")
-        return await targeted(request, "write", user_id, memory_id, payload, None, idempotency_key)
+        write = targeted("pinMemory", user_id, memory_id, payload, body or PinRequest())
+        return await _write(services, request, write, idempotency_key)
 
     @app.delete(
         "/v1/users/{user_id}/memories/{memory_id}/pin",
-        status_code=202,
-        response_model=Accepted,
-        responses=_TARGET_ERRORS,
-        tags=["writes"],
         operation_id="unpinMemory",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def unpin_memory(
         request: Request,
         user_id: UserId,
         memory_id: MemoryId,
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """Unpin the memory: consolidation may decay and archive it again."""
         payload = MemoryUnpinned(memory_id)
-        return await targeted(request, "write", user_id, memory_id, payload, None, idempotency_key)
+        write = targeted("unpinMemory", user_id, memory_id, payload)
+        return await _write(services, request, write, idempotency_key)
 
     @app.post(
         "/v1/users/{user_id}/sessions/{session_id}/end",
-        status_code=202,
-        response_model=Accepted,
-        responses=_WRITE_ERRORS,
-        tags=["writes"],
         operation_id="endSession",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def end_session(
         request: Request,
@@ -528,47 +708,50 @@ def _add_writes(app: FastAPI, services: Services) -> None:
         session_id: SessionId,
         body: SessionEnd | None = None,
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """End a session: its turns are consolidated (observations, a narrative)."""
-        authorize(_principal(request), "write", user_id)
         body = body or SessionEnd()
-        event_id = _event_id(idempotency_key)
         payload = SessionEnded(session_id, body.conversation_id)
-        await _publish(services, user_id, payload, event_id, body.occurred_at, _principal(request))
-        return Accepted(event_id=event_id)
+        target = {"session_id": session_id}
+        write = Write(
+            "endSession", user_id, target, body, body.occurred_at, lambda _: (payload, None)
+        )
+        return await _write(services, request, write, idempotency_key)
 
     @app.post(
         "/v1/users/{user_id}/consolidations",
-        status_code=202,
-        response_model=Accepted,
-        responses=_WRITE_ERRORS,
-        tags=["writes"],
         operation_id="requestConsolidation",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
     )
     async def request_consolidation(
         request: Request,
         user_id: UserId,
         body: ConsolidationRequest | None = None,
         idempotency_key: IdempotencyKey = None,
-    ) -> Accepted:
+    ) -> Any:
         """Request a consolidation cycle, a procedural-profile synthesis or (admin) an
         identity-origin reset. Its report appears under consolidation-reports."""
         body = body or ConsolidationRequest()
-        principal = _principal(request)
-        overrides = body.force or body.profile is not None or body.operation == "identity_reset"
-        authorize(principal, "admin" if overrides else "write", user_id)
+        if body.force or body.profile is not None or body.operation == "identity_reset":
+            authorize(_principal(request), "admin", user_id)
+        payload: InputPayload
         if body.operation == "cycle":
             payload = ConsolidationRequested(body.conversation_id, body.force, body.profile)
         else:
             payload = ConsolidationRequested(trigger=body.operation)
-        event_id = _event_id(idempotency_key)
-        await _publish(services, user_id, payload, event_id, body.occurred_at, principal)
-        return Accepted(event_id=event_id)
+        write = Write(
+            "requestConsolidation",
+            user_id,
+            {},
+            body,
+            body.occurred_at,
+            lambda _: (payload, None),
+        )
+        return await _write(services, request, write, idempotency_key)
 
 
 # ---- reads ----------------------------------------------------------------------------------
-
-_READ_ERRORS = problem_responses(401, 403, 404, 422, 429, 503)
 
 
 def _read_as(services: Services, user_id: str, read: Callable[[MemoryReader], T]) -> T:
@@ -600,8 +783,9 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     @app.post(
         "/v1/users/{user_id}/recall",
         response_model=Recall,
-        responses=_READ_ERRORS,
+        responses=_ERRORS,
         tags=["reads"],
+        dependencies=[Depends(authorized)],
         operation_id="recall",
     )
     def recall(request: Request, user_id: UserId, body: RecallRequest) -> Recall:
@@ -609,7 +793,6 @@ def _add_reads(app: FastAPI, services: Services) -> None:
         alone (``vector``), weighted by current salience, current memories first, chosen so
         that they do not repeat each other (``diversity``). The text
         travels in the body: it may be longer than a query string should be."""
-        authorize(_principal(request), "read", user_id)
         found = _read_as(
             services,
             user_id,
@@ -628,14 +811,14 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     @app.get(
         "/v1/users/{user_id}/memories/{memory_id}",
         response_model=MemoryView,
-        responses=_READ_ERRORS,
+        responses=_ERRORS,
         tags=["reads"],
+        dependencies=[Depends(authorized)],
         operation_id="getMemory",
     )
     def get_memory(request: Request, user_id: UserId, memory_id: MemoryId) -> MemoryView:
         """One memory as the read models hold it now, with its lineage: every link into or
         out of it (supersedes, contradicts, derived_from, promoted_to, summarized_into)."""
-        authorize(_principal(request), "read", user_id)
 
         def read(reader: MemoryReader) -> MemoryView:
             with reader.as_user(user_id) as conn:
@@ -658,41 +841,41 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     @app.get(
         "/v1/users/{user_id}/contradictions",
         response_model=Links,
-        responses=_READ_ERRORS,
+        responses=_ERRORS,
         tags=["reads"],
+        dependencies=[Depends(authorized)],
         operation_id="listContradictions",
     )
     def contradictions(request: Request, user_id: UserId) -> Links:
         """The contradictions consolidation found between the user's memories."""
-        authorize(_principal(request), "read", user_id)
         links = _read_as(services, user_id, lambda reader: reader.contradictions(user_id))
         return Links(links=[LinkView(**vars(link)) for link in links])
 
     @app.get(
         "/v1/users/{user_id}/sessions",
         response_model=Sessions,
-        responses=_READ_ERRORS,
+        responses=_ERRORS,
         tags=["reads"],
+        dependencies=[Depends(authorized)],
         operation_id="listSessions",
     )
     def sessions(
         request: Request, user_id: UserId, limit: Annotated[int, Query(ge=1, le=1000)] = 100
     ) -> Sessions:
         """The user's sessions, the most recently active first, each with its narrative."""
-        authorize(_principal(request), "read", user_id)
         found = _query_as(services, user_id, lambda c: api_queries.sessions(c, user_id, limit))
         return Sessions(sessions=[SessionView(**vars(s)) for s in found])
 
     @app.get(
         "/v1/users/{user_id}/profile",
         response_model=ProfileView,
-        responses=_READ_ERRORS,
+        responses=_ERRORS,
         tags=["reads"],
+        dependencies=[Depends(authorized)],
         operation_id="getProfile",
     )
     def profile(request: Request, user_id: UserId) -> ProfileView:
         """The user's procedural profile and identity drift (nulls until measured)."""
-        authorize(_principal(request), "read", user_id)
         found = _query_as(services, user_id, lambda c: api_queries.profile(c, user_id))
         if found is None:
             return ProfileView(
@@ -709,14 +892,14 @@ def _add_reads(app: FastAPI, services: Services) -> None:
     @app.get(
         "/v1/users/{user_id}/consolidation-reports",
         response_model=Reports,
-        responses=_READ_ERRORS,
+        responses=_ERRORS,
         tags=["reads"],
+        dependencies=[Depends(authorized)],
         operation_id="listConsolidationReports",
     )
     def reports(
         request: Request, user_id: UserId, limit: Annotated[int, Query(ge=1, le=1000)] = 50
     ) -> Reports:
         """The user's consolidation reports, the newest first."""
-        authorize(_principal(request), "read", user_id)
         found = _query_as(services, user_id, lambda c: api_queries.reports(c, user_id, limit))
         return Reports(reports=[ReportView(**vars(r)) for r in found])

@@ -294,9 +294,14 @@ def test_written_closed_consolidated_recalled_and_forgotten_over_http_as_the_ora
                 headers={"Idempotency-Key": key},
             )
             assert response.status_code == 202, response.text
-            assert response.json() == {"event_id": key, "memory_id": key}
-            ids[name] = key
-            written.add(key, at, MemoryWritten(Memory(key, USER, content, layer="semantic")))
+            accepted = response.json()
+            event_id = accepted["event_id"]
+            assert accepted == {"event_id": event_id, "memory_id": event_id}
+            assert uuid.UUID(event_id) and event_id != key  # scoped: derived, not the key
+            ids[name] = event_id
+            written.add(
+                event_id, at, MemoryWritten(Memory(event_id, USER, content, layer="semantic"))
+            )
         turns = ["Hi there!", "My flight to Lisbon leaves at 9:30 tomorrow."]
         for n, text in enumerate(turns):
             at, memory_id = START + 10_000 + n * 60_000, f"turn-{n}"
@@ -660,3 +665,179 @@ def test_metrics_count_requests_by_route_template_and_never_name_a_user(api: Api
     ]
     assert counted and sum(counted) >= 1
     assert all(USER not in value for _, labels in ours for _, value in labels)
+
+
+# ---- Idempotency-Key: one store for every replica (issue 37) ---------------------------------
+
+KEYED = "acme:kei"
+
+
+def keyed_write(http: httpx.Client, key: str, content: str, user: str = KEYED) -> httpx.Response:
+    return http.post(
+        f"/v1/users/{user}/memories", json={"content": content}, headers={"Idempotency-Key": key}
+    )
+
+
+def test_a_key_replays_its_first_answer_on_every_replica_and_refuses_another_request(
+    api: Api, tmp_path: Path
+) -> None:
+    """Given two API processes on one database, when a write is sent with a key to one and
+    retried on the other, then both answer the same and one event is published; the key with
+    another body, or on another operation, is a 422 on either replica and publishes nothing;
+    the same key for another user is that user's own; an empty key is a 400."""
+    second = start_api(api.pipeline, tmp_path, "api-second", api.reader)
+    try:
+        key = f"order-{uuid.uuid4()}"
+        before = api.events_on_the_topic()
+        with api.client() as first_http, second.client() as second_http:
+            first = keyed_write(first_http, key, "Kei collects stamps.")
+            retried = keyed_write(second_http, key, "Kei collects stamps.")
+            other_body = keyed_write(second_http, key, "Kei collects coins.")
+            other_operation = first_http.put(
+                f"/v1/users/{KEYED}/memories/kei-1",
+                json={"content": "Kei collects stamps."},
+                headers={"Idempotency-Key": key},
+            )
+            other_user = keyed_write(first_http, key, "Kei collects stamps.", user="acme:kai")
+            empty = keyed_write(second_http, "", "Kei collects shells.")
+
+        assert first.status_code == 202, first.text
+        assert (retried.status_code, retried.json()) == (202, first.json())
+        assert retried.headers["Idempotent-Replayed"] == "true"
+        for refused in (other_body, other_operation):
+            assert refused.status_code == 422, refused.text
+            assert refused.headers["content-type"] == PROBLEM
+            assert refused.json()["type"] == "urn:memstream:problem:idempotency-key-reused"
+        assert other_user.status_code == 202, other_user.text
+        assert other_user.json()["event_id"] != first.json()["event_id"]
+        assert empty.status_code == 400 and empty.json()["type"].endswith("bad-idempotency-key")
+        assert api.events_on_the_topic() == before + 2
+    finally:
+        second.process.stop()
+
+
+def test_a_key_expires_and_expired_keys_are_purged(api: Api) -> None:
+    """Given a key whose record has passed its 24 h, the key may name a new request; the
+    purge (which the API's reader login may run) deletes expired records of every user and
+    keeps the others."""
+    key = f"expiring-{uuid.uuid4()}"
+    with api.client() as http:
+        first = keyed_write(http, key, "Kei paints on Sundays.")
+        kept = keyed_write(http, key, "Kei paints on Sundays.", user="acme:kai")
+        assert (first.status_code, kept.status_code) == (202, 202)
+        expired = api.pipeline.query(
+            "UPDATE http_idempotency_keys SET expires_at = now() - interval '1 second' "
+            "WHERE idempotency_key = %s AND scoped_user_id = %s RETURNING 1",
+            (key, KEYED),
+        )
+        assert expired == [(1,)]
+        again = keyed_write(http, key, "Kei paints on Saturdays.")
+    assert again.status_code == 202, again.text
+    assert again.json()["event_id"] != first.json()["event_id"]
+
+    api.pipeline.query(
+        "UPDATE http_idempotency_keys SET expires_at = now() - interval '1 second' "
+        "WHERE idempotency_key = %s AND scoped_user_id = %s RETURNING 1",
+        (key, KEYED),
+    )
+    with psycopg.connect(api.reader.url, autocommit=True) as reader:
+        purged = reader.execute("SELECT memstream_purge_idempotency_keys()").fetchone()
+    left = api.pipeline.query(
+        "SELECT scoped_user_id FROM http_idempotency_keys WHERE idempotency_key = %s", (key,)
+    )
+    assert purged is not None and purged[0] >= 1
+    assert left == [("acme:kai",)]
+
+
+def test_the_key_store_is_held_to_the_granted_user(api: Api) -> None:
+    """The API's reader login sees and writes key records only of the user its grant names:
+    without a grant none, with one that user's; it cannot write a record for another."""
+    key = f"isolated-{uuid.uuid4()}"
+    with api.client() as http:
+        for user in (KEYED, "acme:kai"):
+            assert keyed_write(http, key, "Kei swims.", user=user).status_code == 202
+    with MemoryReader.connect(api.reader.url, grant_key_file=api.reader.key_file) as reader:
+        without_grant = reader.conn.execute(
+            "SELECT count(*) FROM http_idempotency_keys WHERE idempotency_key = %s", (key,)
+        ).fetchone()
+        with reader.as_user(KEYED) as conn:
+            seen = conn.execute(
+                "SELECT scoped_user_id FROM http_idempotency_keys WHERE idempotency_key = %s",
+                (key,),
+            ).fetchall()
+        with (
+            pytest.raises(psycopg.errors.InsufficientPrivilege),
+            reader.as_user(KEYED) as conn,
+        ):
+            conn.execute(
+                "INSERT INTO http_idempotency_keys (tenant, scoped_user_id, idempotency_key, "
+                "operation, fingerprint, event_id, expires_at) "
+                "VALUES ('acme', 'acme:kai', 'forged', 'x', 'x', 'x', now())"
+            )
+    assert without_grant == (0,)
+    assert seen == [(KEYED,)]
+
+
+# ---- what used to be a plain-text 500 (issue 37) ---------------------------------------------
+
+
+def test_a_memory_id_in_the_body_names_the_memory(api: Api) -> None:
+    """POST with a memory_id used to be a 500 (Memory() got memory_id twice)."""
+    with api.client() as http:
+        response = http.post(
+            f"/v1/users/{KEYED}/memories", json={"content": "Kei reads poems.", "memory_id": "p-1"}
+        )
+        assert response.status_code == 202, response.text
+        assert response.json()["memory_id"] == "p-1"
+        wait_until(
+            lambda: http.get(f"/v1/users/{KEYED}/memories/p-1").status_code == 200,
+            timeout=60,
+            what="the memory p-1 in the read models",
+            describe=api.pipeline.logs,
+        )
+
+
+@pytest.mark.parametrize("occurred_at", [0, 978_307_200_000])  # 1970 and 2001
+def test_recall_ranks_a_memory_with_an_old_event_time(api: Api, occurred_at: int) -> None:
+    """A memory last touched decades ago used to make every recall of its user fail
+    (memstream_salience: power() underflow); its salience is 0 and it is still recalled."""
+    user = f"acme:old-{occurred_at}"
+    content = "Olga learned to sail on the lake."
+    with api.client() as http:
+        written = http.put(
+            f"/v1/users/{user}/memories/sail",
+            json={"content": content, "occurred_at": occurred_at, "created_at": occurred_at},
+        )
+        assert written.status_code == 202, written.text
+        wait_until(
+            lambda: http.get(f"/v1/users/{user}/memories/sail").status_code == 200,
+            timeout=60,
+            what="the old memory in the read models",
+            describe=api.pipeline.logs,
+        )
+        for ranking in ("hybrid", "vector"):
+            recalled = http.post(
+                f"/v1/users/{user}/recall",
+                json={"text": "Where did Olga learn sailing?", "ranking": ranking},
+            )
+            assert recalled.status_code == 200, (ranking, recalled.text)
+            [memory] = recalled.json()["memories"]
+            assert (memory["memory_id"], memory["salience"]) == ("sail", 0.0)
+
+
+def test_nul_and_lone_surrogates_are_refused_not_failed(api: Api) -> None:
+    """Against the real database: a NUL in a path id or the recall text, a lone surrogate in
+    tags, are 4xx problems (they used to be 500s) and publish nothing."""
+    published = api.events_on_the_topic()
+    with api.client() as http:
+        answers = [
+            http.get(f"/v1/users/{KEYED}/memories/p%001"),
+            http.post(f"/v1/users/{KEYED}/recall", json={"text": "poems\u0000"}),
+            http.post(
+                f"/v1/users/{KEYED}/memories",
+                content=b'{"content": "x", "tags": ["\\ud800"]}',
+                headers={"Content-Type": "application/json"},
+            ),
+        ]
+    assert [(a.status_code, a.headers["content-type"]) for a in answers] == [(422, PROBLEM)] * 3
+    assert api.events_on_the_topic() == published

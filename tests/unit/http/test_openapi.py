@@ -49,6 +49,31 @@ def test_the_openapi_document_validates(tmp_path: Path) -> None:
     assert "speaker" in document["components"]["schemas"]["NewMemory"]["properties"]
 
 
+def test_the_document_says_which_routes_need_a_token_and_every_status_they_give(
+    tmp_path: Path,
+) -> None:
+    """Bearer auth on the routes under /v1 only (the probes and the document need none);
+    every operation lists the statuses any request may get (404 for an unknown path, 405
+    for a method the path does not take, 414 for a long query string)."""
+    document = openapi_document(tmp_path)
+    operations = {
+        (path, method): operation
+        for path, methods in document["paths"].items()
+        for method, operation in methods.items()
+    }
+    secured = {key for key, operation in operations.items() if operation.get("security")}
+
+    assert "security" not in document
+    assert secured == {key for key in operations if key[0].startswith("/v1/")}
+    assert all({"405", "414"} <= set(op["responses"]) for op in operations.values())
+    assert all(
+        {"401", "403", "404", "422", "429"} <= set(op["responses"])
+        for (path, _), op in operations.items()
+        if path.startswith("/v1/")
+    )
+    assert "/docs" not in document["paths"]
+
+
 CLIENT = """
 import type { paths, components } from "./memstream";
 
