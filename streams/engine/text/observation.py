@@ -190,13 +190,18 @@ def content_words(text: str, names: frozenset[str] = frozenset()) -> list[str]:
     previous = ""
     for match in _WORD.finditer(text):
         word = match.group()
-        low = word.casefold().replace("’", "'")
+        low = _folded(word)
         vocative = previous in _ADDRESSING and word[:1].isupper()
         previous = low
         if low in PHATIC_WORDS or low in names or vocative:
             continue
         words.append(low)
     return words
+
+
+def _folded(word: str) -> str:
+    """A word as the word lists hold it: case-folded, with a typographic apostrophe."""
+    return word.casefold().replace("’", "'")
 
 
 def is_phatic(sentence: str, names: frozenset[str] = frozenset()) -> bool:
@@ -214,7 +219,10 @@ def _stating_words(text: str, names: frozenset[str]) -> list[str]:
     words = content_words(text, names)
     if len(words) == 1:
         tokens = [m.group() for m in _WORD.finditer(text)]
-        at = next(i for i, t in enumerate(tokens) if t.casefold() == words[0])
+        # content_words folds the case and the apostrophe ("They’ve" → "they've"): so must
+        # the search, or a curly apostrophe finds no token (a StopIteration that aborted a
+        # whole cycle rule)
+        at = next(i for i, t in enumerate(tokens) if _folded(t) == words[0])
         only, before = tokens[at], tokens[at - 1].casefold() if at else ""
         if only[:1].isupper() and not only.isupper() and before not in _PLACE_PREPOSITIONS:
             return []
