@@ -257,3 +257,124 @@ def score_question(
             for budget, pieces in contexts.items()
         },
     )
+
+
+# --- RealMem: memory points (bench.recall_quality.realmem) ---------------------------------
+
+POINT_SHARES = (KEY_WORD_SHARE, ANSWER_SHARE)  # a point "in context": half, or 80 %, of its words
+ANNOTATION_WORDS = frozenset({"user", "assistant"})
+"""RealMem's annotator writes "User prefers ...": the word names the annotation's subject, not
+what was said, and no turn or memory of the conversation need contain it."""
+
+
+def point_words(text: str) -> frozenset[str]:
+    """A memory point's key words: its content words less :data:`ANNOTATION_WORDS`."""
+    return content_words(text) - ANNOTATION_WORDS
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A needed memory point as scored: its key words and the turns it came from."""
+
+    words: frozenset[str]
+    evidence: frozenset[str]  # turn ids (empty: no single source turn)
+
+
+def point_found(point: Point, memory: Ranked, lineage: Lineage) -> bool:
+    """``memory`` is a turn the point came from, or a memory of at most
+    :data:`DERIVED_MAX_CHARS` derived from one of them (transitively) that holds at least
+    half of the point's key words: a condensed memory counts when it kept what was needed."""
+    if memory.memory_id in point.evidence:
+        return True
+    if len(memory.content) > DERIVED_MAX_CHARS:
+        return False
+    if not point.evidence & lineage.origins(memory.memory_id):
+        return False
+    return holds(point.words, content_words(memory.content), KEY_WORD_SHARE)
+
+
+def points_found(
+    points: Sequence[Point], top: Sequence[Ranked], lineage: Lineage
+) -> tuple[bool | None, ...]:
+    """For each point, whether ``top`` carries it (None: it has no evidence turn)."""
+    return tuple(
+        any(point_found(p, m, lineage) for m in top) if p.evidence else None for p in points
+    )
+
+
+def point_recall(points: Sequence[Point], top: Sequence[Ranked], lineage: Lineage) -> float | None:
+    """The share of the points with evidence turns that ``top`` carries (None: no point has
+    one, so the question has no evidence to find)."""
+    return share_of(points_found(points, top, lineage))
+
+
+def share_of(flags: Sequence[bool | None]) -> float | None:
+    """The share of true flags among those not None (None: all are None)."""
+    known = [f for f in flags if f is not None]
+    return sum(known) / len(known) if known else None
+
+
+def points_held(points: Sequence[Point], pieces: Sequence[str], share: float) -> tuple[bool, ...]:
+    """For each point, whether the context ``pieces`` holds at least ``share`` of its key
+    words (the words of all pieces together)."""
+    found: frozenset[str] = frozenset().union(*(content_words(p) for p in pieces))
+    return tuple(holds(p.words, found, share) for p in points)
+
+
+def points_in_context(points: Sequence[Point], pieces: Sequence[str], share: float) -> float:
+    """The share of ``points`` whose key words the context ``pieces`` holds."""
+    if not points:
+        return 1.0
+    return sum(points_held(points, pieces, share)) / len(points)
+
+
+@dataclass(frozen=True, slots=True)
+class PointScore:
+    question_id: str
+    found: dict[int, tuple[bool | None, ...]]  # k → per point: carried by the top k
+    held: dict[float, tuple[bool, ...]]  # share of a point's words → per point: in context
+    chance: dict[float, float]  # share → share of another question's points in context
+
+    @property
+    def evidence_recall(self) -> dict[int, float | None]:
+        """k → the share of the traced points found (None: the question has none)."""
+        return {k: share_of(flags) for k, flags in self.found.items()}
+
+    @property
+    def in_context(self) -> dict[float, float]:
+        """share → the share of the points in context."""
+        return {s: (sum(f) / len(f) if f else 1.0) for s, f in self.held.items()}
+
+
+def score_points(
+    question_id: str,
+    points: Sequence[Point],
+    ranked: Sequence[Ranked],
+    lineage: Lineage,
+    decoy: Sequence[Point] = (),
+    budget: int = BUDGETS[0],
+    ks: Sequence[int] = EVIDENCE_KS,
+    shares: Sequence[float] = POINT_SHARES,
+) -> PointScore:
+    """One question against one ranked list: evidence at each ``k``, the points (and the
+    decoy's, for chance) in the context of ``budget`` characters."""
+    pieces = context((m.content for m in ranked), budget)
+    return PointScore(
+        question_id,
+        {k: points_found(points, ranked[:k], lineage) for k in ks},
+        {share: points_held(points, pieces, share) for share in shares},
+        {share: points_in_context(decoy, pieces, share) if decoy else 0.0 for share in shares},
+    )
+
+
+def point_decoys(questions: Sequence[tuple[str, frozenset[frozenset[str]]]]) -> dict[str, int]:
+    """question id → the index (in ``questions``) of the next question, cyclically, whose
+    points' words differ from its own; ``questions``: (question id, its points' word sets)."""
+    found: dict[str, int] = {}
+    for index, (question_id, words) in enumerate(questions):
+        for step in range(1, len(questions)):
+            other = (index + step) % len(questions)
+            if questions[other][1] and not questions[other][1] & words:
+                found[question_id] = other
+                break
+    return found
