@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streams.engine import ledger
+from streams.engine.forgetting import Rewriting, forget_with_lineage
+from streams.engine.lineage import descendants, sources_of
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -43,9 +45,15 @@ IngestOutcome = Accepted | Duplicate | Rejection
 
 
 def ingest(
-    view: UserView, event: MemoryEvent, limits: Limits, key: str | None = None
+    view: UserView,
+    event: MemoryEvent,
+    limits: Limits,
+    key: str | None = None,
+    rewriting: Rewriting | None = None,
 ) -> IngestOutcome:
-    """Decide what ``event`` does to the user whose state ``view`` shows."""
+    """Decide what ``event`` does to the user whose state ``view`` shows. ``rewriting``: the
+    policy and embedder a forget writes derived memories again with (None: the default
+    policy, the hashing embedder at the contract's width)."""
     rejection = validate_event(event, limits, key)
     if rejection is not None:
         return rejection
@@ -61,7 +69,11 @@ def ingest(
     if current is None or current.forgotten:
         return _unknown(payload.memory_id)
     if isinstance(payload, ForgetRequested):
-        return _forget(event, view, current, payload.reason)
+        if rewriting is None:
+            rewriting = Rewriting(
+                dim=limits.embedding_dim, max_content_bytes=limits.max_content_bytes
+            )
+        return _forget(event, view, current, payload.reason, rewriting)
     # A working memory promoted away lives on as its copy: uses of the old id follow it.
     current = _follow_promotions(view, current)
     if current is None:
@@ -161,47 +173,34 @@ def _record_access(event: MemoryEvent, current: MemoryRecord, accessed_at: int) 
     return Accepted((_decision(event, "accessed", memory.memory_id, recorded),))
 
 
-def _forget(event: MemoryEvent, view: UserView, current: MemoryRecord, reason: str) -> Accepted:
-    """Forget the memory and everything derived from it: its promoted and aged copies, the
-    patterns and procedures it is evidence of (they quote it), transitively."""
-    forgotten_id = current.memory.memory_id
-    decisions = []
-    for record in [current, *derived_records(view, forgotten_id)]:
-        memory = record.memory
-        why = reason if record is current else f"derived from forgotten memory {forgotten_id}"
-        tombstone = ledger.MemoryForgotten(memory.memory_id, memory.layer, record.version + 1, why)
-        decisions.append(_decision(event, "forgotten", memory.memory_id, tombstone))
-    return Accepted(tuple(decisions))
-
-
-DERIVATION_KEYS = ("promoted_from", "promoted_from_id")
-EVIDENCE_KEYS = ("pattern_of", "evidence")
-
-
-def derived_from(memory: Memory) -> set[str]:
-    """The ids a memory was made from, as the cycle records them in its metadata."""
-    sources = {memory.metadata[k] for k in DERIVATION_KEYS if k in memory.metadata}
-    for key in EVIDENCE_KEYS:
-        if key in memory.metadata:
-            sources.update(memory.metadata[key].split(","))
-    return sources
+def _forget(
+    event: MemoryEvent, view: UserView, current: MemoryRecord, reason: str, rewriting: Rewriting
+) -> Accepted:
+    """Forget the memory and take it out of everything made from it (``forgetting``): copies
+    and statements about it are forgotten, what a writer made of it and others is written
+    again from the others, transitively."""
+    outcomes = forget_with_lineage(view, current, reason, rewriting)
+    return Accepted(tuple(_decision(event, o.action, o.subject, o.payload) for o in outcomes))
 
 
 def derived_records(view: UserView, memory_id: str) -> list[MemoryRecord]:
-    """Records derived, directly or not, from ``memory_id`` (ordered by id: deterministic)."""
-    found: dict[str, MemoryRecord] = {}
-    frontier = {memory_id}
-    while frontier:
-        nxt: set[str] = set()
-        for record in view.records():
-            rid = record.memory.memory_id
-            if record.forgotten or rid in found or rid == memory_id:
-                continue
-            if derived_from(record.memory) & frontier:
-                found[rid] = record
-                nxt.add(rid)
-        frontier = nxt
-    return [found[k] for k in sorted(found)]
+    """Records made, directly or not, from ``memory_id``, each after its sources (the walk of
+    ``streams.engine.lineage``, on the view's kept index)."""
+    index = view.lineage_index()
+    found = []
+    for derived_id in descendants(
+        [memory_id], index.derived, lambda m: sources_of(_held(view, m).memory)
+    ):
+        record = _held(view, derived_id)
+        if not record.forgotten:
+            found.append(record)
+    return found
+
+
+def _held(view: UserView, memory_id: str) -> MemoryRecord:
+    record = view.memory(memory_id)
+    assert record is not None, f"the lineage index lists {memory_id}, which the state lacks"
+    return record
 
 
 def _latest(a: int | None, b: int | None) -> int | None:

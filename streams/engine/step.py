@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from streams.engine.context import CycleMode, Embed
 from streams.engine.cycle import CycleRequest, Judge, PatternWriter, run_cycle
 from streams.engine.emissions import numbered
+from streams.engine.forgetting import Rewriting
 from streams.engine.ingest import Accepted, IngestOutcome, ingest
 from streams.engine.judge import judge_contradiction
 from streams.engine.model import (
@@ -57,7 +58,7 @@ def step(
         return due
     policy = config.policy
     event = assign_session(state.facets, event, policy, _writes_new_memory(state, event))
-    outcome = ingest(state, event, config.limits, key)
+    outcome = ingest(state, event, config.limits, key, _rewriting(config))
     if not isinstance(outcome, Accepted):
         return outcome
     outcome = Accepted(outcome.decisions + extract_on_write(event, outcome.decisions, policy))
@@ -84,6 +85,14 @@ def step(
     # Numbered as one emission: a reader treats the input as processed only when all of
     # them are in the ledger (see ``emissions``).
     return Accepted(numbered(outcome.decisions + tuple(cycle)))
+
+
+def _rewriting(config: EngineConfig) -> Rewriting:
+    """How a forget writes derived memories again: with the deployment's policy and
+    embedder, as the cycle that made them."""
+    return Rewriting(
+        config.policy, config.limits.embedding_dim, config.embed, config.limits.max_content_bytes
+    )
 
 
 def _requested_policy(event: MemoryEvent, config: EngineConfig) -> Policy | Rejection:

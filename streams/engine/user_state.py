@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from streams.engine import ledger
 from streams.engine.dataclass_speedups import slot_copier
+from streams.engine.lineage import LineageIndex
 from streams.engine.live_index import LiveIndex
 from streams.engine.model import Memory
 from streams.engine.narrative_index import NarrativeIndex
@@ -57,6 +58,8 @@ class UserView(Protocol):
     def has_seen(self, event_id: str) -> bool: ...
 
     def records(self) -> Iterable[MemoryRecord]: ...
+
+    def lineage_index(self) -> LineageIndex: ...
 
 
 SessionStatus = Literal["active", "ended", "consolidated"]
@@ -305,6 +308,9 @@ class InMemoryUserState:
     _narratives: NarrativeIndex | None = field(default=None, compare=False, repr=False)
     # the live passing-state observations, oldest first (``streams.engine.passing_index``)
     _passing: PassingIndex | None = field(default=None, compare=False, repr=False)
+    # source id → the memories made from it (``streams.engine.lineage``): what a forget
+    # walks, kept like the above
+    _lineage: LineageIndex | None = field(default=None, compare=False, repr=False)
 
     def memory(self, memory_id: str) -> MemoryRecord | None:
         return self.memories.get(memory_id)
@@ -350,6 +356,11 @@ class InMemoryUserState:
             self._passing = PassingIndex.of(self.memories.values())
         return self._passing
 
+    def lineage_index(self) -> LineageIndex:
+        if self._lineage is None:
+            self._lineage = LineageIndex.of(self.memories.values())
+        return self._lineage
+
     def forget_derived(self) -> None:
         """Memories were replaced wholesale (a restore): recount and re-index when next
         asked."""
@@ -359,6 +370,7 @@ class InMemoryUserState:
         self._live = None
         self._narratives = None
         self._passing = None
+        self._lineage = None
 
     def live_count(self, layer: str) -> int:
         return sum(1 for r in self.live_memories() if r.memory.layer == layer)
@@ -412,6 +424,8 @@ class InMemoryUserState:
                 self._narratives.move(previous, record)
             if self._passing is not None:
                 self._passing.move(previous, record)
+            if self._lineage is not None:
+                self._lineage.move(previous, record)
             self.memories[memory_id] = record
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from streams.engine import ledger
 from streams.engine.context import CycleContext
-from streams.engine.ingest import derived_from
+from streams.engine.lineage import sources_of
 from streams.engine.model import LAYERS, Memory, claim_of
 from streams.engine.rules.observations import OBSERVATION
 from streams.engine.salience import current_salience
@@ -126,7 +126,7 @@ def _words(memory: Memory) -> str:
 
 
 def _derived_one_from_the_other(a: Memory, b: Memory) -> bool:
-    return a.memory_id in derived_from(b) or b.memory_id in derived_from(a)
+    return a.memory_id in sources_of(b) or b.memory_id in sources_of(a)
 
 
 def _duplicate_rules_allow(cycle: CycleContext, a: MemoryRecord, b: MemoryRecord) -> bool:

@@ -17,6 +17,9 @@ A member promoted meanwhile (working → semantic) is taken as the fact it becam
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from streams.engine import ledger
 from streams.engine.context import CycleContext, SessionEnd
 from streams.engine.rules.observations import observe_session, turn_of
@@ -118,7 +121,6 @@ def _write_narrative(
         [r.memory.memory_id for r in by_priority],
     )
     chosen, sources, narrative = written[count]
-    source_chars = sum(len(s.content) for s in sources)
     _emit_narrative(
         ctx,
         window,
@@ -127,12 +129,27 @@ def _write_narrative(
         narrative.content,
         narrative.emotional_arc,
         narrative.unresolved_threads,
-        {
-            "char_ratio": f"{len(narrative.content) / max(1, source_chars):.4f}",
-            "fact_terms": str(len(fact_terms(narrative.content))),
-        },
+        narrative_details(narrative.content, sources),
         embedding=mean_embedding([r.memory for r in chosen], ctx.dim),
     )
+
+
+def narrate(
+    chosen: Sequence[MemoryRecord], priority_kinds: Sequence[str]
+) -> tuple[Narrative, dict[str, str]]:
+    """The full narrative of ``chosen`` (in time order) with its metadata details: what a
+    session's end writes, and what a forget writes again from the members that remain."""
+    sources = [_source(r) for r in chosen]
+    narrative = write_narrative(sources, priority_kinds)
+    return narrative, narrative_details(narrative.content, sources)
+
+
+def narrative_details(content: str, sources: Sequence[NarrativeSource]) -> dict[str, str]:
+    source_chars = sum(len(s.content) for s in sources)
+    return {
+        "char_ratio": f"{len(content) / max(1, source_chars):.4f}",
+        "fact_terms": str(len(fact_terms(content))),
+    }
 
 
 def _write_digest(
@@ -148,25 +165,42 @@ def _write_digest(
     chosen = sorted(members, key=lambda r: r.memory.age_order)[
         : ctx.policy.sessions.max_per_narrative
     ]
-    digest = write_digest([turn_of(r.memory) for r in chosen], ctx.policy.max_memory_chars)
-    valences = [max(-1.0, min(1.0, r.memory.valence)) for r in chosen]
-    arc = emotional_arc(valences) if any(valences) else ()
-    content = digest.content
-    if arc:
-        line = "\nEmotional arc: " + " → ".join(f"{value:.2f}" for value in arc) + "."
-        if len(content) + len(line) <= ctx.policy.max_memory_chars:
-            content += line
+    digest = digest_of(chosen, ctx.policy.max_memory_chars)
     _emit_narrative(
         ctx,
         window,
         end,
         chosen,
-        content,
-        arc,
+        digest.content,
+        digest.arc,
         digest.unresolved_threads,
         {"observations": str(len(set(observed.values()))), "topics": ",".join(digest.topics)},
         carried_elsewhere=frozenset(observed),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDigest:
+    """A digest's text, with its emotional arc line when valence was given."""
+
+    content: str
+    arc: tuple[float, ...]
+    unresolved_threads: tuple[str, ...]
+    topics: tuple[str, ...]
+
+
+def digest_of(chosen: Sequence[MemoryRecord], max_chars: int) -> SessionDigest:
+    """The digest of ``chosen`` (in time order): what a session's end writes when observations
+    carry its facts, and what a forget writes again from the turns that remain."""
+    digest = write_digest([turn_of(r.memory) for r in chosen], max_chars)
+    valences = [max(-1.0, min(1.0, r.memory.valence)) for r in chosen]
+    arc = emotional_arc(valences) if any(valences) else ()
+    content = digest.content
+    if arc:
+        line = "\nEmotional arc: " + " → ".join(f"{value:.2f}" for value in arc) + "."
+        if len(content) + len(line) <= max_chars:
+            content += line
+    return SessionDigest(content, arc, digest.unresolved_threads, digest.topics)
 
 
 def _emit_narrative(

@@ -59,7 +59,7 @@ def observe_session(
             confidence=max(m.confidence for m in sources),
             emotional_salience=stated.emotional_salience,
             valence=stated.valence,
-            speaker=stated.speaker or _named(observation.speaker),
+            speaker=stated.speaker or named_speaker(observation.speaker),
             conversation_id=window.conversation_id,
             session_id=window.session_id,
             embedding=vector,
@@ -114,6 +114,6 @@ def turn_of(memory: Memory) -> Turn:
     return Turn(memory.memory_id, text, speaker, memory.created_at or 0)
 
 
-def _named(speaker: str) -> str | None:
+def named_speaker(speaker: str) -> str | None:
     """A speaker's name for the ``speaker`` field (None for "the user" and the like)."""
     return None if speaker in CREATORS.values() else speaker

@@ -58,6 +58,9 @@ def synthesize_profile(ctx: CycleContext) -> None:
     # profile holds more than the limit, so sources past a few times it are never read
     # (a user's observations would otherwise make every profile read all of them)
     sources = sources[-_newest_within([r.memory.content for r in sources], SOURCE_SLACK * limit) :]
+    # written only from sources it can list (``streams.engine.lineage``): a forget of one it
+    # quoted must find the profile through its list
+    sources = list(listed_tail(sources[-MAX_LISTED_SOURCES:], _memory_id))
     texts = [r.memory.content for r in sources]
     count, content = largest_fitting(len(texts), lambda n: write_profile(texts[-n:], memo), limit)
     sources = sources[-count:]
@@ -73,9 +76,7 @@ def synthesize_profile(ctx: CycleContext) -> None:
         # a profile cost the worker a model call per profile (a fifth of its throughput)
         embedding=mean_embedding([r.memory for r in sources], ctx.dim),
         metadata={
-            "source_semantic_ids": ",".join(
-                r.memory.memory_id for r in listed_tail(sources[-200:], _memory_id)
-            ),
+            "source_semantic_ids": ",".join(r.memory.memory_id for r in sources),
             "source_count": str(len(sources)),
             SYNTHESIZED_AT: str(ctx.request.now),
         },
@@ -112,6 +113,9 @@ def _due(ctx: CycleContext, current: MemoryRecord | None, sources: list[MemoryRe
 def _memory_id(record: MemoryRecord) -> str:
     return record.memory.memory_id
 
+
+MAX_LISTED_SOURCES = 200
+"""The most sources a profile is written from, and lists."""
 
 SOURCE_SLACK = 3
 """How many times the profile's limit of source text is offered to the writer: it drops
