@@ -16,6 +16,7 @@ from streams.engine.model import (
     MemoryEvent,
     MemoryPinned,
     MemoryWritten,
+    SessionEnded,
 )
 from streams.engine.oracle import OracleRun
 from streams.kafka import codec
@@ -60,23 +61,37 @@ def mixed_workload(count: int, users: int, seed: int = 7) -> list[MemoryEvent]:
     return events
 
 
-def cycle_heavy_workload(count: int, users: int, seed: int = 5) -> list[MemoryEvent]:
+def cycle_heavy_workload(
+    count: int, users: int, seed: int = 5, forgets: float = 0.0
+) -> list[MemoryEvent]:
     """Conversations long enough that cycles fire all the time: every user writes important
     working memories into one conversation at a time (an on-write cycle every 20 messages,
-    promoting the 20), reads some back, and now and then asks for a manual cycle."""
+    promoting the 20), reads some back, and now and then asks for a manual cycle.
+
+    With ``forgets`` (a share of the events, issue 42), the memories are turns of named
+    speakers in explicit sessions that end now and then (observations, digests, summaries
+    and profiles are made of them), and that share of events forgets one of the user's
+    memories, most often one already consolidated. Without, the workload is what it was for
+    its seed."""
     rng = random.Random(seed)
     written: dict[str, list[str]] = {f"user-{u}": [] for u in range(users)}
     events = []
     for i in range(count):
         user = f"user-{i % users}"
         memories = written[user]
-        at = BASE_TIME + i * 1000
+        at = BASE_TIME + i * (10_000 if forgets else 1000)  # sessions long enough to narrate
         roll = rng.random()
         payload: Any
         if roll < 0.03:
             payload = ConsolidationRequested()
         elif memories and roll < 0.08:
             payload = MemoryAccessed(rng.choice(memories))
+        elif forgets and memories and roll < 0.08 + forgets:
+            payload = ForgetRequested(memories.pop(rng.randrange(len(memories))), "user_request")
+        elif forgets and memories and roll < 0.1 + forgets:
+            payload = SessionEnded(
+                _session_of(user, len(memories)), _conversation_of(user, len(memories))
+            )
         else:
             memory_id = f"{user}-m{i}"
             memories.append(memory_id)
@@ -86,12 +101,26 @@ def cycle_heavy_workload(count: int, users: int, seed: int = 5) -> list[MemoryEv
                 content=f"{user} said fact number {i}: item {rng.randrange(10**6)}",
                 layer="working",
                 importance=round(rng.uniform(0.72, 1.0), 3),
-                conversation_id=f"{user}-conversation-{len(memories) // 60}",
+                conversation_id=_conversation_of(user, len(memories)),
                 embedding=embedding(rng) if rng.random() < 0.3 else None,
             )
+            if forgets:
+                memory = memory.evolve(
+                    speaker=_SPEAKERS[i % 2],
+                    session_id=_session_of(user, len(memories)),
+                    importance=round(memory.importance - 0.5, 3),  # left for sessions to end
+                )
             payload = MemoryWritten(memory)
         events.append(MemoryEvent(event_id(rng), user, at, payload, source="tests"))
     return events
+
+
+def _conversation_of(user: str, written: int) -> str:
+    return f"{user}-conversation-{written // 60}"
+
+
+def _session_of(user: str, written: int) -> str:
+    return f"{user}-session-{written // 15}"
 
 
 _SPEAKERS = ("Caroline", "Melanie", None)

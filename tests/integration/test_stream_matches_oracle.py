@@ -24,7 +24,7 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.step import EngineConfig
 from tests.scenarios import MINUTE, NOW, random_unit, with_similarity
-from tests.workloads import expected_rows
+from tests.workloads import LINK_QUERY, cycle_heavy_workload, expected_links, expected_rows
 
 pytestmark = pytest.mark.integration
 
@@ -165,3 +165,28 @@ def test_stream_and_oracle_agree_on_generated_workloads(pipeline, steps):
         for user, state in oracle.users.items()
         for window in state.facets.sessions.values()
     }
+
+
+def test_stream_and_oracle_agree_with_forgets_in_a_cycle_heavy_workload(pipeline):
+    """Forgets mixed into conversations that consolidate all the time (issue 42): what a
+    forget rewrites or forgets of the derived memories reaches the same read models and
+    links in the stream as in the oracle."""
+    pipeline.start_all()
+    events = cycle_heavy_workload(600, users=3, seed=13, forgets=0.08)
+    oracle = replay(events, EngineConfig(policy=builtin_profile("default")))
+    rewritten = [
+        d
+        for d in oracle.decisions
+        if d.trigger == "ingest"
+        and getattr(d.payload, "version", 1) > 1
+        and getattr(getattr(d.payload, "memory", None), "kind", "") == "narrative"
+    ]
+    assert rewritten, "the workload should make forgets rewrite consolidated memories"
+
+    for event in events:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(oracle.decisions))
+
+    assert pipeline.memory_rows() == expected_rows(oracle)
+    assert sorted(pipeline.query(LINK_QUERY), key=repr) == expected_links(oracle)
