@@ -133,9 +133,15 @@ class CycleContext:
             trigger=self.request.trigger,
             cycle_id=self.cycle_id,
         )
+        self.take(decision)
+
+    def take(self, decision: ledger.ConsolidationEvent) -> None:
+        """Append ``decision`` and keep the cycle's working copies in step with it: what
+        :meth:`emit` does with the decision it makes, and what a cycle replays to rebuild
+        its context without a rule that failed (``streams.engine.cycle``)."""
         self.decisions.append(decision)
         self.facets.apply(decision)
-        for record in records_after(self.records.get, payload):
+        for record in records_after(self.records.get, decision.payload):
             previous = self.records.get(record.memory.memory_id)
             self.records[record.memory.memory_id] = record
             self.occurrences.move(previous, record)

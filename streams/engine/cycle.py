@@ -2,13 +2,19 @@
 
 ``run_cycle(state, request, policy, dim) -> decisions``. Each step is a rule from
 ``streams.engine.rules`` working on a :class:`CycleContext` (the user's working copy); the
-order below is the order the rules run in, so later steps see what earlier ones decided. A
-step that fails becomes a warning in the cycle report and the cycle goes on (seed 001).
+order below is the order the rules run in, so later steps see what earlier ones decided.
+
+A rule is all or nothing. One that raises contributes nothing: neither the decisions it made
+before raising nor its effect on the cycle's working copies; the cycle's context is rebuilt
+from the user's state and the decisions of the rules before it, and the other rules go on
+(seed 001: a failing step is a warning). The report says which rule failed and why
+(:func:`failed_rules` reads it back, so a driver can count failures by rule).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 
 from streams.engine import ledger
 from streams.engine.context import (
@@ -40,7 +46,7 @@ from streams.engine.rules.stale import archive_unused_memories
 from streams.engine.rules.summaries import summarize_episodes
 from streams.engine.rules.synthesis import synthesize_profile
 from streams.engine.rules.verbose import summarize_verbose_episodes
-from streams.engine.user_state import InMemoryUserState
+from streams.engine.user_state import InMemoryUserState, pair_key
 from streams.engine.validation import DEFAULT_MAX_CONTENT_BYTES
 
 __all__ = [
@@ -51,6 +57,7 @@ __all__ = [
     "PatternWriter",
     "SessionEnd",
     "cycle_id_of",
+    "failed_rules",
     "run_cycle",
 ]
 
@@ -70,30 +77,39 @@ def run_cycle(
     """The decisions of one cycle, ending with its ``ConsolidationCompleted`` report.
 
     ``state`` is read, not changed: the caller folds the decisions."""
-    cycle = CycleContext(
-        state.user_id,
-        request,
-        policy,
-        dim,
-        dict(state.memories),
-        set(state.flagged_pairs),
-        state.facets.copy(),
-        judge,
-        pattern_writer,
-        state.occurrences().copy(),
-        state.fact_index(_blocks_on_keys(policy)).overlay(),
-        state.live_index().copy(),
-        state.narrative_index().copy(),
-        state.passing_index().copy(),
-        max_content_bytes,
-        embed,
-    )
+
+    def fresh() -> CycleContext:
+        """The user's working copy, as the cycle's first rule sees it."""
+        return CycleContext(
+            state.user_id,
+            request,
+            policy,
+            dim,
+            dict(state.memories),
+            set(state.flagged_pairs),
+            state.facets.copy(),
+            judge,
+            pattern_writer,
+            state.occurrences().copy(),
+            state.fact_index(_blocks_on_keys(policy)).overlay(),
+            state.live_index().copy(),
+            state.narrative_index().copy(),
+            state.passing_index().copy(),
+            max_content_bytes,
+            embed,
+        )
+
+    cycle = fresh()
     processed = len(cycle.live())
     for step in steps_for(request.mode):
+        decided, warned, counts = len(cycle.decisions), len(cycle.warnings), dict(cycle.counts)
         try:
             step(cycle)
         except Exception as exc:  # noqa: BLE001 - seed 001: a failing step is a warning
-            cycle.warnings.append(f"{step.__name__}: {type(exc).__name__}: {exc}")
+            # all or nothing: what the rule did before raising is dropped with it
+            warnings = [*cycle.warnings[:warned], rule_failure(step.__name__, exc)]
+            cycle = _replayed(fresh(), cycle.decisions[:decided])
+            cycle.counts, cycle.warnings = counts, warnings
     report = ledger.ConsolidationCompleted(
         profile=policy.name,
         processed=processed,
@@ -141,6 +157,35 @@ OPERATIONS: dict[CycleMode, tuple[Step, ...]] = {
 
 def steps_for(mode: CycleMode) -> tuple[Step, ...]:
     return OPERATIONS[mode]
+
+
+RULE_NAMES = frozenset(step.__name__ for steps in OPERATIONS.values() for step in steps)
+_FAILED = re.compile(r"^(\w+): [A-Z]\w*: ")
+
+
+def rule_failure(rule: str, exc: Exception) -> str:
+    """The report's warning for a rule that raised: ``rule: ExceptionType: message``, a
+    form no rule's own warning takes (:func:`failed_rules` reads it back)."""
+    return f"{rule}: {type(exc).__name__}: {exc}"
+
+
+def failed_rules(report: ledger.ConsolidationCompleted) -> list[str]:
+    """The rules that raised in the cycle ``report`` closes, in the order they ran: what a
+    driver counts (the engine itself counts nothing)."""
+    found = (_FAILED.match(warning) for warning in report.warnings)
+    return [m.group(1) for m in found if m is not None and m.group(1) in RULE_NAMES]
+
+
+def _replayed(cycle: CycleContext, decisions: Sequence[ledger.ConsolidationEvent]) -> CycleContext:
+    """``cycle`` (a fresh context) as it was after ``decisions``: what the rules before a
+    failed one decided, without anything of the failed one. Contradiction checks mark the
+    pairs they report as they report them; the mark is kept as the fold keeps it."""
+    for decision in decisions:
+        cycle.take(decision)
+        payload = decision.payload
+        if isinstance(payload, ledger.ContradictionDetected):
+            cycle.flagged_pairs.add(pair_key(payload.memory_id, payload.other_memory_id))
+    return cycle
 
 
 def _blocks_on_keys(policy: Policy) -> bool:
