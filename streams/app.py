@@ -40,6 +40,11 @@ Runs with ``processing_guarantee="exactly_once"``: a record's ledger events (and
 letter) and its input offset commit in one Kafka transaction, and never a part of a
 record's output without the rest (``streams.kafka.transactional_output``; readers check it too,
 ``streams.engine.emissions``).
+
+No input stops it: an input the worker fails on is a dead letter (``internal_error``) and
+its user's state is rebuilt from the entries saved before it (``saved_entries`` below). If
+the agent itself fails, or a requested stop outlasts ``SHUTDOWN_DEADLINE_SECONDS``, the
+worker exits without committing (``streams.runtime.stopping``) rather than run on idle.
 """
 
 from __future__ import annotations
@@ -65,8 +70,9 @@ from streams.kafka.faust_app import faust_app, raw_topic
 from streams.kafka.output_batch import OutputBatch, PartitionBatch
 from streams.kafka.transactional_output import TransactionalOutput
 from streams.runtime.heap_trim import trim_heap
-from streams.runtime.stopping import stop_without_committing
+from streams.runtime.stopping import stop_if_it_fails, stop_without_committing
 from streams.state.assignment import PartitionRebuilds
+from streams.state.changelog import SEPARATOR, Entry
 from streams.state.hot_users import UserStates
 from streams.state.restore import ensure_state_topic, load_user, state_topic
 from streams.state.store import LocalStateStore, StateCheckpoints
@@ -111,14 +117,28 @@ def build_app(settings: Settings) -> Worker:
         return UserStates(settings.hot_users, partial(load_user, store), due_of)
 
     states = new_states()
+    rebuilds = PartitionRebuilds(settings, states, store, new_states)
+
+    def saved_entries(partition: int, user_id: str) -> list[Entry]:
+        """The user's state entries as they stood before the batch in hand, oldest first:
+        the local checkpoint's, then what a restore owes the changelog (all of them after a
+        ledger rebuild), then what was sent since the checkpoint. What an input that failed
+        midway is undone from (``IngestProcessor``)."""
+        prefix = user_id.encode() + SEPARATOR.encode()
+        entries = [Entry(key, value) for key, value in store.user_entries(partition, user_id)]
+        entries += [e for e in rebuilds.snapshots.get(partition, ()) if e.key.startswith(prefix)]
+        pending = checkpoints.pending.get(partition, {})
+        entries += [e for key, e in pending.items() if key.startswith(prefix)]
+        return entries
+
     processor = IngestProcessor(
         config,
         states,
         partitions=settings.partitions,
         dedupe_window_seconds=settings.dedupe_window_seconds,
         embedder=embedder,
+        saved=saved_entries,
     )
-    rebuilds = PartitionRebuilds(settings, states, store, new_states)
 
     def dirty(partition: int, user_id: str) -> bool:
         """Not all of the user's state is in the local store yet: sent but not checkpointed,
@@ -134,6 +154,10 @@ def build_app(settings: Settings) -> Worker:
 
     @app.agent(events, name="ingest")
     async def ingest(stream: faust.StreamT) -> None:
+        # a failed agent would leave the worker running idle: it exits instead
+        await stop_if_it_fails(ingest_batches(stream), "the ingest agent", lambda: app.should_stop)
+
+    async def ingest_batches(stream: faust.StreamT) -> None:
         nonlocal unsent
         # Batches: an input's offset is acked once its whole batch is sent (take_events).
         batches = stream.take_events(  # type: ignore[attr-defined]  # not in StreamT
@@ -232,6 +256,7 @@ def build_app(settings: Settings) -> Worker:
         # re-delivered inputs would be processed twice into the same transaction).
         lost = revoked_pending - kept
         rebuilds.drop(lost)
+        progress.forget(lost)
         for partition in lost:
             checkpoints.drop(partition)
         revoked_pending.clear()

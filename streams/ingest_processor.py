@@ -4,13 +4,23 @@ This is the ingest agent's body without the async loop, so agent tests run it wi
 Kafka. It decodes, asks the engine (:func:`streams.engine.step.step`), applies the
 resulting records to the owning partition's :class:`UserStates`, and returns the ledger,
 state-changelog and dead-letter records to send.
+
+No input can stop it. Anything one input raises (a bug in the engine, an input nobody
+foresaw) makes that input a dead letter (``internal_error``) and the batch goes on. The
+engine changes the user's state in place, so an input that raised midway may have left it
+half applied: the user's state is then rebuilt from its changelog entries, those saved
+before this batch (``saved``: the local store, what a restore owes, what was sent since the
+last checkpoint) and those of the batch's earlier inputs. A user's state is a function of
+its entries (a cold user is loaded back from them), so the rebuilt state is exactly the one
+before the failed input, and the cost falls on the failure alone: nothing is copied per input.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -27,16 +37,28 @@ from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
 from streams.kafka import codec
 from streams.kafka.deadletter import Headers, letter_headers
 from streams.state.changelog import (
+    SEPARATOR,
     Entry,
     before_input,
     changed_entries,
     encode_memory_record,
     expired_entries,
+    restored_user,
 )
 from streams.state.hot_users import UserStates
 from streams.worker_engine import missing_embeddings, with_embedding
 
+log = logging.getLogger("memstream.worker")
+
 JSON_GROWTH = 6  # the most a byte of text grows in JSON: a control character as \u00XX
+
+INTERNAL_ERROR = "internal_error"
+"""The dead-letter reason of an input the worker failed on: a bug, not a bad input."""
+MAX_ERROR_CHARS = 1000  # of the exception's message, in the dead letter's detail
+
+SavedEntries = Callable[[int, str], Iterable[Entry]]
+"""(partition, user id) → the user's state entries as they stood before the current batch,
+oldest first (a later entry of a key replaces an earlier one)."""
 
 DEDUPE_WINDOW_SECONDS = 7 * 24 * 3600
 """Input ids are remembered for a week of event time: Kafka producers retry within seconds,
@@ -99,11 +121,15 @@ class IngestProcessor:
         partitions: int | None = None,
         dedupe_window_seconds: int = DEDUPE_WINDOW_SECONDS,
         embedder: Embedder | None = None,
+        saved: SavedEntries | None = None,
     ) -> None:
         """``partitions``: the input topic's partition count; when given, a record on a
         partition its key does not hash to is rejected (its user's state lives elsewhere).
         ``dedupe_window_seconds``: how long (event time) an input id is remembered to drop
-        a redelivery of it."""
+        a redelivery of it. ``saved``: each user's state entries as of before the batch, to
+        rebuild the state of a user whose input failed midway; without it such a failure
+        is raised (nothing could say what the state was)."""
+        self.saved = saved
         self.partitions = partitions
         self.dedupe_window_ms = dedupe_window_seconds * 1000
         self.embedder = embedder
@@ -126,20 +152,95 @@ class IngestProcessor:
     def process_batch(self, inputs: Sequence[Input]) -> list[Emission]:
         """Each input's emission, in order. The memories written without an embedding are
         embedded in one call for the whole batch (a model embeds a batch of 32 several times
-        faster than 32 single sentences), then each input is processed in turn."""
-        decoded = [self._decode(i) for i in inputs]
+        faster than 32 single sentences), then each input is processed in turn. An input
+        that raises is dead-lettered (``internal_error``) and the batch goes on."""
+        decoded = [self._decode_or_fail(i) for i in inputs]
         events = [d for d in decoded if isinstance(d, MemoryEvent)]
         # what the ledger records, so nothing downstream (cycles, projector, recall)
         # recomputes it (docs/consolidation.md, 'Similarity and embeddings'); invalid content
         # is left to validation to reject
-        vectors = iter(missing_embeddings(events, self.embedder))
-        emissions = []
+        vectors = iter(self._embeddings(events))
+        emissions: list[Emission] = []
         for item, event in zip(inputs, decoded, strict=True):
             if isinstance(event, Emission):
                 emissions.append(event)
                 continue
-            emissions.append(self._step(item, with_embedding(event, next(vectors))))
+            vector = next(vectors)
+            if isinstance(vector, Exception):
+                emissions.append(self._failed(item, event, vector))
+                continue
+            try:
+                emission = self._step(item, with_embedding(event, vector))
+            except Exception as exc:  # noqa: BLE001 - one input's failure is its dead letter
+                self._restore_user(event.user_id, item.partition, emissions)
+                emission = self._failed(item, event, exc)
+            emissions.append(emission)
         return emissions
+
+    def _decode_or_fail(self, item: Input) -> MemoryEvent | Emission:
+        try:
+            return self._decode(item)
+        except Exception as exc:  # noqa: BLE001 - a decoder bug fails this input alone
+            return self._failed(item, None, exc)
+
+    def _embeddings(self, events: Sequence[MemoryEvent]) -> list[bytes | None | Exception]:
+        """Each event's missing embedding (:func:`missing_embeddings`). If the batch's one
+        call raises, each is embedded alone, so only the inputs the embedder fails on fail."""
+        try:
+            return list(missing_embeddings(events, self.embedder))
+        except Exception:  # noqa: BLE001 - found out input by input below
+            found: list[bytes | None | Exception] = []
+            for event in events:
+                try:
+                    found += missing_embeddings([event], self.embedder)
+                except Exception as exc:  # noqa: BLE001 - this input's dead letter
+                    found.append(exc)
+            return found
+
+    def _restore_user(self, user_id: str, partition: int, earlier: list[Emission]) -> None:
+        """Put back the user's state as it was before the input that failed: its saved
+        entries, then those the batch's ``earlier`` inputs changed."""
+        if self.saved is None:
+            raise RuntimeError(
+                "an input failed midway and this processor has no saved state entries to "
+                "restore its user from"
+            )
+        prefix = user_id.encode() + SEPARATOR.encode()
+        entries = [(e.key, e.value) for e in self.saved(partition, user_id)]
+        entries += [
+            (e.key, e.value)
+            for emission in earlier
+            for e in emission.state
+            if e.key.startswith(prefix)
+        ]
+        state, _ = restored_user(user_id, entries)
+        self.states.replace(user_id, state)
+
+    def _failed(self, item: Input, event: MemoryEvent | None, exc: Exception) -> Emission:
+        """The dead letter of an input the worker failed on: the original record, the reason
+        ``internal_error``, and the exception's type (``error.type``) and message."""
+        key, value, source, _ = item
+        if value is not None and len(value) > MAX_EVENT_BYTES:
+            value = None  # as _too_large: no dead letter can hold it (the source headers can)
+        log.error(
+            "input at %s failed (%s); dead-lettered as %s, the batch goes on",
+            dict((name, v.decode(errors="replace")) for name, v in source),
+            type(exc).__name__,
+            INTERNAL_ERROR,
+            exc_info=exc,
+        )
+        message = str(exc)[:MAX_ERROR_CHARS]
+        rejection = Rejection(
+            INTERNAL_ERROR,
+            f"the worker failed on this input ({type(exc).__name__}: {message}); nothing of "
+            f"it was applied and the inputs after it were processed. This is a bug in "
+            f"memstream, not in the input as far as the contract says: report it with this "
+            f"letter",
+        )
+        emission = self._reject(key, value, rejection, source, event)
+        assert emission.deadletter is not None
+        emission.deadletter.headers.append(("error.type", type(exc).__name__.encode()))
+        return emission
 
     def _decode(self, item: Input) -> MemoryEvent | Emission:
         key, value, source, partition = item

@@ -1,8 +1,9 @@
 """Runs the Faust worker process: checks the topics, serves /metrics, then runs the app
-until SIGTERM/SIGINT."""
+until SIGTERM/SIGINT, and exits within ``SHUTDOWN_DEADLINE_SECONDS`` of one."""
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from faust.worker import Worker as FaustWorker
@@ -13,6 +14,20 @@ from streams.config.kafka_security import KafkaAccessError, KafkaSecurityError, 
 from streams.config.settings import Settings
 from streams.engine.policy import PolicyError
 from streams.runtime.collector import tune_collector
+from streams.runtime.stopping import SHUTDOWN_DEADLINE_SECONDS, stop_within
+
+
+class BoundedStopWorker(FaustWorker):
+    """Faust's worker, whose stop on SIGTERM/SIGINT is bounded: Faust waits for every input
+    an agent took to be acked ("Wait for streams..."), which a failed agent never does, and
+    for the producer's flush, which an unreachable broker holds for up to its request
+    timeout. Past the deadline the worker exits without committing (code 70); its inputs
+    are processed again from the last commit."""
+
+    def _schedule_shutdown(self, sig: signal.Signals) -> None:
+        if not self._signal_stop_time:  # the first signal arms the deadline
+            stop_within(SHUTDOWN_DEADLINE_SECONDS, f"{sig.name} received")
+        super()._schedule_shutdown(sig)
 
 
 class TopologyError(RuntimeError):
@@ -70,4 +85,4 @@ def run_worker(settings: Settings, loglevel: str = "INFO") -> None:
         flush=True,
     )
     tune_collector()
-    FaustWorker(worker.app, loglevel=loglevel).execute_from_commandline()
+    BoundedStopWorker(worker.app, loglevel=loglevel).execute_from_commandline()

@@ -6,17 +6,21 @@ Faust's own Prometheus monitor is not enabled: its names are unprefixed and in m
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge, Histogram
 
 from streams.engine import ledger as ledger_types
+from streams.engine.cycle import failed_rules
 from streams.kafka.consumer_lag import consumer_lag as consumer_lag  # one gauge, both processes
 
 if TYPE_CHECKING:
     import faust
+    from faust.types import TP
 
     from streams.ingest_processor import Emission
 
@@ -146,6 +150,12 @@ identity_drift = Counter(
 profiles_synthesized = Counter(
     "memstream_profiles_synthesized", "Procedural profiles synthesized (seed 004)."
 )
+cycle_rule_failures = Counter(
+    "memstream_cycle_rule_failures",
+    "Consolidation rules that raised in a cycle, by rule: their decisions were dropped and "
+    "the cycle's other rules went on (the report's warnings say why). Any is a bug to report.",
+    ["rule"],
+)
 scope_promotions = Counter(
     "memstream_scope_promotions", "Procedural memories copied to a wider scope.", ["to_scope"]
 )
@@ -224,10 +234,18 @@ def count_decision(payload: object) -> None:
         profiles_synthesized.inc()
     elif isinstance(payload, ledger_types.ScopePromoted):
         scope_promotions.labels(payload.to_scope).inc()
+    elif isinstance(payload, ledger_types.ConsolidationCompleted):
+        for rule in failed_rules(payload):
+            cycle_rule_failures.labels(rule).inc()
 
 
 class PartitionProgress:
-    """Last processed offset per input partition, to export consumer lag."""
+    """Last processed offset per input partition, to export consumer lag.
+
+    The lag is what this worker has not processed: from the offset after its last sent
+    input, or, on a partition it has sent nothing of since it got it, from the group's
+    committed offset (the start of the log when there is none). A partition nothing is
+    processed on shows its whole backlog, never 0 (it once read 0 while the agent was dead)."""
 
     def __init__(self, topic: str) -> None:
         self.topic = topic
@@ -236,13 +254,25 @@ class PartitionProgress:
     def processed(self, partition: int, offset: int) -> None:
         self.next_offsets[partition] = offset + 1
 
+    def forget(self, partitions: Iterable[int]) -> None:
+        """Partitions this worker lost: their progress is their next owner's to report."""
+        for partition in partitions:
+            self.next_offsets.pop(partition, None)
+            with contextlib.suppress(KeyError):
+                consumer_lag.remove(self.topic, str(partition))
+
     def report(self, app: faust.App) -> None:
         consumer = app.consumer
+        # Faust's record of the group's committed offsets (the next offset to read), kept
+        # from assignment on; not part of its typed interface
+        committed: Mapping[TP, int | None] = getattr(consumer, "_committed_offset", {})
         for tp in consumer.assignment():
             if tp.topic != self.topic:
                 continue
             highwater = consumer.highwater(tp)
             if highwater is None:
                 continue
-            done = self.next_offsets.get(tp.partition, highwater)
+            done = self.next_offsets.get(tp.partition)
+            if done is None:
+                done = committed.get(tp) or 0
             consumer_lag.labels(tp.topic, str(tp.partition)).set(max(0, highwater - done))

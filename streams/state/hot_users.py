@@ -76,6 +76,17 @@ class UserStates:
         self._hot[user_id] = state
         return state
 
+    def replace(self, user_id: str, state: InMemoryUserState) -> None:
+        """Put ``state`` in place of a hot user's (an input that failed midway is undone by
+        rebuilding the state from its entries). Nothing is evicted: this happens mid-batch,
+        while users' changes are not yet sent."""
+        if user_id not in self._partition_of:
+            raise KeyError(f"user {user_id!r} is not held here")
+        self._cold_due.pop(user_id, None)
+        self._hot_due.pop(user_id, None)
+        self._hot[user_id] = state
+        self._hot.move_to_end(user_id)
+
     def install(self, partition: int, state: InMemoryUserState) -> None:
         """Add a user read from the local store (a restore), evicting beyond the capacity:
         everything read from the store is clean."""
