@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 import uuid
@@ -45,6 +46,11 @@ CLAIM_LEASE = timedelta(seconds=60)
 PURGE_EVERY_SECONDS = 60.0
 PURGE_BATCH = 1000
 MAX_KEY_CHARS = 256
+# What a key header may hold (the OpenAPI document says the same): a token of visible ASCII
+# that does not start with a quote and does not end in a space, or a Structured Field string
+# with at least one character ("..." with \" and \\ as its only escapes).
+KEY_PATTERN = r'^([!#-~]([ -~]*[!-~])?|"([ !#-\[\]-~]|\\["\\])+")$'
+_KEY = re.compile(KEY_PATTERN)
 
 
 def parse_key(raw: str | None) -> str | None:
@@ -57,16 +63,17 @@ def parse_key(raw: str | None) -> str | None:
     if raw is None:
         return None
     value = raw.strip(" \t")
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        value = _unquote(value[1:-1])
-    if not value:
+    if not value or value == '""':
         raise _bad_key("is empty: send a unique value per request (a UUID), or no header")
     if len(value) > MAX_KEY_CHARS:
         raise _bad_key(f"is longer than {MAX_KEY_CHARS} characters: send a UUID")
-    if any(not " " <= c <= "~" for c in value):
+    if _KEY.fullmatch(value) is None:
         raise _bad_key(
-            "holds characters other than visible ASCII: send a UUID or another ASCII token"
+            "is neither a token of visible ASCII characters nor a quoted string of them "
+            '(\\" and \\\\ escaped): send a UUID'
         )
+    if value[0] == '"':
+        value = _unquote(value[1:-1])
     return value
 
 

@@ -8,6 +8,7 @@ event is published.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -17,9 +18,11 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     WithJsonSchema,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, PydanticCustomError
 
 from projections.recall_order import DEFAULT_DIVERSITY
 from streams.engine.policy import profile_names
@@ -68,10 +71,44 @@ ProfileName = Annotated[
     AfterValidator(builtin_profile_name),
     WithJsonSchema({"type": "string", "enum": list(profile_names())}),
 ]
+
+
+@dataclass(frozen=True)
+class Documented:
+    """Adds ``pattern`` to a string's JSON Schema (what a check enforces in code, said in the
+    document, so a generated client or a fuzzer knows it)."""
+
+    pattern: str
+
+    def __get_pydantic_json_schema__(
+        self, core: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core)
+        schema["pattern"] = self.pattern
+        return schema
+
+
 # Every string a body or a path carries: storable (see storable_text).
-Text = Annotated[str, AfterValidator(storable_text)]
+Text = Annotated[str, AfterValidator(storable_text), Documented("^[^\\u0000]*$")]
+# An id: no NUL, and no U+001F, which the worker's state keys join ids with.
+Id = Annotated[str, AfterValidator(storable_text), Documented("^[^\\u0000\\u001f]*$")]
+# Characters str.strip() removes: a speaker's name must hold one that is none of them.
+_SPACE = (
+    "\\t-\\r \\u001c-\\u001f\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+Speaker = Annotated[
+    str,
+    AfterValidator(storable_text),
+    Documented(f"^[^\\u0000]*[^\\u0000{_SPACE}][^\\u0000]*$"),
+]
 # Every integer a body carries: integral floats accepted (see integral).
 Int = Annotated[int, BeforeValidator(integral)]
+# An embedding's value: a float32 (a larger one would be stored as infinity).
+FLOAT32_MAX = 3.4028234663852886e38
+Float32 = Annotated[float, Field(ge=-FLOAT32_MAX, le=FLOAT32_MAX)]
+# A time in epoch milliseconds, 1970 to 9999 (the bounds inside the type, so the document
+# states them also where the field may be null).
+EpochMillis = Annotated[int, Field(ge=0, le=MAX_TIME_MS), BeforeValidator(integral)]
 
 
 def _unit() -> Any:
@@ -81,8 +118,6 @@ def _unit() -> Any:
 def _event_time() -> Any:
     return Field(
         default=None,
-        ge=0,
-        le=MAX_TIME_MS,
         description="When it happened (epoch milliseconds, event time); default: now.",
     )
 
@@ -96,7 +131,7 @@ class MemoryFields(Strict):
     contract's default."""
 
     content: Text = Field(min_length=1, description="The memory (at most 64 KiB of UTF-8).")
-    speaker: Text | None = Field(
+    speaker: Speaker | None = Field(
         default=None,
         max_length=MAX_ID_CHARS,
         description="Who said it, by name; null: created_by says who.",
@@ -111,21 +146,33 @@ class MemoryFields(Strict):
     valence: float | None = Field(default=None, ge=-1.0, le=1.0)
     priority: Literal["normal", "critical"] | None = None
     scope: Literal["agent", "team", "global"] | None = None
-    scope_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
+    scope_id: Id | None = Field(default=None, max_length=MAX_ID_CHARS)
     created_by: Literal["user", "agent", "system"] | None = None
     consent: bool | None = None
-    conversation_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
-    session_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
+    conversation_id: Id | None = Field(default=None, max_length=MAX_ID_CHARS)
+    session_id: Id | None = Field(default=None, max_length=MAX_ID_CHARS)
     success: float | None = _unit()
     trigger_conditions: list[Text] | None = None
-    embedding: list[float] | None = Field(
+    embedding: list[Float32] | None = Field(
         default=None,
         description="The memory's vector, of the deployment's dimension (default 384); "
         "omitted: the worker embeds the content.",
     )
-    metadata: dict[Text, Text] | None = None
-    created_at: Int | None = Field(default=None, ge=0, le=MAX_TIME_MS)
-    occurred_at: Int | None = _event_time()
+    metadata: (
+        Annotated[
+            dict[Text, Text],
+            WithJsonSchema(
+                {
+                    "type": "object",
+                    "propertyNames": {"pattern": "^[^\\u0000]*$"},
+                    "additionalProperties": {"type": "string", "pattern": "^[^\\u0000]*$"},
+                }
+            ),
+        ]
+        | None
+    ) = None
+    created_at: EpochMillis | None = None
+    occurred_at: EpochMillis | None = _event_time()
 
     def memory_fields(self) -> dict[str, Any]:
         """The set fields that are the memory's own (not the event's)."""
@@ -135,7 +182,7 @@ class MemoryFields(Strict):
 
 
 class NewMemory(MemoryFields):
-    memory_id: Text | None = Field(
+    memory_id: Id | None = Field(
         default=None,
         min_length=1,
         max_length=MAX_ID_CHARS,
@@ -151,7 +198,7 @@ class Accepted(BaseModel):
 
 
 class EventTimeOnly(Strict):
-    occurred_at: Int | None = _event_time()
+    occurred_at: EpochMillis | None = _event_time()
 
 
 class PinRequest(Strict):
@@ -159,8 +206,8 @@ class PinRequest(Strict):
 
 
 class SessionEnd(Strict):
-    conversation_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
-    occurred_at: Int | None = _event_time()
+    conversation_id: Id | None = Field(default=None, max_length=MAX_ID_CHARS)
+    occurred_at: EpochMillis | None = _event_time()
 
 
 class ConsolidationRequest(Strict):
@@ -169,7 +216,7 @@ class ConsolidationRequest(Strict):
         description="cycle: a consolidation cycle; procedural: synthesize the procedural "
         "profile; identity_reset: make the current identity anchor the origin (admin).",
     )
-    conversation_id: Text | None = Field(default=None, max_length=MAX_ID_CHARS)
+    conversation_id: Id | None = Field(default=None, max_length=MAX_ID_CHARS)
     force: bool = Field(default=False, description="Run even where automatic is off (admin).")
     profile: ProfileName | None = Field(
         default=None,
@@ -178,7 +225,7 @@ class ConsolidationRequest(Strict):
         + ", ".join(profile_names())
         + ".",
     )
-    occurred_at: Int | None = _event_time()
+    occurred_at: EpochMillis | None = _event_time()
 
 
 class RecallRequest(Strict):
@@ -201,9 +248,12 @@ class RecalledMemory(BaseModel):
     content: str
     status: str
     current: bool
-    similarity: float
+    similarity: float | None = Field(
+        description="Cosine similarity to the text; null when the text gives no vector to "
+        "compare (nothing in it the embedder reads)"
+    )
     salience: float
-    score: float
+    score: float | None = Field(description="The ranking's score; null with similarity")
     lexical: float
     derived_from: list[str]
     summarized_into: list[str]

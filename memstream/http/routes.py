@@ -38,6 +38,7 @@ from memstream.http.models import (
     ConsolidationRequest,
     EventTimeOnly,
     Health,
+    Id,
     Links,
     LinkView,
     MemoryFields,
@@ -91,13 +92,19 @@ ACK_TIMEOUT_SECONDS = 10.0
 
 T = TypeVar("T")
 
-UserId = Annotated[Text, Path(min_length=1, max_length=MAX_ID_CHARS, description="<tenant>:<id>")]
-MemoryId = Annotated[Text, Path(min_length=1, max_length=MAX_ID_CHARS)]
-SessionId = Annotated[Text, Path(min_length=1, max_length=MAX_ID_CHARS)]
+UserId = Annotated[Id, Path(min_length=1, max_length=MAX_ID_CHARS, description="<tenant>:<id>")]
+MemoryId = Annotated[Id, Path(min_length=1, max_length=MAX_ID_CHARS)]
+SessionId = Annotated[Id, Path(min_length=1, max_length=MAX_ID_CHARS)]
 IdempotencyKey = Annotated[
     str | None,
     Header(
         alias="Idempotency-Key",
+        # Checked by idempotency.parse_key (a 400 problem), documented here.
+        json_schema_extra={
+            "minLength": 1,
+            "maxLength": idempotency.MAX_KEY_CHARS,
+            "pattern": idempotency.KEY_PATTERN,
+        },
         description="Names this request (draft-ietf-httpapi-idempotency-key-header): 1 to "
         f"{idempotency.MAX_KEY_CHARS} visible ASCII characters, a UUID at best. A retry of the "
         "same request with the same key within 24 h is applied once and answered as the "
@@ -215,6 +222,7 @@ def create_app(settings: Settings, verifier: TokenVerifier | None = None) -> Fas
     _add_probes(app, services)
     _add_writes(app, services)
     _add_reads(app, services)
+    _document_the_deployment(app, settings)
     unscoped = {
         route.operation_id
         for route in app.routes
@@ -223,6 +231,24 @@ def create_app(settings: Settings, verifier: TokenVerifier | None = None) -> Fas
     assert not unscoped, f"routes without a scope in SCOPES: {unscoped}"
     app.router.add_event_handler("shutdown", services.close)
     return app
+
+
+def _document_the_deployment(app: FastAPI, settings: Settings) -> None:
+    """The document says what this deployment takes: an embedding of its dimension."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = generate()
+            for model in ("MemoryFields", "NewMemory"):
+                embedding = document["components"]["schemas"][model]["properties"]["embedding"]
+                for variant in embedding.get("anyOf", [embedding]):
+                    if variant.get("type") == "array":
+                        variant["minItems"] = variant["maxItems"] = settings.embedding_dim
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 # ---- errors ---------------------------------------------------------------------------------
