@@ -123,7 +123,7 @@ def test_schemathesis_finds_no_failure(fuzzed_api: Api, tmp_path: Path) -> None:
         text=True,
         timeout=600,
         check=False,
-        cwd=REPOSITORY,
+        cwd=tmp_path,  # schemathesis leaves a .schemathesis cache in its working directory
         env={
             **os.environ,
             "SCHEMATHESIS_HOOKS": "tests.integration.schemathesis_hooks",
