@@ -188,7 +188,7 @@ class Pipeline:
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.settings.database_url) as conn:
-            return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+            return conn.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return self.query(sql, params)[0][0]

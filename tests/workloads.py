@@ -146,7 +146,7 @@ def expected_rows(run: OracleRun) -> dict[tuple[str, str, str], tuple[Any, ...]]
     """What the layer tables must hold after ``run``: (layer, user, memory) -> row facts.
     Forgotten, deleted (seed 002's pruner) and working memories promoted away have no row;
     archived and superseded ones keep theirs with that status."""
-    rows = {}
+    rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
     for user_id, state in run.users.items():
         for record in state.memories.values():
             memory = record.memory

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 import jwt
+import numpy as np
 import psycopg
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -52,6 +53,7 @@ from streams.engine.model import (
 from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
 from streams.engine.step import EngineConfig
+from streams.kafka import codec
 from tests.support import Pipeline, scrape
 from tests.workloads import expected_links, expected_rows
 
@@ -841,3 +843,85 @@ def test_nul_and_lone_surrogates_are_refused_not_failed(api: Api) -> None:
         ]
     assert [(a.status_code, a.headers["content-type"]) for a in answers] == [(422, PROBLEM)] * 3
     assert api.events_on_the_topic() == published
+
+
+# ---- one client cannot stop the worker for everyone (issue 37) ------------------------------
+
+
+def test_the_poison_pair_stops_no_one_and_other_tenants_are_read_within_seconds(
+    api: Api,
+) -> None:
+    """Given the pair that once stopped every worker for good, a memory written without an
+    embedding and a consolidation request sharing one event id, sent both as the API once let
+    a client send it (one Idempotency-Key on two operations) and as a producer that reuses an
+    id publishes it,
+    when three users of another tenant then write over HTTP,
+    then the API refuses the key's second operation, the worker processes the published pair
+    (the write stored with its own text's embedding), and the other tenant's memories are
+    readable over HTTP within seconds."""
+    victim = "acme:pat"
+    key = f"poison-{uuid.uuid4()}"
+    with api.client() as http:
+        write = http.post(
+            f"/v1/users/{victim}/memories",
+            json={"content": "Pat grows tomatoes on the balcony."},
+            headers={"Idempotency-Key": key},
+        )
+        consolidate = http.post(
+            f"/v1/users/{victim}/consolidations", json={}, headers={"Idempotency-Key": key}
+        )
+    assert write.status_code == 202, write.text
+    assert consolidate.status_code == 422, consolidate.text
+    assert consolidate.json()["type"] == "urn:memstream:problem:idempotency-key-reused"
+
+    shared = str(uuid.uuid4())
+    content = "Pat repairs old bicycles in the garage."
+    at = int(time.time() * 1000)
+    publisher = api.pipeline.publisher
+    publisher.publish(
+        MemoryEvent(shared, victim, at, MemoryWritten(Memory("pat-bikes", victim, content)))
+    )
+    publisher.publish(MemoryEvent(shared, victim, at + 1, ConsolidationRequested()))
+    publisher.flush()
+
+    others = {f"globex:user-{n}": f"User {n} of Globex prefers tea number {n}." for n in range(3)}
+    globex = token(tenant="globex")
+    with api.client(globex) as http:
+        written = {}
+        for user, text in others.items():
+            response = http.post(f"/v1/users/{user}/memories", json={"content": text})
+            assert response.status_code == 202, response.text
+            written[user] = response.json()["memory_id"]
+
+        def all_readable() -> bool:
+            return all(
+                http.get(f"/v1/users/{user}/memories/{memory_id}").status_code == 200
+                for user, memory_id in written.items()
+            )
+
+        wait_until(all_readable, timeout=30, what="the other tenant's memories readable")
+        for user, memory_id in written.items():
+            assert (
+                http.get(f"/v1/users/{user}/memories/{memory_id}").json()["content"]
+                == (others[user])
+            )
+
+    def stored_vector() -> list[float] | None:
+        for table in LAYER_TABLES.values():
+            rows = api.pipeline.query(
+                f"SELECT embedding::text FROM {table} WHERE user_id = %s AND memory_id = %s",
+                (victim, "pat-bikes"),
+            )
+            if rows:
+                return [float(x) for x in json.loads(rows[0][0])]
+        return None
+
+    wait_until(lambda: stored_vector() is not None, timeout=30, what="the shared-id write")
+    [expected] = embedder_for("minilm").embed([content])
+    vector = stored_vector()
+    assert vector is not None
+    assert len(vector) == 384
+    # its own text's embedding (a batch's int8 activations may shift it a little)
+    cosine = float(np.dot(vector, codec.unpack_embedding(expected)))
+    assert cosine > 0.99, cosine
+    assert api.process.alive() and all(p.alive() for p in api.pipeline.processes.values())
