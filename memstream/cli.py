@@ -280,7 +280,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_tail(args: argparse.Namespace) -> int:
     """The ledger as JSON lines on stdout, counts on stderr (the JSON form: memstream/tail.py)."""
-    from memstream.tail import Tail, TailError, TailFilter, run_tail, write_safely
+    from memstream.tail import (
+        Tail,
+        TailError,
+        TailFilter,
+        ledger_decoder,
+        run_tail,
+        write_safely,
+    )
 
     if args.max is not None and args.max < 1:
         print("error: --max needs a positive number of events", file=sys.stderr)
@@ -293,11 +300,18 @@ def cmd_tail(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    tail = Tail(wanted, sys.stdout, sys.stderr, max_events=args.max, embeddings=args.embeddings)
     try:
-        stats = run_tail(
-            _settings(args), tail, from_beginning=args.from_beginning, timeout=args.timeout
+        settings = _settings(args)
+        decode = ledger_decoder(settings)  # both wire formats (Schema Registry ids resolved)
+        tail = Tail(
+            wanted,
+            sys.stdout,
+            sys.stderr,
+            max_events=args.max,
+            embeddings=args.embeddings,
+            decode=decode,
         )
+        stats = run_tail(settings, tail, from_beginning=args.from_beginning, timeout=args.timeout)
     except TailError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

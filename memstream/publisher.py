@@ -17,7 +17,7 @@ from typing import Any
 from confluent_kafka import KafkaError, Message, Producer
 
 from streams.config.kafka_security import confluent_config
-from streams.config.settings import Settings
+from streams.config.settings import WIRE_FORMATS, Settings, SettingsError, check_schema_registry
 from streams.engine.model import (
     ConsolidationRequested,
     ForgetRequested,
@@ -32,6 +32,7 @@ from streams.engine.model import (
 )
 from streams.engine.validation import MAX_EVENT_BYTES
 from streams.kafka import codec
+from streams.kafka.schema_registry import contract_registry
 
 
 class EventTooLarge(ValueError):
@@ -64,6 +65,17 @@ def now_millis() -> int:
     return int(time.time() * 1000)
 
 
+def _with_wire_format(settings: Settings, wire_format: str) -> Settings:
+    chosen = wire_format.strip().upper()
+    if chosen not in WIRE_FORMATS:
+        raise SettingsError(
+            f"wire format {wire_format!r} is not one of {', '.join(WIRE_FORMATS).lower()}"
+        )
+    changed = settings.with_overrides(wire_format=chosen)
+    check_schema_registry(changed)
+    return changed
+
+
 class MemoryPublisher:
     """Publishes :class:`MemoryEvent` s to ``memory.events``.
 
@@ -77,10 +89,16 @@ class MemoryPublisher:
         *,
         source: str = "unknown",
         producer_config: dict[str, Any] | None = None,
+        wire_format: str | None = None,
     ) -> None:
+        """``wire_format``: ``single-object`` or ``confluent`` (a Schema Registry id; needs
+        ``MEMSTREAM_SCHEMA_REGISTRY_URL``), instead of ``MEMSTREAM_WIRE_FORMAT``."""
         self.settings = settings or Settings.from_env()
+        if wire_format is not None:
+            self.settings = _with_wire_format(self.settings, wire_format)
         self.source = source
         self.topic = self.settings.events_topic
+        self.registry = contract_registry(self.settings, writes=("MemoryEvent",))
         self._failures: list[tuple[str, str]] = []
         self._producer = Producer(
             {
@@ -190,7 +208,7 @@ class MemoryPublisher:
         """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`). An event over
         the worker's record limit is refused here, before anything is sent (a memory whose
         JSON state entry would be too large is dead-lettered by the worker)."""
-        value = codec.encode_event(event)
+        value = codec.encode_event(event, self.registry)
         if len(value) > MAX_EVENT_BYTES:
             raise EventTooLarge(event.event_id, len(value))
         self.publish_raw(event.user_id.encode(), value, event.event_type, event.event_id)

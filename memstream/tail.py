@@ -1,7 +1,8 @@
 """``memstream tail``: the ledger (``memory.consolidation``) as JSON lines, for jq and scripts.
 
-The ledger is Avro with single-object encoding, which no generic tool reads. This command
-prints each ledger event as one JSON object per line on stdout and nothing else there
+The ledger is Avro, single-object encoded or in the Confluent wire format (both are read;
+Confluent ids through ``MEMSTREAM_SCHEMA_REGISTRY_URL``). This command prints each ledger
+event as one JSON object per line on stdout and nothing else there
 (counts and warnings go to stderr), so ``memstream tail … | jq …`` just works.
 
 What it reads, and how:
@@ -302,6 +303,33 @@ class Tail:
         self.stats.printed += 1
 
 
+def ledger_decoder(settings: Settings) -> Callable[[bytes], ledger.ConsolidationEvent]:
+    """How this tail decodes a ledger record: both wire formats, the Schema Registry's ids
+    resolved once each. A registry that is down when an id is first met is waited for up to
+    ``MEMSTREAM_SCHEMA_REGISTRY_WAIT_SECONDS``; then the tail stops and says so."""
+    from streams.kafka.schema_registry import RegistryUnavailable, contract_registry, with_retries
+
+    try:
+        registry = contract_registry(settings)
+    except RegistryUnavailable as exc:
+        raise TailError(str(exc)) from None
+
+    def decode(value: bytes) -> ledger.ConsolidationEvent:
+        try:
+            return decode_ledger(value, registry)
+        except RegistryUnavailable:
+            try:
+                return with_retries(
+                    lambda: decode_ledger(value, registry),
+                    settings.schema_registry_wait_seconds,
+                    "memstream tail: resolving a ledger schema id",
+                )
+            except RegistryUnavailable as exc:
+                raise TailError(str(exc)) from None
+
+    return decode
+
+
 def run_tail(
     settings: Settings,
     tail: Tail,
@@ -399,6 +427,7 @@ __all__ = [
     "TailStats",
     "event_json",
     "iso_millis",
+    "ledger_decoder",
     "render",
     "run_tail",
     "write_safely",

@@ -77,8 +77,10 @@ from projections.writer import (
 )
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
+from streams.engine.ledger import ConsolidationEvent
 from streams.kafka import codec
 from streams.kafka.deadletter import letter_headers, source_headers
+from streams.kafka.schema_registry import RegistryUnavailable, contract_registry, with_retries
 from streams.runtime.collector import tune_collector
 
 log = logging.getLogger("memstream.projector")
@@ -148,7 +150,8 @@ class Projector:
         self.settings = settings
         self.name = name or settings.projector_group
         self.topic = settings.ledger_topic
-        self.registry = codec.default_registry()
+        # both wire formats; Confluent ids resolved through the Schema Registry, once each
+        self.registry = contract_registry(settings)
         self._conn: psycopg.Connection | None = None
         self._copy_adapters: AdaptersMap | None = None  # a prepared connection's dumpers
         self._last_lag_report = 0.0
@@ -378,7 +381,7 @@ class Projector:
             position = _position(message)
             consumed.messages[position] = message
             try:
-                event = codec.decode_ledger(message.value() or b"", self.registry)
+                event = self._decode_one(message.value() or b"")
             except codec.DecodeError as exc:
                 if stops_the_projector(exc.reason):
                     fingerprint = codec.peek_fingerprint(message.value() or b"")
@@ -387,6 +390,18 @@ class Projector:
                 event = None
             consumed.records.append(Consumed(*position, event))
         return consumed
+
+    def _decode_one(self, value: bytes) -> ConsolidationEvent:
+        """One ledger record. A Schema Registry id not cached yet while the registry is down
+        is waited for (retried with backoff): the ledger is never skipped."""
+        try:
+            return codec.decode_ledger(value, self.registry)
+        except RegistryUnavailable:
+            return with_retries(
+                lambda: codec.decode_ledger(value, self.registry),
+                float("inf"),
+                f"resolving the ledger's schema id {codec.peek_schema_id(value)}",
+            )
 
     def _apply(self, ready: list[Consumed], consumed: Consumption) -> Finished:
         """Write ``ready`` now, dead-lettering what cannot be decoded, built or stored; on a

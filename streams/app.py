@@ -68,6 +68,7 @@ from streams.ingest_processor import IngestProcessor, Input
 from streams.kafka.deadletter import source_headers
 from streams.kafka.faust_app import faust_app, raw_topic
 from streams.kafka.output_batch import OutputBatch, PartitionBatch
+from streams.kafka.schema_registry import contract_registry, resolve_ids_waiting
 from streams.kafka.transactional_output import TransactionalOutput
 from streams.runtime.heap_trim import trim_heap
 from streams.runtime.stopping import stop_if_it_fails, stop_without_committing
@@ -131,9 +132,12 @@ def build_app(settings: Settings) -> Worker:
         entries += [e for key, e in pending.items() if key.startswith(prefix)]
         return entries
 
+    # the Avro wire format it writes, and the Schema Registry ids it reads (both formats)
+    registry = contract_registry(settings)
     processor = IngestProcessor(
         config,
         states,
+        registry=registry,
         partitions=settings.partitions,
         dedupe_window_seconds=settings.dedupe_window_seconds,
         embedder=embedder,
@@ -166,6 +170,7 @@ def build_app(settings: Settings) -> Worker:
         async for batch_events in batches:
             messages = [event.message for event in batch_events]
             await rebuilds.all_ready({m.partition for m in messages})
+            await resolve_ids_waiting(registry, (m.value for m in messages))
             inputs = [
                 Input(m.key, m.value, source_headers(m.topic, m.partition, m.offset), m.partition)
                 for m in messages

@@ -138,6 +138,22 @@ class Settings:
     http_max_query_bytes: int = 4096
     # Database connections the API keeps open for reads.
     http_readers: int = 4
+    # The Avro wire format memstream writes (the publisher's events, the worker's ledger):
+    # SINGLE-OBJECT (C3 01 + fingerprint) or CONFLUENT (00 + a Schema Registry id, what
+    # Kafka Connect, ksqlDB, Flink, Spark and ClickHouse read). Readers accept both always.
+    wire_format: str = "SINGLE-OBJECT"
+    # A Confluent-compatible Schema Registry (Confluent's, Apicurio's /apis/ccompat/v7):
+    # required by CONFLUENT; with it, readers resolve the ids of records framed that way.
+    schema_registry_url: str = ""
+    schema_registry_username: str = ""
+    schema_registry_password: str = field(default="", repr=False)
+    schema_registry_password_file: str = ""
+    schema_registry_ssl_ca_file: str = ""
+    schema_registry_ssl_cert_file: str = ""
+    schema_registry_ssl_key_file: str = ""
+    # How long a process starting waits for the registry (retrying with backoff) before it
+    # gives up; once its ids are cached, an outage stops nothing.
+    schema_registry_wait_seconds: float = 120.0
 
     @property
     def events_topic(self) -> str:
@@ -172,7 +188,9 @@ class Settings:
             values[name] = _parse(name, raw, kind)
         if "worker_data_dir" not in values:
             values["worker_data_dir"] = state_dir / "worker"
-        return cls(**values)  # type: ignore[arg-type]
+        settings = cls(**values)  # type: ignore[arg-type]
+        check_schema_registry(settings)
+        return settings
 
     def as_env(self) -> dict[str, str]:
         """The exports that reproduce these settings in another process.
@@ -238,16 +256,27 @@ _FIELD_KINDS: dict[str, type] = {
     "http_max_body_bytes": int,
     "http_max_query_bytes": int,
     "http_readers": int,
+    "wire_format": str,
+    "schema_registry_url": str,
+    "schema_registry_username": str,
+    "schema_registry_password": str,
+    "schema_registry_password_file": str,
+    "schema_registry_ssl_ca_file": str,
+    "schema_registry_ssl_cert_file": str,
+    "schema_registry_ssl_key_file": str,
+    "schema_registry_wait_seconds": float,
 }
 
 # Settings with a closed set of values (compared case-insensitively, stored upper-case).
 KAFKA_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+WIRE_FORMATS = ("SINGLE-OBJECT", "CONFLUENT")
 _CHOICES: dict[str, tuple[str, ...]] = {
     "kafka_security_protocol": KAFKA_SECURITY_PROTOCOLS,
     "kafka_sasl_mechanism": KAFKA_SASL_MECHANISMS,
     "vector_index": ("NONE", "HNSW"),
     "embedder": ("MINILM", "HASHING"),
+    "wire_format": WIRE_FORMATS,
 }
 
 
@@ -286,7 +315,37 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "http_max_body_bytes": (1_024, 4 * 1024 * 1024),
     "http_max_query_bytes": (64, 65_536),
     "http_readers": (1, 256),
+    "schema_registry_wait_seconds": (0, 86_400),
 }
+
+
+def check_schema_registry(settings: Settings) -> None:
+    """The registry settings that only make sense together, checked before anything starts."""
+    url = settings.schema_registry_url
+    name = f"{ENV_PREFIX}SCHEMA_REGISTRY_URL"
+    if settings.wire_format == "CONFLUENT" and not url:
+        raise SettingsError(
+            f"{ENV_PREFIX}WIRE_FORMAT=CONFLUENT needs a Schema Registry: set {name} (e.g. "
+            f"http://127.0.0.1:8081, or `memstream up --registry` for a local one)"
+        )
+    if url and not url.startswith(("http://", "https://")):
+        raise SettingsError(f"{name}={url!r} is not an http:// or https:// URL")
+    if settings.schema_registry_password and settings.schema_registry_password_file:
+        raise SettingsError(
+            f"set {ENV_PREFIX}SCHEMA_REGISTRY_PASSWORD_FILE or "
+            f"{ENV_PREFIX}SCHEMA_REGISTRY_PASSWORD, not both"
+        )
+    has_password = settings.schema_registry_password or settings.schema_registry_password_file
+    if has_password and not settings.schema_registry_username:
+        raise SettingsError(
+            f"a Schema Registry password needs {ENV_PREFIX}SCHEMA_REGISTRY_USERNAME (basic auth)"
+        )
+    if bool(settings.schema_registry_ssl_cert_file) != bool(settings.schema_registry_ssl_key_file):
+        raise SettingsError(
+            f"{ENV_PREFIX}SCHEMA_REGISTRY_SSL_CERT_FILE and "
+            f"{ENV_PREFIX}SCHEMA_REGISTRY_SSL_KEY_FILE go together (mutual TLS): set both or "
+            f"neither"
+        )
 
 
 def _bound(value: float) -> str:
@@ -303,7 +362,7 @@ def _parse(name: str, raw: str, kind: type) -> object:
                 f"unset it to use the default"
             )
         return choice
-    if name == "kafka_password":
+    if name in ("kafka_password", "schema_registry_password"):
         return raw  # never echoed in an error: it is a secret
     try:
         value = kind(raw)

@@ -1,10 +1,18 @@
-"""Avro single-object encoding of the contract in ``schemas/``: read with cavro, written by
-code generated from the schema.
+"""Avro framing of the contract in ``schemas/``: read with cavro, written by code generated
+from the schema.
 
-Wire format (Avro spec, "Single-object encoding"): ``C3 01`` + the 8-byte little-endian
-CRC-64-AVRO fingerprint of the writer schema's parsing canonical form + the Avro binary body.
-A reader resolves the fingerprint to the writer schema (current or any checked-in baseline)
-and reads into the current schema, so older producers keep working.
+Two wire formats, both read always (a topic may hold both while it migrates):
+
+- single-object (Avro spec, "Single-object encoding"): ``C3 01`` + the 8-byte little-endian
+  CRC-64-AVRO fingerprint of the writer schema's parsing canonical form + the Avro binary body.
+  A reader resolves the fingerprint to the writer schema (current or any checked-in baseline).
+- Confluent: ``00`` + the 4-byte big-endian id a Schema Registry gave the writer schema + the
+  body: what Kafka Connect, ksqlDB, Flink, Spark and ClickHouse read. An id is resolved once
+  through :attr:`SchemaRegistry.resolver` (``streams.kafka.schema_registry``) and cached; a
+  fetched schema whose fingerprint is one of ours is that schema, any other is read through
+  Avro schema resolution.
+
+Either way the body is read into the current schema, so older producers keep working.
 
 The bytes are read by cavro, whose decoder is a tree of compiled type objects, and written
 by a writer generated from the schema (:mod:`streams.kafka.avro_speedups`: a third of cavro's time
@@ -26,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -49,6 +57,10 @@ from streams.kafka.avro_speedups import Writer, record_writer
 
 MAGIC = b"\xc3\x01"
 HEADER_SIZE = 10
+CONFLUENT_MAGIC = 0  # the Confluent wire format's first byte
+CONFLUENT_HEADER_SIZE = 5
+SINGLE_OBJECT = "SINGLE-OBJECT"
+CONFLUENT = "CONFLUENT"
 NAMESPACE = "memstream.v1"
 LEDGER_NAMESPACE = "memstream.v1.ledger"
 ENVELOPES = ("MemoryEvent", "ConsolidationEvent")
@@ -138,6 +150,14 @@ class WriterSchema:
     write: Writer | None = None
     """The generated writer of the whole frame (:mod:`streams.kafka.avro_speedups`), for the current
     schemas; None when the schema's records are not the engine's dataclasses."""
+    frame: bytes = b""
+    """What precedes the body when this schema writes: ``C3 01`` + fingerprint, or ``00`` + a
+    registry id (:meth:`SchemaRegistry.write_with_ids`)."""
+
+
+SchemaResolver = typing.Callable[[int], "str | None"]
+"""A registry id → that schema's JSON text, or None when the registry has no such id. May
+raise :class:`RegistryUnavailable` (``streams.kafka.schema_registry``)."""
 
 
 class SchemaRegistry:
@@ -147,6 +167,9 @@ class SchemaRegistry:
         self.directory = directory or schemas_dir()
         self.current: dict[str, WriterSchema] = {}
         self.by_fingerprint: dict[bytes, WriterSchema] = {}
+        self.by_id: dict[int, WriterSchema] = {}  # Confluent wire format: registry id → schema
+        self.resolver: SchemaResolver | None = None
+        self.wire_format = SINGLE_OBJECT
         self._readers: dict[bytes, Any] = {}
         for envelope in ENVELOPES:
             self.current[envelope] = self._register(envelope, self.directory, writer=True)
@@ -162,9 +185,81 @@ class SchemaRegistry:
         schema = cavro.Schema(strip_logical_types(expanded), options=_CAVRO_OPTIONS)
         print_ = fingerprint(expanded)  # type: ignore[arg-type]
         write = _generated_writer(expanded, MAGIC + print_) if writer else None
-        entry = WriterSchema(envelope, print_, schema, write)
+        entry = WriterSchema(envelope, print_, schema, write, MAGIC + print_)
         self.by_fingerprint.setdefault(entry.fingerprint, entry)
         return entry
+
+    def write_with_ids(self, ids: dict[str, int]) -> None:
+        """Write the Confluent wire format from now on: envelope → the id the registry gave
+        its current schema. Reading is unchanged (both formats, always)."""
+        for envelope, schema_id in ids.items():
+            current = self.current[envelope]
+            frame = confluent_frame(schema_id)
+            expanded = json.loads(self.expanded_json(envelope))
+            entry = replace(current, write=_generated_writer(expanded, frame), frame=frame)
+            self.current[envelope] = entry
+            self.by_fingerprint[entry.fingerprint] = entry
+            self.by_id[schema_id] = entry
+        self.wire_format = CONFLUENT
+
+    def learn_id(self, schema_id: int, schema_text: str) -> WriterSchema:
+        """Remember what a registry id stands for. A schema with one of our fingerprints is
+        that schema; another (a producer's own, compatible one) is read by Avro resolution.
+        Raises :class:`DecodeError` (``wrong_schema``) for one that is neither."""
+        try:
+            parsed = json.loads(schema_text)
+            print_ = fingerprint(parsed)
+        except Exception as exc:  # noqa: BLE001 - whatever the registry served
+            raise DecodeError(
+                "wrong_schema", f"schema id {schema_id} is not an Avro schema ({exc})"
+            ) from None
+        entry = self.by_fingerprint.get(print_)
+        if entry is None:
+            entry = self._foreign(schema_id, parsed, print_)
+        self.by_id[schema_id] = entry
+        return entry
+
+    def _foreign(self, schema_id: int, parsed: Any, print_: bytes) -> WriterSchema:
+        name = parsed.get("name", "") if isinstance(parsed, dict) else ""
+        namespace = parsed.get("namespace", "") if isinstance(parsed, dict) else ""
+        full = name if "." in name else f"{namespace}.{name}".strip(".")
+        envelope = full.removeprefix(f"{NAMESPACE}.")
+        try:
+            schema = cavro.Schema(strip_logical_types(parsed), options=_CAVRO_OPTIONS)
+        except Exception as exc:  # noqa: BLE001 - a schema cavro cannot build
+            raise DecodeError(
+                "wrong_schema", f"schema id {schema_id} cannot be read: {exc}"
+            ) from None
+        entry = WriterSchema(envelope, print_, schema)
+        if envelope in self.current:
+            try:
+                self.reader_for(entry)
+            except Exception as exc:  # noqa: BLE001 - not resolvable into ours
+                raise DecodeError(
+                    "wrong_schema",
+                    f"schema id {schema_id} ({full}) cannot be read as the current {envelope}: "
+                    f"{exc}",
+                ) from None
+        self.by_fingerprint.setdefault(print_, entry)
+        return entry
+
+    def writer_of_id(self, schema_id: int) -> WriterSchema:
+        """The schema a Confluent-framed record names, asking the registry once per id."""
+        entry = self.by_id.get(schema_id)
+        if entry is not None:
+            return entry
+        if self.resolver is None:  # as before the Confluent format: bytes nobody can read
+            raise DecodeError(
+                "undecodable",
+                f"not Avro single-object encoding; if it is the Confluent wire format (schema "
+                f"id {schema_id}), set MEMSTREAM_SCHEMA_REGISTRY_URL to read it",
+            )
+        text = self.resolver(schema_id)
+        if text is None:
+            raise DecodeError(
+                "unknown_schema", f"schema id {schema_id} is not in the Schema Registry"
+            )
+        return self.learn_id(schema_id, text)
 
     def reader_for(self, writer: WriterSchema) -> Any:
         """What reads ``writer``'s bytes into the current schema (itself when they are one)."""
@@ -299,7 +394,12 @@ def frame_with_cavro(schema: WriterSchema, datum: dict[str, Any]) -> bytes:
         body = schema.schema.binary_encode(datum)
     except ValueError as exc:  # cavro's InvalidValue, or a missing field
         raise ValueError(_why_it_does_not_fit(schema, datum, exc)) from None
-    return MAGIC + schema.fingerprint + body
+    return (schema.frame or MAGIC + schema.fingerprint) + body
+
+
+def confluent_frame(schema_id: int) -> bytes:
+    """The Confluent wire format's header: magic byte 0 and the big-endian schema id."""
+    return bytes([CONFLUENT_MAGIC]) + schema_id.to_bytes(4, "big")
 
 
 def _why_it_does_not_fit(schema: WriterSchema, datum: dict[str, Any], exc: ValueError) -> str:
@@ -314,22 +414,35 @@ def _why_it_does_not_fit(schema: WriterSchema, datum: dict[str, Any], exc: Value
     return str(exc)[:_MAX_REASON]
 
 
+def _writer_of(data: bytes, registry: SchemaRegistry) -> tuple[WriterSchema, int]:
+    """The writer schema of a framed record, and where its body starts."""
+    if len(data) >= HEADER_SIZE and data[:2] == MAGIC:
+        fp = bytes(data[2:HEADER_SIZE])
+        writer = registry.by_fingerprint.get(fp)
+        if writer is None:
+            raise DecodeError(
+                "unknown_schema",
+                f"schema fingerprint {fp.hex()} is not in schemas/ or schemas/baseline/",
+            )
+        return writer, HEADER_SIZE
+    if len(data) > CONFLUENT_HEADER_SIZE and data[0] == CONFLUENT_MAGIC:
+        schema_id = int.from_bytes(data[1:CONFLUENT_HEADER_SIZE], "big")
+        return registry.writer_of_id(schema_id), CONFLUENT_HEADER_SIZE
+    raise DecodeError(
+        "undecodable",
+        "neither Avro single-object encoding (C3 01 + fingerprint) nor the Confluent wire "
+        "format (00 + schema id)",
+    )
+
+
 def _unframe(data: bytes, envelope: str, registry: SchemaRegistry) -> dict[str, Any]:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise DecodeError("undecodable", "the record has no value bytes")
-    if len(data) < HEADER_SIZE or data[:2] != MAGIC:
-        raise DecodeError("undecodable", "not Avro single-object encoding (missing C3 01 header)")
-    fp = bytes(data[2:HEADER_SIZE])
-    writer = registry.by_fingerprint.get(fp)
-    if writer is None:
-        raise DecodeError(
-            "unknown_schema",
-            f"schema fingerprint {fp.hex()} is not in schemas/ or schemas/baseline/",
-        )
+    writer, start = _writer_of(data, registry)
     if writer.envelope != envelope:
         raise DecodeError("wrong_schema", f"expected {envelope}, got {writer.envelope}")
     try:
-        body = cavro.MemoryReader(memoryview(data)[HEADER_SIZE:])
+        body = cavro.MemoryReader(memoryview(data)[start:])
         datum = registry.reader_for(writer).binary_read(body)
         if _has_another_byte(body):
             raise ValueError("trailing bytes after the record")
@@ -400,7 +513,17 @@ def decode_ledger(data: bytes, registry: SchemaRegistry | None = None) -> ledger
 
 
 def peek_fingerprint(data: bytes) -> bytes | None:
-    """The writer fingerprint of a framed record, without decoding it."""
+    """The writer fingerprint of a single-object record (for a Confluent one, its 5-byte
+    header: magic byte and schema id), without decoding it."""
     if len(data) >= HEADER_SIZE and data[:2] == MAGIC:
         return bytes(data[2:HEADER_SIZE])
+    if len(data) > CONFLUENT_HEADER_SIZE and data[0] == CONFLUENT_MAGIC:
+        return bytes(data[:CONFLUENT_HEADER_SIZE])
+    return None
+
+
+def peek_schema_id(data: bytes | None) -> int | None:
+    """The registry id of a Confluent-framed record, without decoding it."""
+    if data is not None and len(data) > CONFLUENT_HEADER_SIZE and data[0] == CONFLUENT_MAGIC:
+        return int.from_bytes(data[1:CONFLUENT_HEADER_SIZE], "big")
     return None
