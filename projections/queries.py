@@ -205,6 +205,11 @@ def recall(
     of stop words only ranks by cosine alone. The words also find memories that have no
     embedding.
 
+    A question the embedder reads as nothing (an all-zero ``embedding``) has no cosine to
+    anything (it is NaN, which PostgreSQL sorts first): ``hybrid`` then ranks by the words
+    alone, every similarity 0 and the words' order kept as it is (no diversity: there is no
+    similarity scale to weigh a repeat against); ``vector`` returns no memory.
+
     Either way, current memories come first, then archived ones that still hold, then
     superseded or invalidated ones, so a stale fact never outranks its correction; archived,
     superseded and invalidated memories come back only with ``include_archived``.
@@ -226,9 +231,13 @@ def recall(
             "to rank by the embedding alone"
         )
     register_vector(conn)
+    question = np.frombuffer(embedding, dtype="<f4")
+    by_meaning = bool(np.any(question) and np.isfinite(question).all())
+    if not by_meaning and ranking == "vector":
+        return []  # nothing is similar to a question without meaning: no cosine order
     candidates = max(k * RECALL_CANDIDATES_PER_LAYER, RECALL_MIN_CANDIDATES)
     params = {
-        "q": np.frombuffer(embedding, dtype="<f4"),
+        "q": question,
         "u": user_id,
         "n": candidates,
         "pool": candidates,
@@ -236,9 +245,11 @@ def recall(
         "r": access_reinforcement,
         "text": (text or "")[:QUESTION_CHARS],
     }
-    sql = _HYBRID_SQL if ranking == "hybrid" else _VECTOR_SQL
+    sql = _VECTOR_SQL if ranking == "vector" else _HYBRID_SQL if by_meaning else _WORDS_SQL
     rows = conn.execute(sql[include_archived], params).fetchall()
-    found = _in_recall_order(rows, k, diversity)
+    # Without meaning the similarities are all 0: no scale to weigh a repeat against, so
+    # the words' order stands (stated changes still go first).
+    found = _in_recall_order(rows, k, diversity if by_meaning else 0.0)
     lineage = _lineage_of(conn, user_id, [r.memory_id for r in found])
     return [
         replace(
@@ -318,14 +329,21 @@ def _vector_sql(include_archived: bool) -> str:
     )
 
 
-def _hybrid_sql(include_archived: bool) -> str:
-    """Reciprocal-rank fusion of the cosine order and the BM25 order of the user's memories.
+def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
+    """Reciprocal-rank fusion of the cosine order and the BM25 order of the user's memories
+    (without ``by_meaning``: the BM25 order alone, every similarity 0).
 
-    The words are read at query time from the user's rows, found by the primary key: no
-    tsvector column and no GIN index, so the projector's COPY pays nothing for them
-    (``bench/results/recall_latency-*.md`` has what this costs a recall at 1k and 10k
-    memories). Ties share a rank (``rank()``), so equal distances or equal word scores give
-    equal credit and salience, then the id, decide between them as in the vector ranking."""
+    The words come from each row's stored ``tsv`` (``to_tsvector('english', left(content,
+    MEMORY_CHARS))``, a generated column, migration 010): the GIN index on it finds the rows
+    that hold one of the question's lexemes, so only those are read, and only their
+    question's lexemes are unnested (``ts_filter`` of the lexemes ``setweight`` marked). BM25's
+    corpus statistics (how many memories, their mean length in distinct lexemes) come from
+    ``lexemes``, the stored length of the same tsvector, by an index-only scan of
+    ``(user_id) INCLUDE (lexemes, status, invalid_at)``. The scores are those of the query
+    before it, which read every row's words at query time (``tests/integration/
+    test_recall_words.py`` holds them to it). Ties share a rank (``rank()``), so equal
+    distances or equal word scores give equal credit and salience, then the id, decide
+    between them as in the vector ranking."""
     only_current = "" if include_archived else f" AND {_CURRENT}"
     nearest = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, embedding <=> %(q)s AS distance "
@@ -333,15 +351,25 @@ def _hybrid_sql(include_archived: bool) -> str:
         f"ORDER BY embedding <=> %(q)s LIMIT %(n)s)"
         for layer, table in LAYER_TABLES.items()
     )
-    documents = " UNION ALL ".join(
-        f"SELECT '{layer}' AS layer, memory_id, "
-        f"to_tsvector('english', left(content, {MEMORY_CHARS})) AS tsv "
-        f"FROM {table} WHERE user_id = %(u)s{only_current}"
+    if not by_meaning:
+        nearest = (
+            "SELECT NULL::text AS layer, NULL::text AS memory_id, 0.0::float8 AS distance "
+            "WHERE false"
+        )
+    similarity = "COALESCE(1 - (m.embedding <=> %(q)s), 0)" if by_meaning else "0.0::float8"
+    matching = " UNION ALL ".join(
+        f"SELECT '{layer}' AS layer, memory_id, tsv FROM {table}, terms "
+        f"WHERE user_id = %(u)s AND tsv @@ terms.q{only_current}"
         for layer, table in LAYER_TABLES.items()
+    )
+    sizes = " UNION ALL ".join(
+        f"SELECT count(*) AS n, sum(lexemes) AS lexemes FROM {table} "
+        f"WHERE user_id = %(u)s{only_current}"
+        for table in LAYER_TABLES.values()
     )
     chosen = " UNION ALL ".join(
         f"SELECT f.layer, m.memory_id, m.content, m.status, ({_CURRENT}) AS current, "
-        f"{_STALE} AS stale, COALESCE(1 - (m.embedding <=> %(q)s), 0) AS similarity, "
+        f"{_STALE} AS stale, {similarity} AS similarity, "
         f"{_SALIENCE} AS salience, f.fused, f.lexical, {_SAID_BY}, {_SAID_AT}, m.embedding "
         f"FROM fused f JOIN {table} m ON m.user_id = %(u)s AND m.memory_id = f.memory_id "
         f"WHERE f.layer = '{layer}'"
@@ -352,38 +380,39 @@ def _hybrid_sql(include_archived: bool) -> str:
             SELECT layer, memory_id, rank() OVER (ORDER BY distance) AS rank
             FROM ({nearest}) AS v
         ),
-        terms AS (
+        terms AS MATERIALIZED (
             SELECT array_agg(lexeme) AS lexemes,
                    coalesce(array_agg(lexeme) FILTER (WHERE lexeme ~ '[0-9]'), '{{}}') AS exact,
                    string_agg({_QUOTED_LEXEME}, ' | ')::tsquery AS q
             FROM unnest(to_tsvector('english', %(text)s))
         ),
-        documents AS MATERIALIZED (
-            SELECT d.layer, d.memory_id, d.tsv FROM ({documents}) AS d, terms
-            WHERE terms.q IS NOT NULL
+        matched AS MATERIALIZED (
+            SELECT m.layer, m.memory_id, length(m.tsv) AS dl,
+                   ts_filter(setweight(m.tsv, 'A', terms.lexemes), '{{a}}') AS tsv
+            FROM ({matching}) AS m, terms
         ),
         corpus AS (
-            SELECT count(*) AS n, avg(length(tsv)) AS avgdl FROM documents
-        ),
-        matched AS MATERIALIZED (
-            SELECT d.layer, d.memory_id, d.tsv FROM documents d, terms WHERE d.tsv @@ terms.q
+            SELECT sum(n)::bigint AS n, sum(lexemes)::numeric / sum(n)::numeric AS avgdl
+            FROM ({sizes}) AS s
+            WHERE EXISTS (SELECT FROM matched)
         ),
         hits AS (
-            SELECT m.layer, m.memory_id, length(m.tsv) AS dl, t.lexeme,
-                   cardinality(t.positions) AS tf
-            FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS t, terms
-            WHERE t.lexeme = ANY(terms.lexemes)
+            SELECT m.layer, m.memory_id, m.dl, t.lexeme, cardinality(t.positions) AS tf
+            FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS t
         ),
         frequency AS (
-            SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme
+            SELECT h.lexeme, ln(1 + (c.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf,
+                   h.lexeme = ANY(t.exact) AS exact
+            FROM hits h CROSS JOIN corpus c CROSS JOIN terms t
+            GROUP BY h.lexeme, c.n, t.exact
         ),
         scored AS (
             SELECT h.layer, h.memory_id,
-                   sum(ln(1 + (c.n - f.df + 0.5) / (f.df + 0.5)) * h.tf * ({BM25_K1} + 1)
+                   sum(f.idf * h.tf * ({BM25_K1} + 1)
                        / (h.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.dl / c.avgdl)))
                        AS bm25,
-                   bool_or(h.lexeme = ANY(t.exact)) AS exact
-            FROM hits h JOIN frequency f USING (lexeme) CROSS JOIN corpus c CROSS JOIN terms t
+                   bool_or(f.exact) AS exact
+            FROM hits h JOIN frequency f USING (lexeme) CROSS JOIN corpus c
             GROUP BY h.layer, h.memory_id
         ),
         lexical AS (
@@ -412,6 +441,7 @@ def _hybrid_sql(include_archived: bool) -> str:
 # Built once: (current only, with archived) for each ranking.
 _VECTOR_SQL = (_vector_sql(False), _vector_sql(True))
 _HYBRID_SQL = (_hybrid_sql(False), _hybrid_sql(True))
+_WORDS_SQL = (_hybrid_sql(False, by_meaning=False), _hybrid_sql(True, by_meaning=False))
 
 
 def _lineage_of(

@@ -4,6 +4,7 @@ recalls by a paraphrase; archived memories are left out unless asked for."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 
+from projections.queries import recall
 from projections.reader import MemoryReader
 from streams.embedders.factory import embedder_for
 from tests.support import Pipeline
@@ -280,21 +282,55 @@ def test_another_users_memory_never_comes_back_however_well_it_matches(asked):
         assert "theirs" not in found and "gate" in found
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "the of and is what",  # stop words only: no lexeme at all
-        "!!! ??? ... ---",
-        "' '' \\ & | ! ( ) :* <-> \" -",  # tsquery's own syntax, no word
-    ],
-)
-def test_a_question_of_stop_words_or_punctuation_ranks_by_meaning_alone(asked, question):
-    """Without any lexeme there is nothing to match: no tsquery syntax error, and the cosine
-    order alone ranks."""
+def test_a_question_of_stop_words_ranks_by_meaning_alone(asked):
+    """Without any lexeme there is nothing to match: the cosine order alone ranks."""
+    question = "the of and is what"  # stop words only: no lexeme at all
+
     hybrid = _recall(asked, ASKER, question, k=3)
 
     assert len(hybrid) == 3
     assert hybrid == _recall(asked, ASKER, question, k=3, ranking="vector")
+
+
+def _recall_zero_vector(url: str, question: str, ranking: str) -> list:
+    zero = np.zeros(HASHING.dim, dtype="<f4").tobytes()
+    with psycopg.connect(url, autocommit=True) as conn:
+        return recall(conn, ASKER, zero, k=3, text=question, ranking=ranking)
+
+
+def test_a_question_the_embedder_reads_as_nothing_ranks_by_its_words_alone(asked):
+    """Given a question whose embedding is all zeros (its cosine to anything is NaN, which
+    PostgreSQL sorts first), when recalled by the hybrid ranking, then its words alone rank:
+    the memory holding its code comes first, and every similarity is 0, every score a number."""
+    found = _recall_zero_vector(asked, GATE_QUESTION, "hybrid")
+
+    assert found[0].memory_id == "gate"
+    assert [r.similarity for r in found] == [0.0] * len(found)
+    assert all(math.isfinite(r.score) and r.score > 0 for r in found)
+
+
+def test_a_question_the_embedder_reads_as_nothing_has_no_nearest_memories(asked):
+    assert _recall_zero_vector(asked, GATE_QUESTION, "vector") == []
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "!!! ??? ... ---",
+        "' '' \\ & | ! ( ) :* <-> \" -",  # tsquery's own syntax, no word
+        "",
+    ],
+)
+@pytest.mark.parametrize("ranking", ["hybrid", "vector"])
+def test_a_question_of_punctuation_only_finds_nothing_rather_than_anything(
+    asked, question, ranking
+):
+    """Neither words nor meaning (the hashing embedder reads punctuation as nothing): no
+    tsquery syntax error, no NaN-ordered garbage, no memory."""
+    [embedding] = HASHING.embed([question])
+    assert not np.frombuffer(embedding, dtype="<f4").any()
+
+    assert _recall(asked, ASKER, question, k=3, ranking=ranking) == []
 
 
 def test_tsquery_syntax_in_a_question_is_read_as_words(asked):
