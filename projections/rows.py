@@ -328,6 +328,9 @@ class RowBatch:
     updates: dict[RowKey, FieldUpdate] = field(default_factory=dict)
     deletes: dict[RowKey, int] = field(default_factory=dict)
     links: list[tuple[Any, ...]] = field(default_factory=list)
+    # (user, memory) forgotten in this batch: the links stored into or out of it are deleted
+    # before the batch's own links are written (those made after the forget, if any)
+    forgotten: set[tuple[str, str]] = field(default_factory=set)
     reports: list[tuple[Any, ...]] = field(default_factory=list)
     log: list[tuple[Any, ...]] = field(default_factory=list)
     sessions: dict[tuple[str, str], SessionRow] = field(default_factory=dict)
@@ -384,7 +387,10 @@ class RowBatch:
                 access_count=payload.access_count,
                 last_accessed=to_datetime(payload.accessed_at),
             )
-        elif isinstance(payload, ledger.MemoryForgotten | ledger.MemoryDeleted):
+        elif isinstance(payload, ledger.MemoryForgotten):
+            self._delete((payload.layer, user_id, payload.memory_id), payload.version)
+            self._forget_links(user_id, payload.memory_id)
+        elif isinstance(payload, ledger.MemoryDeleted):
             self._delete((payload.layer, user_id, payload.memory_id), payload.version)
         elif isinstance(payload, ledger.MemoryPromoted):
             source = (payload.source_layer, user_id, payload.source_memory_id)
@@ -545,6 +551,20 @@ class RowBatch:
         self.links.append(
             (event.user_id, source_id, target_id, link_type, confidence, at, event.event_id)
         )
+
+    def _forget_links(self, user_id: str, memory_id: str) -> None:
+        """No link into or out of a forgotten memory stays: the lineage the read side shows
+        never names it (issue 42). The ones this batch made before the forget are dropped
+        here, the stored ones by the writer; a link made after the forget stays, as it would
+        if the forget had come in an earlier batch, so a replay gives the same table however
+        the ledger is cut into batches. A pruned memory (``MemoryDeleted``) keeps its links:
+        lineage still says what a memory was made from."""
+        self.forgotten.add((user_id, memory_id))
+        self.links = [
+            link
+            for link in self.links
+            if not (link[0] == user_id and memory_id in (link[1], link[2]))
+        ]
 
     def actions(self) -> dict[str, int]:
         """Ledger events per event type, for ``memstream_projector_events_total``."""

@@ -3,8 +3,8 @@
 One transaction per batch: binary COPY of the folded rows straight into each layer table
 (or, when a layer's rows are not all new there, into a temporary staging table and
 ``INSERT … ON CONFLICT … WHERE version < EXCLUDED.version``), guarded updates and deletes,
-the audit log, and finally ``projection_offsets``. Either all of it is
-visible or none, so the stored offset never runs ahead of the rows.
+the links of forgotten memories deleted, the audit log, and finally ``projection_offsets``.
+Either all of it is visible or none, so the stored offset never runs ahead of the rows.
 
 The transaction starts by locking the batch's ``projection_offsets`` rows. After a rebalance
 another projector instance may already have applied (and stored) records this batch still
@@ -148,6 +148,7 @@ def write_batch(
         if behind:
             raise StaleBatch(behind)
         _apply_deletes(cur, batch)
+        _forget_links(cur, batch)
         _upsert_memories(cur, batch, copies)
         _apply_updates(cur, batch)
         _upsert_sessions(cur, batch)
@@ -300,6 +301,20 @@ def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:
             "WHERE t.user_id = d.user_id AND t.memory_id = d.memory_id AND t.version < d.version",
             params,
         )
+
+
+def _forget_links(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    """Delete the stored links into or out of the memories this batch forgets, before the
+    batch's own links are appended (:meth:`projections.rows.RowBatch._forget_links`)."""
+    if not batch.forgotten:
+        return
+    users, memory_ids = zip(*sorted(batch.forgotten), strict=True)
+    cur.execute(
+        "DELETE FROM memory_links AS l "
+        "USING unnest(%s::text[], %s::text[]) AS f(user_id, memory_id) "
+        "WHERE l.user_id = f.user_id AND (l.source_id = f.memory_id OR l.target_id = f.memory_id)",
+        (list(users), list(memory_ids)),
+    )
 
 
 def _apply_updates(cur: psycopg.Cursor, batch: RowBatch) -> None:

@@ -21,7 +21,7 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.step import EngineConfig
 from tests.dialogs import markers, scripted_sessions, write_dialog
-from tests.workloads import expected_rows
+from tests.workloads import LINK_QUERY, expected_links, expected_rows
 
 pytestmark = pytest.mark.integration
 
@@ -85,3 +85,55 @@ def test_forgetting_every_turn_leaves_no_row_or_recall_quoting_them(pipeline):
             found = reader.recall(USER, text, embedder, k=10, include_archived=True)
             assert [r.memory_id for r in found if r.memory_id in dialog.texts] == []
             assert [r.content for r in found if markers(r.content) & said] == [], turn_id
+
+
+def test_no_lineage_names_a_forgotten_memory(pipeline):
+    """Given a consolidated dialog (observations, digests, a summary, all linked to the turns
+    they came from), when half of its turns are forgotten, then no stored link, no lineage of
+    a memory left and no recall's derived_from or summarized_into names a forgotten turn, and
+    the links equal the batch oracle's."""
+    pipeline.start_all()
+    dialog = write_dialog(USER, scripted_sessions(43))
+    last = dialog.events[-1].occurred_at
+    forgotten = dialog.turn_ids[::2]
+    forgets = [
+        MemoryEvent(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"forget-lineage/{turn_id}")),
+            USER,
+            last + (n + 1) * 1000,
+            ForgetRequested(turn_id, "user request"),
+        )
+        for n, turn_id in enumerate(forgotten)
+    ]
+    oracle = replay([*dialog.events, *forgets], EngineConfig(policy=builtin_profile("default")))
+
+    for event in [*dialog.events, *forgets]:
+        pipeline.publisher.publish(event)
+    pipeline.publisher.flush()
+    pipeline.wait_for_log_count(len(oracle.decisions))
+
+    gone = set(forgotten)
+    links = pipeline.query(LINK_QUERY + " WHERE user_id = %s", (USER,))
+    assert links, "what consolidation made should still be linked to the turns left"
+    assert [link for link in links if {link[1], link[2]} & gone] == []
+    assert sorted(links, key=repr) == [link for link in expected_links(oracle) if link[0] == USER]
+    left = [
+        memory_id
+        for table in LAYER_TABLES.values()
+        for (memory_id,) in pipeline.query(
+            f"SELECT memory_id FROM {table} WHERE user_id = %s", (USER,)
+        )
+    ]
+    embedder = embedder_for("hashing")
+    with MemoryReader.connect(pipeline.settings.database_url) as reader:
+        for memory_id in left:
+            named = {
+                end
+                for link in reader.lineage(USER, memory_id)
+                for end in (link.source_id, link.target_id)
+            }
+            assert named & gone == set(), memory_id
+        for text in dialog.texts.values():
+            for found in reader.recall(USER, text, embedder, k=10, include_archived=True):
+                assert set(found.derived_from) & gone == set(), found.memory_id
+                assert set(found.summarized_into) & gone == set(), found.memory_id

@@ -417,3 +417,38 @@ def test_a_timestamp_outside_years_1_to_9999_is_a_value_error(millis: int) -> No
 def test_adding_a_memory_created_after_year_9999_raises_a_value_error() -> None:
     with pytest.raises(ValueError):
         batch_of(stored(1, created_at=253_402_300_800_000))
+
+
+# --- links of forgotten memories (issue 42) --------------------------------------------------
+
+
+def narrative_of(*sources: str, version: int = 1) -> ledger.EpisodesSummarized:
+    return ledger.EpisodesSummarized(a_memory("summary", "semantic"), version, tuple(sources))
+
+
+def test_a_forget_drops_the_batch_s_links_into_the_forgotten_memory_and_names_it() -> None:
+    batch = batch_of(
+        narrative_of("turn-1", "turn-2"), ledger.MemoryForgotten("turn-1", "working", 2, "gdpr")
+    )
+
+    assert [(link[1], link[2]) for link in batch.links] == [("summary", "turn-2")]
+    assert batch.forgotten == {(USER, "turn-1")}
+
+
+def test_a_link_made_after_the_forget_in_the_same_batch_stays() -> None:
+    """As it would if the forget had come in an earlier batch: the writer deletes the stored
+    links before it appends the batch's own."""
+    batch = batch_of(ledger.MemoryForgotten("turn-1", "working", 2, "gdpr"), narrative_of("turn-1"))
+
+    assert [(link[1], link[2]) for link in batch.links] == [("summary", "turn-1")]
+
+
+def test_a_forget_leaves_another_user_s_links_and_a_prune_leaves_its_own() -> None:
+    batch = RowBatch()
+    batch.add(at(narrative_of("turn-1"), 0, user="other"), TOPIC, 0, 0)
+    batch.add(at(narrative_of("turn-2"), 1), TOPIC, 0, 1)
+    batch.add(at(ledger.MemoryForgotten("turn-1", "working", 2, "gdpr"), 2), TOPIC, 0, 2)
+    batch.add(at(ledger.MemoryDeleted("turn-2", "working", 2, "pruned"), 3), TOPIC, 0, 3)
+
+    assert [(link[0], link[2]) for link in batch.links] == [("other", "turn-1"), (USER, "turn-2")]
+    assert batch.forgotten == {(USER, "turn-1")}
