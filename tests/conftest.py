@@ -29,6 +29,27 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         local.down(progress=lambda _message: None)
 
 
+@pytest.fixture(scope="session")
+def schema_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """ONE real local Schema Registry (Apicurio, as `memstream up --registry` runs it) for the
+    session's tests that need one, started on first use: the `stack` fixture never waits for
+    it. A test may stop and start it (an outage); it is stopped, by pid, at the end."""
+    import os
+    from pathlib import Path
+
+    from memstream.stack.apicurio import LocalRegistry
+    from streams.config.settings import default_cache_dir
+
+    state_dir = tmp_path_factory.mktemp("registry")
+    cache_dir = Path(os.environ.get("MEMSTREAM_CACHE_DIR") or default_cache_dir())
+    registry = LocalRegistry(state_dir, cache_dir)
+    registry.up(progress=lambda _message: None)
+    try:
+        yield registry
+    finally:
+        registry.down(progress=lambda _message: None)
+
+
 @pytest.fixture
 def database(stack: object) -> str:
     """A new database on the stack's PostgreSQL with the read models migrated."""

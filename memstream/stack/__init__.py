@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 
 from memstream.stack import kafka_broker, postgres, secure
+from memstream.stack.apicurio import LocalRegistry
 from memstream.stack.kafka_broker import DEFAULT_KAFKA_VERSION, BrokerDied
 from memstream.stack.ports import pick_port, port_is_free
 from memstream.stack.stack_state import (
@@ -36,7 +37,7 @@ from memstream.stack.stack_state import (
     write_stack_env,
 )
 from streams.config.kafka_security import confluent_config
-from streams.config.settings import Settings
+from streams.config.settings import ENV_PREFIX, Settings, read_env_file, write_env_file
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",
@@ -58,6 +59,7 @@ class LocalStack:
         self.kafka_version = kafka_version
         self.layout = StackLayout(Path(settings.state_dir).expanduser().absolute())
         self.secure_files = secure.SecureFiles(self.layout)
+        self.registry = LocalRegistry(self.layout.state_dir, settings.cache_dir)
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -66,6 +68,7 @@ class LocalStack:
         kafka_port: int | None = None,
         progress: Progress = print,
         secure: bool | None = None,
+        registry: bool = False,
     ) -> StackInfo:
         """Start whatever is not running yet and return how to reach the stack.
 
@@ -73,7 +76,9 @@ class LocalStack:
         (both no-ops when up to date) and nothing is downloaded again.
         ``secure=True`` makes a new stack's broker SASL_SSL-only with SCRAM users and ACLs;
         ``None`` keeps what the state dir holds (plaintext for a new one). A stack never
-        changes mode: its data and clients were made for one.
+        changes mode: its data and clients were made for one. ``registry=True`` also starts
+        the local Schema Registry (Apicurio; :mod:`memstream.stack.apicurio`); one
+        already running is kept either way.
         """
         self.layout.create_dirs()
         with file_lock(self.layout.lock_file):
@@ -88,7 +93,11 @@ class LocalStack:
                 topic_prefix=self.settings.topic_prefix,
             )
             save_state(self.layout.state_file, state)
+            if registry or self.registry.running() is not None:
+                self.registry.up(progress)
             info = self._info(state)
+            if not info.schema_registry_url:
+                self._forget_local_registry_url()
             write_stack_env(self.layout.env_file, info)
         progress(f"stack ready; settings written to {self.layout.env_file}")
         return info
@@ -97,6 +106,7 @@ class LocalStack:
         """Stop the broker and the server this stack started; the data stays for the next up."""
         with file_lock(self.layout.lock_file):
             state = load_state(self.layout.state_file)
+            self.registry.down(progress)
             self._stop_kafka(state, progress)
             self._stop_postgres(progress)
             if state is not None:
@@ -116,6 +126,7 @@ class LocalStack:
             and kafka_broker.broker_answers(state.kafka_bootstrap, 3.0, self._admin_config(state))
         )
         server = postgres.running_server(self.layout.pgdata)
+        registry = self.registry.running()
         return StackStatus(
             state_dir=self.layout.state_dir,
             recorded=state is not None,
@@ -131,6 +142,8 @@ class LocalStack:
             database_url=server.url() if server else (state.database_url if state else None),
             pgdata=self.layout.pgdata,
             secure=bool(state and state.secure),
+            registry_pid=registry.pid if registry else None,
+            registry_url=registry.url if registry else None,
         )
 
     def info(self) -> StackInfo | None:
@@ -422,8 +435,18 @@ class LocalStack:
         else:
             progress(f"topics: {names} exist ({partitions} partitions)")
 
+    def _forget_local_registry_url(self) -> None:
+        """A stack.env naming this stack's stopped registry would send clients to it."""
+        recorded = self.registry.state()
+        env = read_env_file(self.layout.env_file)
+        name = f"{ENV_PREFIX}SCHEMA_REGISTRY_URL"
+        if recorded is not None and env.get(name) == recorded.url:
+            del env[name]
+            write_env_file(self.layout.env_file, env)
+
     def _info(self, state: StackState) -> StackInfo:
         assert state.kafka_pid is not None and state.postgres_pid is not None
+        registry = self.registry.running()
         return StackInfo(
             kafka_bootstrap=state.kafka_bootstrap,
             database_url=state.database_url,
@@ -441,4 +464,6 @@ class LocalStack:
                 if self.layout.reader_grant_key_file.exists()
                 else None
             ),
+            schema_registry_url=registry.url if registry else "",
+            schema_registry_pid=registry.pid if registry else None,
         )

@@ -55,6 +55,13 @@ def add_stack_commands(subparsers: Any) -> None:
         "enforces ACLs; the client password goes to a 0600 file in the state dir, never to "
         "stdout or stack.env (default: keep the mode the state dir already has)",
     )
+    up.add_argument(
+        "--registry",
+        action="store_true",
+        help="also start a local Schema Registry (Apicurio, Confluent-compatible API; fetched "
+        "from Maven Central once, ~142 MB) and export MEMSTREAM_SCHEMA_REGISTRY_URL; set "
+        "MEMSTREAM_WIRE_FORMAT=confluent to write its ids",
+    )
     up.set_defaults(func=run_up)
 
     down = subparsers.add_parser(
@@ -74,7 +81,12 @@ def run_up(args: argparse.Namespace) -> int:
         if args.partitions is not None:
             settings = settings.with_overrides(partitions=args.partitions)
         stack = LocalStack(settings, kafka_version=args.kafka_version)
-        info = stack.up(kafka_port=args.kafka_port, progress=_progress, secure=args.secure)
+        info = stack.up(
+            kafka_port=args.kafka_port,
+            progress=_progress,
+            secure=args.secure,
+            registry=args.registry,
+        )
     except (StackError, SettingsError) as exc:
         return _fail(exc)
     for name, value in info.env().items():

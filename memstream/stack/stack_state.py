@@ -157,6 +157,9 @@ class StackInfo:
     kafka_client_env: dict[str, str] = field(default_factory=dict)
     # The file holding the database's reader key (its name, never the key).
     reader_grant_key_file: Path | None = None
+    # `up --registry`: the local Schema Registry's Confluent-compatible API, and its pid.
+    schema_registry_url: str = ""
+    schema_registry_pid: int | None = None
 
     def env(self) -> dict[str, str]:
         """The exports that point every memstream process at this stack."""
@@ -169,6 +172,11 @@ class StackInfo:
             **(
                 {f"{ENV_PREFIX}READER_GRANT_KEY_FILE": str(self.reader_grant_key_file)}
                 if self.reader_grant_key_file is not None
+                else {}
+            ),
+            **(
+                {f"{ENV_PREFIX}SCHEMA_REGISTRY_URL": self.schema_registry_url}
+                if self.schema_registry_url
                 else {}
             ),
         }
@@ -197,6 +205,8 @@ class StackStatus:
     database_url: str | None
     pgdata: Path
     secure: bool = False
+    registry_pid: int | None = None  # `up --registry`; None when not started or stopped
+    registry_url: str | None = None
 
     @property
     def running(self) -> bool:
@@ -223,4 +233,8 @@ class StackStatus:
             f"postgres:   {state(self.postgres_alive)} (pid {self.postgres_pid or '-'})",
             f"  url:      {self.database_url}",
             f"  data:     {self.pgdata}",
-        ]
+        ] + (
+            [f"registry:   running (pid {self.registry_pid}), {self.registry_url}"]
+            if self.registry_pid
+            else []
+        )
