@@ -31,7 +31,7 @@ from projections import queries
 from projections.copy_dumpers import register_copy_dumpers
 from projections.queries import RANKINGS, Ranking
 from projections.rows import MEMORY_COLUMNS, memory_row
-from projections.schema import migrated_database
+from projections.schema import MIGRATIONS_DIR, migrated_database
 from streams.engine.model import Memory
 
 SIZES = (1_000, 10_000, 50_000)
@@ -110,35 +110,46 @@ def _time_recalls(
 
 
 def measure_ingest(database_url: str, dim: int, rows: int, rounds: int = 3) -> dict[str, Any]:
-    """Binary COPY of ``rows`` memories into ``semantic_facts`` as it is, and with a stored
-    generated ``to_tsvector`` column (what a full-text column or index would make every
-    projector write compute): median rows/s of each over ``rounds`` rounds. The column is
-    dropped afterwards; run it on a scratch database."""
+    """Binary COPY of ``rows`` memories into ``semantic_facts`` as migrated (with recall's
+    stored words: the generated ``tsv`` and ``lexemes`` columns and their indexes, migration
+    010) and without them (dropped, as before 010): median rows/s of each over ``rounds``
+    alternating rounds. Run it on a scratch database: the words are dropped and made again."""
     rng = np.random.default_rng(11)
-    rates: dict[str, list[float]] = {"plain": [], "tsvector_column": []}
+    rates: dict[str, list[float]] = {"stored_words": [], "plain": []}
+    words = _stored_words_sql("semantic_facts")
     with psycopg.connect(database_url, autocommit=True) as conn:
         register_copy_dumpers(conn)
         types = column_types(conn, "semantic_facts", MEMORY_COLUMNS)
         for _ in range(rounds):
             for variant in rates:
-                if variant == "tsvector_column":
-                    conn.execute(
-                        "ALTER TABLE semantic_facts ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
-                        "(to_tsvector('english', content)) STORED"
-                    )
+                if variant == "plain":
+                    conn.execute("ALTER TABLE semantic_facts DROP COLUMN tsv, DROP COLUMN lexemes")
                 conn.execute("TRUNCATE semantic_facts")
                 built = _rows(f"ingest-{variant}-{uuid.uuid4().hex[:6]}", rows, dim, rng)
                 started = time.perf_counter()  # the COPY only, not building its rows
                 _copy(conn, built, types)
                 rates[variant].append(rows / (time.perf_counter() - started))
-                if variant == "tsvector_column":
-                    conn.execute("ALTER TABLE semantic_facts DROP COLUMN tsv")
+                if variant == "plain":
+                    conn.execute("TRUNCATE semantic_facts")
+                    for statement in words:
+                        conn.execute(statement)
         conn.execute("TRUNCATE semantic_facts")
     return {
         "rows": rows,
         "rounds": rounds,
         **{f"{variant}_rows_per_s": float(np.median(r)) for variant, r in rates.items()},
     }
+
+
+def _stored_words_sql(table: str) -> list[str]:
+    """Migration 010's statements for ``table``: what :func:`measure_ingest` drops and makes
+    again."""
+    sql = (MIGRATIONS_DIR / "010_recall_words.sql").read_text()
+    statements = (
+        " ".join(line for line in part.splitlines() if not line.startswith("--")).split()
+        for part in sql.split(";")
+    )
+    return [" ".join(words) for words in statements if table in words]
 
 
 def _fill(
@@ -202,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ingest",
         type=int,
         default=0,
-        help="also COPY this many rows with and without a stored tsvector column",
+        help="also COPY this many rows with and without recall's stored words (migration 010)",
     )
     args = parser.parse_args(argv)
     rankings: tuple[Ranking, ...] = RANKINGS if args.ranking == "both" else (args.ranking,)
@@ -217,11 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if args.ingest:
             ingest = measure_ingest(url, args.dim, args.ingest)
-            plain, column = ingest["plain_rows_per_s"], ingest["tsvector_column_rows_per_s"]
+            plain, words = ingest["plain_rows_per_s"], ingest["stored_words_rows_per_s"]
             print(
                 f"COPY {ingest['rows']:,} rows (median of {ingest['rounds']}): "
-                f"{plain:,.0f} rows/s plain, {column:,.0f} rows/s with a stored tsvector "
-                f"column ({column / plain:.2f}x)"
+                f"{plain:,.0f} rows/s without recall's stored words, {words:,.0f} rows/s "
+                f"with them ({words / plain:.2f}x)"
             )
     finally:
         with psycopg.connect(args.server_url, autocommit=True) as admin:
