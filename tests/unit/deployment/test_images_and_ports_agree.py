@@ -38,9 +38,14 @@ from tests.unit.deployment.repo import (
     variables_the_code_reads,
 )
 
-# Where Kafka and PostgreSQL are, and each instance's own id: the only settings compose and
-# Kubernetes may set differently.
-WHERE = {"MEMSTREAM_KAFKA_BOOTSTRAP", "MEMSTREAM_DATABASE_URL", "MEMSTREAM_INSTANCE_ID"}
+# Where Kafka, PostgreSQL and the Schema Registry are, and each instance's own id: the only
+# settings compose and Kubernetes may set differently.
+WHERE = {
+    "MEMSTREAM_KAFKA_BOOTSTRAP",
+    "MEMSTREAM_DATABASE_URL",
+    "MEMSTREAM_SCHEMA_REGISTRY_URL",
+    "MEMSTREAM_INSTANCE_ID",
+}
 
 
 def major_minor(version: str) -> tuple[str, ...]:
