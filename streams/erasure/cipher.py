@@ -1,0 +1,100 @@
+"""Sealing one personal field with a user's data key: AES-256-GCM with a synthetic nonce.
+
+Deterministic on purpose. The engine's output must be byte-identical wherever an input is
+processed again (README: output event ids are derived, and consumers deduplicate by them);
+a random nonce would make a re-processed input's ledger records differ from the first ones.
+So the nonce is an HMAC of the field's context and its plaintext (a synthetic IV, as in
+RFC 5297's SIV mode): the same field with the same value seals to the same bytes, and two
+different plaintexts never share a nonce, which is what GCM needs. What this reveals is
+equality: the same value in the same field of the same user seals alike, and nothing more.
+
+The associated data binds a sealed value to its user and its field, so a value cannot be
+moved to another user's record or another field and still open.
+
+A sealed value is ``VERSION || nonce (12) || ciphertext || tag (16)``; text fields carry it as
+``ms1:`` + URL-safe base64 (no padding), so they stay valid Avro strings and valid JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+VERSION = b"\x01"
+NONCE_BYTES = 12
+TAG_BYTES = 16
+KEY_BYTES = 32
+TEXT_PREFIX = "ms1:"
+
+
+class Unreadable(ValueError):
+    """A sealed value that does not open: its key was erased, it was sealed for another user
+    or field, or it was altered. Readers show such a field as erased, never stop on it."""
+
+
+def _subkey(data_key: bytes, purpose: bytes) -> bytes:
+    """A key for one purpose, so the nonce's HMAC key is never the cipher's key."""
+    return hmac.new(data_key, b"memstream/erasure/" + purpose, hashlib.sha256).digest()
+
+
+class FieldCipher:
+    """Seals and opens the personal fields of one user with that user's data key."""
+
+    __slots__ = ("_aead", "_nonce_key")
+
+    def __init__(self, data_key: bytes) -> None:
+        if len(data_key) != KEY_BYTES:
+            raise ValueError(f"a data key is {KEY_BYTES} bytes (AES-256), not {len(data_key)}")
+        self._aead = AESGCM(_subkey(data_key, b"seal"))
+        self._nonce_key = _subkey(data_key, b"nonce")
+
+    def seal(self, plaintext: bytes, context: bytes) -> bytes:
+        """``plaintext`` sealed for ``context`` (the user and the field: see module doc)."""
+        nonce = hmac.new(
+            self._nonce_key, len(context).to_bytes(4, "big") + context + plaintext, hashlib.sha256
+        ).digest()[:NONCE_BYTES]
+        return VERSION + nonce + self._aead.encrypt(nonce, plaintext, context)
+
+    def open(self, sealed: bytes, context: bytes) -> bytes:
+        """The plaintext of ``sealed``; :class:`Unreadable` when it does not open."""
+        if len(sealed) < 1 + NONCE_BYTES + TAG_BYTES or sealed[:1] != VERSION:
+            raise Unreadable("not a sealed value of a version this reader knows")
+        nonce, body = sealed[1 : 1 + NONCE_BYTES], sealed[1 + NONCE_BYTES :]
+        try:
+            return self._aead.decrypt(nonce, body, context)
+        except InvalidTag as exc:
+            raise Unreadable(
+                "the value does not open with this key for this user and field: sealed for "
+                "another, altered, or its key was rotated away"
+            ) from exc
+
+    def seal_text(self, text: str, context: bytes) -> str:
+        """A text field sealed, as text (``ms1:`` + base64url)."""
+        sealed = self.seal(text.encode("utf-8", "surrogatepass"), context)
+        return TEXT_PREFIX + base64.urlsafe_b64encode(sealed).rstrip(b"=").decode("ascii")
+
+    def open_text(self, value: str, context: bytes) -> str:
+        """The text of a sealed text field; :class:`Unreadable` when it does not open."""
+        if not is_sealed_text(value):
+            raise Unreadable("not a sealed text (no 'ms1:' prefix)")
+        body = value[len(TEXT_PREFIX) :]
+        try:
+            sealed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        except ValueError as exc:
+            raise Unreadable("a sealed text that is not base64url") from exc
+        return self.open(sealed, context).decode("utf-8", "surrogatepass")
+
+
+def is_sealed_text(value: str) -> bool:
+    """Whether a text field holds a sealed value (analytics may count these without a key)."""
+    return value.startswith(TEXT_PREFIX)
+
+
+def field_context(user_id: str, field: str) -> bytes:
+    """The associated data of one field of one user's records: both named, unambiguously."""
+    user = user_id.encode("utf-8", "surrogatepass")
+    return len(user).to_bytes(4, "big") + user + field.encode("ascii")

@@ -1,0 +1,264 @@
+"""Each user's data key, kept wrapped by a master key in a PostgreSQL table operators already run.
+
+Erasing a user is deleting one row: every copy of what was sealed with that key, on every
+topic, in every backup and in every analytics consumer's copy, stops opening at once, while
+the log itself stays replayable (readers show an erased field as erased).
+
+The master key never leaves its holder: :class:`MasterKey` wraps and unwraps data keys, and is
+the seam for a KMS (AWS KMS, GCP KMS, Vault transit: an ``Encrypt``/``Decrypt`` call each). The
+local implementation, :class:`LocalMasterKey`, reads 32 bytes from a file or an environment
+variable. Rotating it re-wraps the data keys (:meth:`PostgresKeyStore.rewrap`) and touches no
+log record: they are sealed with the data keys, which do not change.
+
+A data key is made once per user, by whichever process first needs it; concurrent makers agree
+on the first one stored (``INSERT … ON CONFLICT DO NOTHING``, then read back).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import psycopg
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from streams.erasure.cipher import KEY_BYTES, NONCE_BYTES, FieldCipher
+
+TABLE = "memstream_data_keys"  # projections/migrations/011_data_keys.sql
+CACHED_KEYS = 10_000
+"""Unwrapped keys a process keeps: a hot user's records are sealed and opened without a query
+(the worker holds up to MEMSTREAM_HOT_USERS users, 10,000 by default)."""
+
+
+class MasterKeyError(ValueError):
+    """The master key is missing, malformed, or not the one a data key was wrapped with."""
+
+
+class MasterKey(Protocol):
+    """Wraps and unwraps data keys; ``key_id`` names it without revealing it, so a store knows
+    which master wrapped each data key and rotation can find the ones still to re-wrap."""
+
+    @property
+    def key_id(self) -> str: ...
+
+    def wrap(self, data_key: bytes, context: bytes) -> bytes: ...
+
+    def unwrap(self, wrapped: bytes, context: bytes) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class LocalMasterKey:
+    """A 32-byte master key held by this process (from a file or the environment)."""
+
+    secret: bytes
+
+    def __post_init__(self) -> None:
+        if len(self.secret) != KEY_BYTES:
+            raise MasterKeyError(
+                f"a master key is {KEY_BYTES} bytes, not {len(self.secret)}: make one with "
+                f"`head -c 32 /dev/urandom | base64 > master.key`"
+            )
+
+    @classmethod
+    def from_text(cls, text: str, where: str) -> LocalMasterKey:
+        """32 bytes written as base64 (what ``base64`` prints), from ``where`` (for errors)."""
+        try:
+            secret = base64.b64decode(text.strip(), validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise MasterKeyError(
+                f"{where} is not base64: write the key as `head -c 32 /dev/urandom | base64`"
+            ) from exc
+        try:
+            return cls(secret)
+        except MasterKeyError as exc:
+            raise MasterKeyError(f"{where}: {exc}") from None
+
+    @classmethod
+    def from_file(cls, path: Path) -> LocalMasterKey:
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise MasterKeyError(f"cannot read the master key file {path}: {exc}") from exc
+        return cls.from_text(text, str(path))
+
+    @property
+    def key_id(self) -> str:
+        return "local:" + hashlib.sha256(b"memstream/master-key-id/" + self.secret).hexdigest()[:16]
+
+    def wrap(self, data_key: bytes, context: bytes) -> bytes:
+        nonce = os.urandom(NONCE_BYTES)  # wrapping, unlike sealing, need not be reproducible
+        return nonce + AESGCM(self.secret).encrypt(nonce, data_key, context)
+
+    def unwrap(self, wrapped: bytes, context: bytes) -> bytes:
+        try:
+            return AESGCM(self.secret).decrypt(
+                wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], context
+            )
+        except InvalidTag as exc:
+            raise MasterKeyError(
+                f"a data key does not unwrap with master key {self.key_id}: it was wrapped by "
+                f"another (rotate with both keys configured) or the row was altered"
+            ) from exc
+
+
+def _wrap_context(user_id: str) -> bytes:
+    """A wrapped key opens only as the key of the user it was made for."""
+    return b"memstream/data-key/" + user_id.encode("utf-8", "surrogatepass")
+
+
+class PostgresKeyStore:
+    """Users' data keys in ``memstream_data_keys``, unwrapped on demand and cached per process.
+
+    Not thread-safe: one per thread (the worker and the projector each run one loop)."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        master: MasterKey,
+        *,
+        retired: Iterable[MasterKey] = (),
+        cached: int = CACHED_KEYS,
+    ) -> None:
+        """``retired``: master keys data keys may still be wrapped with, until rotation."""
+        self.conninfo = conninfo
+        self.master = master
+        self.masters: Mapping[str, MasterKey] = {key.key_id: key for key in (*retired, master)}
+        self._cache: OrderedDict[str, FieldCipher] = OrderedDict()
+        self._cached = cached
+        self._conn: psycopg.Connection | None = None
+
+    # -- connections ------------------------------------------------------------------------
+
+    def _connection(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.conninfo, autocommit=True)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def cipher(self, user_id: str) -> FieldCipher:
+        """The user's cipher, its key made now if the user has none yet."""
+        found = self._cached_cipher(user_id)
+        if found is not None:
+            return found
+        [cipher] = self.ciphers([user_id]).values()
+        return cipher
+
+    def ciphers(self, user_ids: Iterable[str]) -> dict[str, FieldCipher]:
+        """Each user's cipher, keys made for those who have none: one round trip for all the
+        users not cached (the worker asks once per input batch)."""
+        wanted = list(dict.fromkeys(user_ids))
+        found = {u: c for u in wanted if (c := self._cached_cipher(u)) is not None}
+        missing = [u for u in wanted if u not in found]
+        if missing:
+            found.update(self._load(missing, create=True))
+        return {u: found[u] for u in wanted}
+
+    def existing(self, user_id: str) -> FieldCipher | None:
+        """The user's cipher if the user has a key (None once erased): what readers use, so
+        reading an erased user's old records never makes a new key."""
+        found = self._cached_cipher(user_id)
+        if found is not None:
+            return found
+        return self._load([user_id], create=False).get(user_id)
+
+    def erase(self, user_id: str) -> bool:
+        """Destroy the user's data key (True if there was one). Every record sealed with it is
+        unreadable from now on, wherever it is."""
+        self._cache.pop(user_id, None)
+        with self._connection().transaction():
+            gone = self._connection().execute(
+                f"DELETE FROM {TABLE} WHERE key_user_id = %s", (user_id,)
+            )
+        return bool(gone.rowcount)
+
+    def forget_cached(self, user_id: str) -> None:
+        """Drop this process's copy of the user's key (another process erased it)."""
+        self._cache.pop(user_id, None)
+
+    def rewrap(self, batch: int = 500) -> int:
+        """Re-wrap every data key not wrapped by the current master key; the number re-wrapped.
+        The data keys themselves, and so every sealed record, stay as they are."""
+        done = 0
+        conn = self._connection()
+        while True:
+            with conn.transaction():
+                rows = conn.execute(
+                    f"SELECT key_user_id, master_key_id, wrapped_key FROM {TABLE} "
+                    f"WHERE master_key_id <> %s LIMIT %s FOR UPDATE SKIP LOCKED",
+                    (self.master.key_id, batch),
+                ).fetchall()
+                for user_id, master_id, wrapped in rows:
+                    data_key = self._unwrap(user_id, master_id, bytes(wrapped))
+                    conn.execute(
+                        f"UPDATE {TABLE} SET master_key_id = %s, wrapped_key = %s "
+                        f"WHERE key_user_id = %s",
+                        (
+                            self.master.key_id,
+                            self.master.wrap(data_key, _wrap_context(user_id)),
+                            user_id,
+                        ),
+                    )
+            done += len(rows)
+            if len(rows) < batch:
+                return done
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _cached_cipher(self, user_id: str) -> FieldCipher | None:
+        cipher = self._cache.get(user_id)
+        if cipher is not None:
+            self._cache.move_to_end(user_id)
+        return cipher
+
+    def _remember(self, user_id: str, cipher: FieldCipher) -> None:
+        self._cache[user_id] = cipher
+        if len(self._cache) > self._cached:
+            self._cache.popitem(last=False)
+
+    def _load(self, user_ids: list[str], *, create: bool) -> dict[str, FieldCipher]:
+        conn = self._connection()
+        if create:
+            made = [
+                (u, self.master.key_id, self.master.wrap(os.urandom(KEY_BYTES), _wrap_context(u)))
+                for u in user_ids
+            ]
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO {TABLE} (key_user_id, master_key_id, wrapped_key) "
+                    f"VALUES (%s, %s, %s) ON CONFLICT (key_user_id) DO NOTHING",
+                    made,
+                )
+        rows = conn.execute(
+            f"SELECT key_user_id, master_key_id, wrapped_key FROM {TABLE} "
+            f"WHERE key_user_id = ANY(%s)",
+            (user_ids,),
+        ).fetchall()
+        found = {}
+        for user_id, master_id, wrapped in rows:
+            cipher = FieldCipher(self._unwrap(user_id, master_id, bytes(wrapped)))
+            self._remember(user_id, cipher)
+            found[user_id] = cipher
+        return found
+
+    def _unwrap(self, user_id: str, master_id: str, wrapped: bytes) -> bytes:
+        master = self.masters.get(master_id)
+        if master is None:
+            raise MasterKeyError(
+                f"the data key of a user was wrapped by master key {master_id}, which is not "
+                f"configured: add it as a retired key until `memstream keys rotate` re-wraps it"
+            )
+        return master.unwrap(wrapped, _wrap_context(user_id))

@@ -1,0 +1,143 @@
+"""Users' data keys in PostgreSQL (issue 43's key store), on the stack's real database: made
+once whoever asks first, erased by deleting one row, re-wrapped by a master-key rotation
+without touching what they sealed, and held to one user for a reader login."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+
+from projections import grants
+from streams.erasure.cipher import Unreadable, field_context
+from streams.erasure.keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
+
+pytestmark = pytest.mark.integration
+
+CONTENT = field_context("alice", "content")
+
+
+@pytest.fixture
+def master() -> LocalMasterKey:
+    return LocalMasterKey(os.urandom(32))
+
+
+def store(url: str, master: LocalMasterKey, **kwargs: object) -> PostgresKeyStore:
+    return PostgresKeyStore(url, master, **kwargs)  # type: ignore[arg-type]
+
+
+def test_two_processes_making_a_users_key_at_once_agree_on_one(
+    database: str, master: LocalMasterKey
+) -> None:
+    first, second = store(database, master), store(database, master)
+    try:
+        sealed = first.cipher("alice").seal_text("moved to Lisbon", CONTENT)
+        both = second.ciphers(["bob", "alice", "bob"])
+        assert list(both) == ["bob", "alice"]
+        assert both["alice"].open_text(sealed, CONTENT) == "moved to Lisbon"
+        with psycopg.connect(database) as conn:
+            rows = conn.execute("SELECT key_user_id, wrapped_key FROM memstream_data_keys")
+            wrapped: dict[str, bytes] = dict(rows.fetchall())
+        assert sorted(wrapped) == ["alice", "bob"]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_an_erased_key_leaves_what_it_sealed_unreadable_everywhere(
+    database: str, master: LocalMasterKey
+) -> None:
+    writer, reader = store(database, master), store(database, master)
+    try:
+        sealed = writer.cipher("alice").seal_text("moved to Lisbon", CONTENT)
+        assert reader.existing("alice") is not None  # cached by the reader too
+        assert writer.erase("alice") is True
+        assert writer.erase("alice") is False
+        reader.forget_cached("alice")  # as the erasure event tells every process
+        assert reader.existing("alice") is None
+        assert store(database, master).existing("alice") is None
+        # a user who comes back gets a new key, which opens nothing of the old life
+        with pytest.raises(Unreadable):
+            writer.cipher("alice").open_text(sealed, CONTENT)
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_rotating_the_master_key_rewraps_every_data_key_and_opens_all_that_was_sealed(
+    database: str, master: LocalMasterKey
+) -> None:
+    old = store(database, master)
+    sealed = {user: old.cipher(user).seal(b"a fact", CONTENT) for user in ("a", "b", "c")}
+    old.close()
+    new_master = LocalMasterKey(os.urandom(32))
+    rotating = store(database, new_master, retired=[master])
+    assert rotating.rewrap(batch=2) == 3
+    assert rotating.rewrap() == 0
+    rotating.close()
+    new_only = store(database, new_master)
+    for user, value in sealed.items():
+        assert new_only.cipher(user).open(value, CONTENT) == b"a fact"
+    new_only.close()
+    old_only = store(database, master)
+    with pytest.raises(MasterKeyError, match="not configured"):
+        old_only.existing("a")
+    old_only.close()
+
+
+@pytest.fixture
+def reader_role(stack: object, database: str) -> Iterator[str]:
+    name = f"svc_keys_{uuid.uuid4().hex[:8]}"
+    server = stack.database_url  # type: ignore[attr-defined]
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{name}" LOGIN IN ROLE memstream_reader')
+    try:
+        yield make_conninfo(database, user=name)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{name}"')
+            conn.execute(f'DROP ROLE "{name}"')
+
+
+def test_a_reader_login_sees_and_makes_only_its_granted_users_key(
+    database: str, master: LocalMasterKey, reader_role: str
+) -> None:
+    owner = store(database, master)
+    owner.ciphers(["alice", "bob"])
+    owner.close()
+    with psycopg.connect(database) as conn:
+        key = grants.current_key(conn)
+    with psycopg.connect(reader_role, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM memstream_data_keys").fetchone() == (0,)
+        with conn.transaction():
+            conn.execute(
+                "SELECT set_config(%s, %s, true)", (grants.GRANT_SETTING, key.grant("alice"))
+            )
+            seen = conn.execute("SELECT key_user_id FROM memstream_data_keys").fetchall()
+            assert seen == [("alice",)]
+        for forbidden in (
+            "DELETE FROM memstream_data_keys WHERE key_user_id = 'alice'",
+            "UPDATE memstream_data_keys SET wrapped_key = '\\x00' WHERE key_user_id = 'alice'",
+            "INSERT INTO memstream_data_keys (key_user_id, master_key_id, wrapped_key) "
+            "VALUES ('mallory', 'x', '\\x00')",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(
+                    "SELECT set_config(%s, %s, true)", (grants.GRANT_SETTING, key.grant("alice"))
+                )
+                conn.execute(forbidden)
+        with conn.transaction():
+            conn.execute(
+                "SELECT set_config(%s, %s, true)", (grants.GRANT_SETTING, key.grant("carol"))
+            )
+            conn.execute(
+                "INSERT INTO memstream_data_keys (key_user_id, master_key_id, wrapped_key) "
+                "VALUES ('carol', 'x', '\\x00')"
+            )  # a service's first write of a new user makes that user's key
+    with psycopg.connect(database) as conn:
+        users = conn.execute("SELECT key_user_id FROM memstream_data_keys ORDER BY 1").fetchall()
+    assert users == [("alice",), ("bob",), ("carol",)]
