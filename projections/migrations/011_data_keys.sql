@@ -1,4 +1,4 @@
--- Per-user data keys for crypto-shredding (issue 43; streams/erasure/keys.py).
+-- Per-user data keys for crypto-shredding (issue 43; streams/erasure/data_keys.py).
 --
 -- Each user's personal fields are sealed with a data key of their own; the key is kept here
 -- wrapped by a master key that never reaches the database (a file, an environment variable,

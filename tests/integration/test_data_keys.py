@@ -14,7 +14,7 @@ from psycopg.conninfo import make_conninfo
 
 from projections import grants
 from streams.erasure.cipher import Unreadable, field_context
-from streams.erasure.keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
+from streams.erasure.data_keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,7 @@ from streams.erasure.cipher import (
     field_context,
     is_sealed_text,
 )
-from streams.erasure.keys import LocalMasterKey, MasterKeyError
+from streams.erasure.data_keys import LocalMasterKey, MasterKeyError
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))
