@@ -24,7 +24,7 @@ from streams.engine.model import (
     SessionEnded,
 )
 from streams.engine.user_state import MemoryRecord, UserView
-from streams.engine.validation import Limits, Rejection, validate_event
+from streams.engine.validation import MAX_INT32, Limits, Rejection, validate_event
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +167,12 @@ def _updated(old: Memory, written: Memory, now: int) -> Memory:
 def _record_access(event: MemoryEvent, current: MemoryRecord, accessed_at: int) -> Accepted:
     memory = current.memory
     version = current.version + 1
+    # The contract's count is a 32-bit int: at its largest it stays there, so that an access
+    # to a memory written with that count is still recorded (its ledger record could not hold
+    # one more, and every later access would be refused).
+    count = min(memory.access_count + 1, MAX_INT32)
     recorded = ledger.MemoryAccessRecorded(
-        memory.memory_id, memory.layer, version, accessed_at, memory.access_count + 1
+        memory.memory_id, memory.layer, version, accessed_at, count
     )
     return Accepted((_decision(event, "accessed", memory.memory_id, recorded),))
 

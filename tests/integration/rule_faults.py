@@ -35,10 +35,9 @@ def install() -> None:
     cycle.OPERATIONS["full"] = faulty_steps()
 
 
-def worker_env(directory: Path) -> dict[str, str]:
-    """The environment that makes a ``memstream worker`` process install the fault."""
+def worker_env(directory: Path, faults: str = __name__) -> dict[str, str]:
+    """The environment that makes a ``memstream worker`` process install the fault of the
+    module ``faults`` (its ``install()``; by default this module's)."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "sitecustomize.py").write_text(
-        "from tests.integration.rule_faults import install\ninstall()\n"
-    )
+    (directory / "sitecustomize.py").write_text(f"from {faults} import install\ninstall()\n")
     return {"PYTHONPATH": f"{directory}:{REPO}"}

@@ -17,6 +17,7 @@ from streams.embedders.hashing import HashingEmbedder
 from streams.engine import cycle, ledger
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
 from streams.kafka import codec
+from tests.integration import input_faults
 from tests.integration.rule_faults import faulty_steps, worker_env
 from tests.scenarios import DAY, NOW, Scenario, random_unit, with_similarity
 from tests.support import quiet_profile
@@ -24,7 +25,6 @@ from tests.workloads import BASE_TIME, expected_rows
 
 pytestmark = pytest.mark.integration
 
-MAX_INT32 = 2**31 - 1
 SHARED_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "issue-37/integration/shared"))
 
 
@@ -38,18 +38,31 @@ def write(user: str, memory_id: str, text: str, event_id: str, **fields: object)
 
 
 def test_an_input_the_worker_fails_on_is_dead_lettered_and_the_rest_of_the_batch_lands(
-    pipeline,
+    pipeline, tmp_path
 ):
-    """Given a memory written with the largest access count the contract allows, whose next
-    access the ledger cannot record (2^31 does not fit its int), among other users' inputs
-    and two users' writes sharing one event id,
+    """Given a worker whose engine fails on one input after changing the user's state (an
+    access to m-poison: no valid input makes the engine raise any more, so the fault is
+    injected, see input_faults), among other users' inputs and two users' writes sharing one
+    event id,
     when they are published together,
-    then the access is dead-lettered as internal_error, the worker keeps running, every
-    other input reaches PostgreSQL, and each shared-id write has its own embedding."""
-    pipeline.start_all()
-    setup = write("poisoned", "m-max", "counted to the limit", eid(1), access_count=MAX_INT32)
+    then the access is dead-lettered as internal_error with the state as before it, the
+    worker keeps running, every other input reaches PostgreSQL, and each shared-id write has
+    its own embedding."""
+    pipeline.processes["worker"] = start_command(
+        "worker",
+        ["worker"],
+        pipeline.settings,
+        pipeline.workdir / "logs",
+        worker_env(tmp_path / "hook", input_faults.__name__),
+    )
+    pipeline.start("projector")
+    setup = write("poisoned", input_faults.POISON, "a note the fault is about", eid(1))
     poison = MemoryEvent(
-        eid(2), "poisoned", BASE_TIME + 1, MemoryAccessed("m-max", BASE_TIME + 1), source="test"
+        eid(2),
+        "poisoned",
+        BASE_TIME + 1,
+        MemoryAccessed(input_faults.POISON, BASE_TIME + 1),
+        source="test",
     )
     texts = {"carol": "Carol keeps bees in Porto", "dave": "Dave sails on Sundays"}
     batch = [
@@ -71,7 +84,7 @@ def test_an_input_the_worker_fails_on_is_dead_lettered_and_the_rest_of_the_batch
 
     pipeline.wait_for_log_count(len(batch) - 1)
     rows = pipeline.memory_rows()
-    assert rows[("working", "poisoned", "m-max")][1] == MAX_INT32  # the access never applied
+    assert rows[("working", "poisoned", input_faults.POISON)][:2] == (1, 0)  # rolled back
     for key in [("working", "poisoned", "m-after"), ("working", "bystander", "m-1")]:
         assert key in rows
     stored = {

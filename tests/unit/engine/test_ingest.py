@@ -27,6 +27,7 @@ from streams.engine.model import (
 from streams.engine.oracle import replay
 from streams.engine.user_state import InMemoryUserState, apply_outcome
 from streams.engine.validation import Limits, Rejection
+from streams.kafka import codec
 
 LIMITS = Limits()
 USER = "alice"
@@ -162,6 +163,19 @@ def test_an_access_records_version_plus_one_and_access_count_plus_one() -> None:
     assert state.memories["m1"].memory.last_accessed == T0 + 1500
     assert state.memories["m1"].memory.access_count == 1
     assert state.memories["m1"].version == 2
+
+
+def test_an_access_to_a_memory_at_the_largest_count_is_recorded_at_that_count() -> None:
+    """The contract's count is a 32-bit int: one more would not fit the ledger record, and
+    every later access of the memory was refused (issue 37's poison input)."""
+    state = stored_state(write(1, access_count=2**31 - 1))
+
+    for n in (2, 3):
+        payload = only_decision(accepted(state, event(n, MemoryAccessed("m1")))).payload
+        assert isinstance(payload, ledger.MemoryAccessRecorded)
+        assert payload.access_count == 2**31 - 1
+        assert payload.version == n
+    assert codec.encode_ledger(only_decision(accepted(state, event(4, MemoryAccessed("m1")))))
 
 
 def test_an_access_without_a_time_happened_at_the_event_time() -> None:
