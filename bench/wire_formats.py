@@ -187,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = run(args.events, args.users, args.rounds, args.keep, args.date)
     table = render(results)
     print(table)
-    stem = f"wire_formats-{results['date']}-{results['commit']}"
+    commit = str(results["commit"]).split()[0]  # "abc1234 + uncommitted changes" → abc1234
+    stem = f"wire_formats-{results['date']}-{commit}"
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
     (RESULTS / f"{stem}.md").write_text(table)
