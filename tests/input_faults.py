@@ -9,6 +9,7 @@ replaced."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from streams import ingest_processor
@@ -17,8 +18,8 @@ from streams.engine.model import MemoryAccessed, MemoryEvent
 POISON = "m-poison"
 
 
-def install() -> None:
-    real_step = ingest_processor.step
+def failing_after(real_step: Callable[..., Any]) -> Callable[..., Any]:
+    """``real_step``, raising after it applied an access to :data:`POISON`."""
 
     def step_then_fail(state: Any, event: MemoryEvent, *args: Any, **kwargs: Any) -> Any:
         outcome = real_step(state, event, *args, **kwargs)
@@ -27,4 +28,9 @@ def install() -> None:
             raise ValueError("injected after the step changed the user's state")
         return outcome
 
-    ingest_processor.step = step_then_fail
+    return step_then_fail
+
+
+def install() -> None:
+    """For a worker process (a ``sitecustomize``): its engine fails on the poison input."""
+    ingest_processor.step = failing_after(ingest_processor.step)

@@ -17,7 +17,7 @@ from streams.embedders.hashing import HashingEmbedder
 from streams.engine import cycle, ledger
 from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWritten
 from streams.kafka import codec
-from tests.integration import input_faults
+from tests import input_faults
 from tests.integration.rule_faults import faulty_steps, worker_env
 from tests.scenarios import DAY, NOW, Scenario, random_unit, with_similarity
 from tests.support import quiet_profile

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import pytest
 
+from streams import ingest_processor
 from streams.embedders.hashing import HashingEmbedder
 from streams.engine.model import (
     ConsolidationRequested,
@@ -32,9 +33,9 @@ from streams.ingest_processor import INTERNAL_ERROR, Emission, IngestProcessor, 
 from streams.kafka import codec
 from streams.state.changelog import SEPARATOR, Entry
 from streams.state.hot_users import UserStates
+from tests.input_faults import POISON, failing_after
 
 T0 = 1_717_000_000_000
-MAX_INT32 = 2**31 - 1
 SHARED_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "issue-37/shared"))
 
 
@@ -162,19 +163,24 @@ def test_two_users_writes_sharing_an_id_keep_their_own_embeddings_and_ledger_ids
 # --- an input the worker fails on ---------------------------------------------------------------
 
 
-def overflowing_access(user: str, at: int, event_id: str) -> list[MemoryEvent]:
-    """A genuinely odd input: an access to a memory written with the largest access count
-    the contract allows. The engine counts it to 2^31, which the ledger's int cannot hold:
-    the ledger record fails to encode after the state has taken the access."""
+@pytest.fixture(autouse=True)
+def engine_failing_on_the_poison(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No valid input makes the engine raise any more: the engine fails, after changing the
+    state, on an access to ``m-poison`` (tests/input_faults.py, as in the end-to-end test)."""
+    monkeypatch.setattr(ingest_processor, "step", failing_after(ingest_processor.step))
+
+
+def poisoned_access(user: str, at: int, event_id: str) -> list[MemoryEvent]:
+    """A memory, and an access to it the engine fails on after applying it."""
     return [
-        write(user, "m-max", "counted to the limit", eid(100 + at), at, access_count=MAX_INT32),
-        event(user, MemoryAccessed("m-max", T0 + at + 1), eid(200 + at), at + 1),
+        write(user, POISON, "a note the fault is about", eid(100 + at), at),
+        event(user, MemoryAccessed(POISON, T0 + at + 1), eid(200 + at), at + 1),
     ]
 
 
 def test_an_input_that_raises_is_dead_lettered_as_internal_error_and_the_batch_goes_on() -> None:
     worker = Worker()
-    setup, poison = overflowing_access("a", 0, eid(0))
+    setup, poison = poisoned_access("a", 0, eid(0))
     worker.batch([setup])
     after = [write("a", "m-2", "a's next note", eid(3), at=3), write("b", "m-1", "b's", eid(4))]
 
@@ -192,7 +198,7 @@ def test_an_input_that_raises_is_dead_lettered_as_internal_error_and_the_batch_g
 def test_the_failed_inputs_user_has_the_state_it_would_have_without_that_input() -> None:
     # given a user with history, and a batch where their poison input comes between two
     # of their writes
-    setup, poison = overflowing_access("a", 0, eid(0))
+    setup, poison = poisoned_access("a", 0, eid(0))
     before = [setup, write("a", "m-1", "first", eid(1), at=1)]
     batch = [write("a", "m-2", "second", eid(2), at=2), poison, write("a", "m-3", "third", eid(3))]
     worker, without = Worker(), Worker()
@@ -205,7 +211,7 @@ def test_the_failed_inputs_user_has_the_state_it_would_have_without_that_input()
 
     # then the state and every other output are exactly those of the run without it
     assert worker.state("a") == without.state("a")
-    assert worker.state("a").memories["m-max"].memory.access_count == MAX_INT32
+    assert worker.state("a").memories[POISON].memory.access_count == 0
     kept = [e for e in emissions if e.rejection is None]
     assert [r.value for e in kept for r in e.ledger] == [
         r.value for e in expected for r in e.ledger
@@ -215,7 +221,7 @@ def test_the_failed_inputs_user_has_the_state_it_would_have_without_that_input()
 
 def test_the_same_poison_input_fails_the_same_way_again() -> None:
     worker = Worker()
-    setup, poison = overflowing_access("a", 0, eid(0))
+    setup, poison = poisoned_access("a", 0, eid(0))
     worker.batch([setup])
 
     first = worker.batch([poison])
@@ -227,7 +233,7 @@ def test_the_same_poison_input_fails_the_same_way_again() -> None:
 
 def test_without_saved_entries_a_failure_midway_is_raised_not_skipped() -> None:
     processor = IngestProcessor(Limits())
-    setup, poison = overflowing_access("a", 0, eid(0))
+    setup, poison = poisoned_access("a", 0, eid(0))
     processor.process_batch([as_input(setup)])
 
     with pytest.raises(RuntimeError, match="no saved state entries"):
