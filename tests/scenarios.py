@@ -410,3 +410,26 @@ def drifting_identity(user: str, sessions: int = 11) -> Scenario:
             )
         s.end_session(f"ds-{session}", at=start + 5 * MINUTE)
     return s
+
+
+def contradiction_and_stale_memory(user: str, namespace: str = "scenario") -> Scenario:
+    """Two facts the contradiction check pairs and reports ("uses PostgreSQL" / "uses MySQL"),
+    a stale memory the archiver (a later rule) archives, then a cycle: what shows a failing
+    rule's decisions dropped while the rules after it go on."""
+    s = Scenario(user, namespace)
+    base = random_unit(9)
+    s.write(
+        "pg", "Project uses PostgreSQL", layer="semantic", embedding=with_similarity(base, 1.0, 7)
+    )
+    s.write("my", "Project uses MySQL", layer="semantic", embedding=with_similarity(base, 0.85, 8))
+    s.write(
+        "stale",
+        "Old trivia",
+        layer="semantic",
+        importance=0.05,
+        last_accessed=NOW - 30 * DAY,
+        created_at=NOW - 31 * DAY,
+        at=NOW - 30 * DAY,
+    )
+    s.consolidate()
+    return s

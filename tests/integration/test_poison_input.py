@@ -19,7 +19,9 @@ from streams.engine.model import Memory, MemoryAccessed, MemoryEvent, MemoryWrit
 from streams.kafka import codec
 from tests import input_faults
 from tests.integration.rule_faults import faulty_steps, worker_env
-from tests.scenarios import DAY, NOW, Scenario, random_unit, with_similarity
+from tests.scenarios import (
+    contradiction_and_stale_memory,
+)
 from tests.support import quiet_profile
 from tests.workloads import BASE_TIME, expected_rows
 
@@ -114,28 +116,6 @@ def _ledger(pipeline, expected: int) -> list:
     return pipeline.read_topic(pipeline.settings.ledger_topic, expected=expected)
 
 
-def contradiction_and_stale_memory(user: str) -> Scenario:
-    """Two facts the contradiction check reports as a pair, a stale memory a later rule
-    archives, and a cycle."""
-    s = Scenario(user, namespace="issue-37")
-    base = random_unit(9)
-    s.write(
-        "pg", "Project uses PostgreSQL", layer="semantic", embedding=with_similarity(base, 1.0, 7)
-    )
-    s.write("my", "Project uses MySQL", layer="semantic", embedding=with_similarity(base, 0.85, 8))
-    s.write(
-        "stale",
-        "Old trivia",
-        layer="semantic",
-        importance=0.05,
-        last_accessed=NOW - 30 * DAY,
-        created_at=NOW - 31 * DAY,
-        at=NOW - 30 * DAY,
-    )
-    s.consolidate()
-    return s
-
-
 def test_a_rule_that_raises_mid_cycle_leaves_no_decision_and_the_stream_equals_the_oracle(
     stack, tmp_path_factory, monkeypatch
 ):
@@ -153,7 +133,7 @@ def test_a_rule_that_raises_mid_cycle_leaves_no_decision_and_the_stream_equals_t
             "worker", ["worker"], pipeline.settings, workdir / "logs", worker_env(workdir / "hook")
         )
         pipeline.start("projector")
-        events = contradiction_and_stale_memory("fault").events
+        events = contradiction_and_stale_memory("fault", "issue-37").events
         monkeypatch.setitem(cycle.OPERATIONS, "full", faulty_steps())
         oracle = pipeline.oracle(events)
         assert not [

@@ -16,32 +16,12 @@ from streams.engine.oracle import OracleRun, replay
 from streams.engine.policy import builtin_profile
 from streams.engine.rules.contradictions import detect_contradictions
 from streams.engine.step import EngineConfig
-from tests.scenarios import DAY, NOW, Scenario, random_unit, with_similarity
+from tests.scenarios import (
+    contradiction_and_stale_memory,
+)
 
 LEXICHORD = EngineConfig(policy=builtin_profile("lexichord"))
 USER = "cycle-fail"
-
-
-def contradiction_and_stale_memory() -> Scenario:
-    """Two facts the contradiction check pairs and reports, and a stale memory the
-    archiver (a later rule) archives; then a cycle."""
-    s = Scenario(USER)
-    base = random_unit(9)
-    s.write(
-        "pg", "Project uses PostgreSQL", layer="semantic", embedding=with_similarity(base, 1.0, 7)
-    )
-    s.write("my", "Project uses MySQL", layer="semantic", embedding=with_similarity(base, 0.85, 8))
-    s.write(
-        "stale",
-        "Old trivia",
-        layer="semantic",
-        importance=0.05,
-        last_accessed=NOW - 30 * DAY,
-        created_at=NOW - 31 * DAY,
-        at=NOW - 30 * DAY,
-    )
-    s.consolidate()
-    return s
 
 
 def raising_after(rule: Callable[[CycleContext], None]) -> Callable[[CycleContext], None]:
@@ -60,7 +40,7 @@ def raising_after(rule: Callable[[CycleContext], None]) -> Callable[[CycleContex
 def run_with(steps: tuple[Callable[[CycleContext], None], ...]) -> OracleRun:
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(cycle.OPERATIONS, "full", steps)
-        return replay(contradiction_and_stale_memory().events, LEXICHORD)
+        return replay(contradiction_and_stale_memory(USER).events, LEXICHORD)
 
 
 Rule = Callable[[CycleContext], None]

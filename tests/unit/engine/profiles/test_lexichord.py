@@ -15,6 +15,7 @@ from tests.scenarios import (
     NOW,
     Scenario,
     cluster,
+    contradiction_and_stale_memory,
     episodes_of_testing_before_commits,
     postgres_then_mysql,
     random_unit,
@@ -112,22 +113,7 @@ def test_a_failing_step_becomes_a_warning_and_the_cycle_goes_on():
     def broken_judge(first: str, second: str) -> Judgement:
         raise RuntimeError("judge unavailable")
 
-    s = Scenario("lex-6")
-    base = random_unit(9)
-    s.write(
-        "pg", "Project uses PostgreSQL", layer="semantic", embedding=with_similarity(base, 1.0, 7)
-    )
-    s.write("my", "Project uses MySQL", layer="semantic", embedding=with_similarity(base, 0.85, 8))
-    s.write(
-        "stale",
-        "Old trivia",
-        layer="semantic",
-        importance=0.05,
-        last_accessed=NOW - 30 * DAY,
-        created_at=NOW - 31 * DAY,
-        at=NOW - 30 * DAY,
-    )
-    s.consolidate()
+    s = contradiction_and_stale_memory("lex-6")
 
     run = replay(s.events, dataclasses.replace(LEXICHORD, judge=broken_judge))
 
