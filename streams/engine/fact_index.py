@@ -26,7 +26,8 @@ import functools
 from collections.abc import Iterable, Set
 from typing import TYPE_CHECKING
 
-from streams.engine.judge import attribute_keys
+from streams.engine.judge.claims import Claim, claims
+from streams.engine.judge.claims import blocking_keys as claimed_keys
 from streams.engine.model import claim_of
 from streams.engine.text.facts import find_terms
 from streams.engine.user_state import CONSOLIDATED_KINDS, OBSERVED, SUMMARIZED_INTO
@@ -58,11 +59,11 @@ def is_current_fact(record: MemoryRecord | None) -> bool:
 @functools.lru_cache(maxsize=16384)
 def blocking_keys(content: str) -> tuple[str, ...]:
     """The blocking keys of a fact: the named entities it mentions and the (subject,
-    single-valued attribute) claims it makes, as the judge reads them. Memoised for the
+    single-valued attribute) keys its claims state, as the judge reads them. Memoised for the
     facts a cycle creates and the fold then adds: the same text, read once."""
     names = (f"entity:{t.term}" for t in find_terms(content) if t.kind == "entity")
-    claims = (f"claim:{key}" for key in attribute_keys(content))
-    return tuple(sorted({*names, *claims}))
+    stated = (f"claim:{key}" for key in claimed_keys(claims(content)))
+    return tuple(sorted({*names, *stated}))
 
 
 class FactIndex:
@@ -74,6 +75,7 @@ class FactIndex:
         # own entries; with a base, only what differs from it (None: removed)
         self._order: list[FactOrder] | None = None if base is not None else []
         self._keys_of: dict[str, tuple[str, ...] | None] = {}
+        self._claims_of: dict[str, tuple[Claim, ...] | None] = {}
         self._carrying: dict[str, set[str]] = {}
 
     @classmethod
@@ -94,6 +96,17 @@ class FactIndex:
         if memory_id in self._keys_of:
             return self._keys_of[memory_id] or ()
         return self._base.keys_of(memory_id) if self._base is not None else ()
+
+    def claims_of(self, memory_id: str, claim: str) -> tuple[Claim, ...]:
+        """The claims of the fact ``memory_id`` (whose claim text is ``claim``), kept when it
+        became a fact; read from the text (memoised by it) when this index keeps no keys."""
+        if memory_id in self._claims_of:
+            kept = self._claims_of[memory_id]
+            if kept is not None:
+                return kept
+        elif self._base is not None:
+            return self._base.claims_of(memory_id, claim)
+        return claims(claim)
 
     def carrying(self, key: str) -> Set[str]:
         """Ids of the facts that carry ``key`` (read only)."""
@@ -129,8 +142,10 @@ class FactIndex:
         bisect.insort(self._writable_order(), record.memory.age_order)
         if not self.with_keys:
             return
-        keys = blocking_keys(claim_of(memory))
+        claim = claim_of(memory)
+        keys = blocking_keys(claim)
         self._keys_of[memory.memory_id] = keys
+        self._claims_of[memory.memory_id] = claims(claim)
         for key in keys:
             self._writable_carrying(key).add(memory.memory_id)
 
@@ -149,8 +164,10 @@ class FactIndex:
                 del self._carrying[key]
         if self._base is None:
             self._keys_of.pop(memory_id, None)
+            self._claims_of.pop(memory_id, None)
         else:
             self._keys_of[memory_id] = None  # removed here, still in the base
+            self._claims_of[memory_id] = None
 
     def _writable_carrying(self, key: str) -> set[str]:
         """This index's own set for ``key``: an overlay copies the base's on first write."""

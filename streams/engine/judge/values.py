@@ -500,7 +500,7 @@ def covers(negated: Words, asserted: Words) -> bool:
     if not negated or not asserted:
         return False
     negated_keys = keys(negated)
-    if UNIVERSAL_VALUES.intersection(negated_keys):
+    if _denies_everything(negated_keys):
         return True
     if _contains(asserted, negated):
         return True
@@ -510,6 +510,19 @@ def covers(negated: Words, asserted: Words) -> bool:
     ):
         return True
     return bool(category_members(negated) & set(keys(asserted)))
+
+
+def _denies_everything(value: tuple[str, ...]) -> bool:
+    """A denied value that is everything: "anything", "anything at all", "any of it". Not a
+    universal word that only qualifies the value ("the energy for anything") or is narrowed
+    by another word ("anything specific")."""
+    if not value or value[0] not in UNIVERSAL_VALUES:
+        return False
+    rest = value[1:]
+    return not rest or rest[0] in SLOT_PREPOSITIONS or set(rest) <= UNIVERSAL_REST
+
+
+UNIVERSAL_REST = frozenset({"at", "all", "else", "whatsoever"})
 
 
 def category_members(value: Words) -> frozenset[str]:

@@ -7,7 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from streams.engine import ledger
-from streams.engine.context import CycleContext
+from streams.engine.context import CycleContext, Judge
+from streams.engine.judge import Judgement
+from streams.engine.judge.claims import Claim, may_contradict
+from streams.engine.judge.judgement import no_contradiction
 from streams.engine.model import Memory, claim_of
 from streams.engine.similarity import similarity_rows
 from streams.engine.text.changes import states_a_change
@@ -69,7 +72,11 @@ def detect_contradictions(cycle: CycleContext) -> None:
                 cycle.records[m.memory_id].memory.invalid_at is not None for m in (first, second)
             ):
                 continue  # invalidated earlier in this cycle by another contradiction
-            verdict = cycle.judge(claim_of(first), claim_of(second))
+            verdict = judge_claims(
+                cycle.judge,
+                cycle.facts.claims_of(first.memory_id, claim_of(first)),
+                cycle.facts.claims_of(second.memory_id, claim_of(second)),
+            )
             if not verdict.contradicts or verdict.confidence <= rule.min_confidence:
                 continue
             _resolve(cycle, first, second, verdict.confidence, verdict.cue, verdict.explanation)
@@ -99,6 +106,28 @@ def _paired_on_keys(
             if len(carriers) <= MAX_BLOCK:  # a more common key pairs on nothing (MAX_BLOCK)
                 found.extend(position[memory_id] for memory_id in carriers)
     return paired
+
+
+def judge_claims(judge: Judge, first: tuple[Claim, ...], second: tuple[Claim, ...]) -> Judgement:
+    """Whether two facts contradict, judged claim by claim (streams/engine/judge/claims.py):
+    only the claims that could contradict are compared, so the judge's cost is bounded by
+    the claims (at most ``MAX_CLAIMS`` each), not by the square of the texts' length. The
+    verdict is the first most confident contradiction, else the most confident "none"."""
+    best: Judgement | None = None
+    for claim in first:
+        for other in second:
+            if not may_contradict(claim, other):
+                continue
+            verdict = judge(claim.text, other.text)
+            if best is None or (verdict.contradicts, verdict.confidence) > (
+                best.contradicts,
+                best.confidence,
+            ):
+                best = verdict
+    return best if best is not None else NO_SHARED_CLAIM
+
+
+NO_SHARED_CLAIM = no_contradiction(0.0, "no claims about one subject and attribute")
 
 
 def _resolve(

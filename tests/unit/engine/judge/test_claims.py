@@ -1,0 +1,95 @@
+"""A memory's claims: bounded, short, and paired only where the judge could find a conflict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from streams.engine.judge import judge_contradiction
+from streams.engine.judge.claims import (
+    MAX_CLAIM_CHARS,
+    MAX_CLAIMS,
+    claims,
+    may_contradict,
+    sentences,
+)
+from streams.engine.rules.contradictions import judge_claims
+
+JUDGE_DATA = Path(__file__).parents[4] / "bench" / "judge_data"
+
+
+def test_a_text_is_split_into_sentences_but_not_after_an_abbreviation_or_initial() -> None:
+    text = "Dr. Okafor moved to Leeds. J. Smith works at Acme!\nIs that right? Yes."
+    assert sentences(text) == [
+        "Dr. Okafor moved to Leeds.",
+        "J. Smith works at Acme!",
+        "Is that right?",
+        "Yes.",
+    ]
+
+
+def test_a_question_and_a_sentence_about_nothing_are_no_claims() -> None:
+    found = claims("Where do you live? It is raining. Ana lives in Oslo.")
+    assert [claim.text for claim in found] == ["Ana lives in Oslo."]
+
+
+def test_a_long_text_keeps_a_bounded_number_of_claims_attributes_first() -> None:
+    filler = " ".join(f"Ana reads book number {i} slowly." for i in range(20))
+    text = f"{filler} Ana's phone number is 555-0101."
+    found = claims(text)
+    assert len(found) <= MAX_CLAIMS
+    assert "Ana's phone number is 555-0101." not in [c.text for c in found]  # past the read
+    short = claims("Ana reads slowly. Ana likes tea. Ana's phone number is 555-0101.")
+    assert short[-1].text == "Ana's phone number is 555-0101."
+
+
+def test_a_sentence_longer_than_a_claim_is_no_claim() -> None:
+    long_sentence = "Ana lives in " + ", ".join(["Oslo"] * (MAX_CLAIM_CHARS // 5)) + "."
+    assert claims(long_sentence) == ()
+
+
+def test_claims_about_different_subjects_are_not_paired() -> None:
+    (ana,) = claims("Ana lives in Oslo.")
+    (ben,) = claims("Ben lives in Bergen.")
+    (ana_again,) = claims("Ana lives in Paris.")
+    assert not may_contradict(ana, ben)
+    assert may_contradict(ana, ana_again)
+
+
+def test_a_change_reaches_a_statement_about_what_its_subject_owns() -> None:
+    (change,) = claims("I switched to GCP.")
+    (owned,) = claims("My cloud provider is AWS.")
+    assert may_contradict(change, owned)
+
+
+def test_a_long_answer_contradicts_through_its_one_conflicting_claim() -> None:
+    answer = (
+        "Here is the plan for the week. You asked about the trip. "
+        "The offsite is in Lisbon. The agenda has four sessions."
+    )
+    verdict = judge_claims(judge_contradiction, claims(answer), claims("The offsite is in Porto."))
+    assert verdict.contradicts
+    assert "lisbon" in verdict.explanation and "porto" in verdict.explanation
+
+
+def test_unrelated_sentences_of_two_long_texts_raise_no_alarm() -> None:
+    first = "The rate is affected by several factors. Kenta does not have the energy for anything."
+    second = "The report is due on Friday. Kenta has the list now."
+    assert not judge_claims(judge_contradiction, claims(first), claims(second)).contradicts
+
+
+@pytest.mark.parametrize("split", ["dev", "heldout", "heldout_updates"])
+def test_every_pair_the_judge_finds_contradictory_is_paired_by_claims(split: str) -> None:
+    """On the judge's labelled sets, claims pair every contradiction the judge finds: judging
+    claims loses none of them."""
+    missed = []
+    for line in (JUDGE_DATA / f"{split}.jsonl").read_text().splitlines():
+        pair = json.loads(line)
+        if not judge_contradiction(pair["first"], pair["second"]).contradicts:
+            continue
+        first, second = claims(pair["first"]), claims(pair["second"])
+        if not any(may_contradict(a, b) for a in first for b in second):
+            missed.append((pair["first"], pair["second"]))
+    assert missed == []
