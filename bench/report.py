@@ -123,6 +123,7 @@ def render(results: dict[str, Any]) -> str:
         *_latency_lines(results),
         *_overload_warning(results),
         *_recall_lines(results),
+        *_engine_cost_lines(results),
         "",
     ]
     return "\n".join(lines)
@@ -159,6 +160,27 @@ def _recall_lines(results: dict[str, Any]) -> list[str]:
             f"{row['p50_ms']:>9.1f} /{row['p99_ms']:>6.1f} ms"
         )
     return lines if results.get("recall") else []
+
+
+def _engine_cost_lines(results: dict[str, Any]) -> list[str]:
+    """The engine's CPU per input on real conversations beside the synthetic workload."""
+    found = results.get("engine_cost")
+    if not found:
+        return []
+    lines = [
+        f"  {'-' * 60}",
+        "  engine cost per input, in process (python -m bench.engine_cost), MiniLM:",
+    ]
+    for name, label in (("synthetic", "synthetic workload"), ("realmem", "RealMem")):
+        row = found[name]
+        lines.append(
+            f"    {label:<20} engine {row['engine_ms_per_input']:.2f} ms CPU "
+            f"(writers {row['writers_ms_per_input']:.2f}, contradictions "
+            f"{row['contradictions_ms_per_input']:.2f}), embedder "
+            f"{row['embed_ms_per_input']:.2f} ms ({100 * row['embed_share']:.0f} %), "
+            f"{row['inputs_per_second']:,.0f} inputs/s per process"
+        )
+    return lines
 
 
 def _rounds(results: dict[str, Any], first: str, second: str, label: str) -> list[str]:

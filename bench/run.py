@@ -149,6 +149,7 @@ def run_bench(
     completed = False
     try:
         results = _run_phases(harness, events, users, latency_rate, latency_seconds, processes)
+        results["engine_cost"] = _engine_cost()
         completed = True
     except (BenchError, StackError, PublishError, KafkaException, psycopg.Error) as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
@@ -173,6 +174,15 @@ def run_bench(
     path = save(results)
     print(f"results written to {path}; run logs in {harness.workdir / 'logs'}")
     return 0
+
+
+def _engine_cost() -> dict[str, Any]:
+    """The engine's cost per input on real conversations (RealMem) beside the synthetic
+    workload, in this process, embedding with MiniLM: ``bench/engine_cost.py`` (issue 39)."""
+    from bench.engine_cost import bench_results  # loads the corpus and the model: only here
+
+    progress.phase("engine cost per input: RealMem and the synthetic workload, MiniLM")
+    return bench_results()
 
 
 @dataclass(frozen=True)
