@@ -111,7 +111,8 @@ def turn_of(memory: Memory) -> Turn:
         speaker = named
     else:
         speaker, text = CREATORS.get(memory.created_by, "the user"), memory.content
-    return Turn(memory.memory_id, text, speaker, memory.created_at or 0)
+    agent = memory.created_by == "agent"
+    return Turn(memory.memory_id, text, speaker, memory.created_at or 0, agent)
 
 
 def named_speaker(speaker: str) -> str | None:

@@ -98,11 +98,11 @@ def test_named_speakers_are_attributed_by_name_first_and_second_person() -> None
         ),
     ]
     first, second = write_observations(turns)
-    assert first.content.startswith("2023-05-08: Caroline went to a support group yesterday")
+    assert first.content.startswith("8 May 2023: Caroline went to a support group yesterday")
     assert "(7 May 2023)" in first.content
     assert "Mel" not in first.content.split(": ", 1)[1].replace("Melanie", "")
     assert first.source_ids == ("t0",) and first.speaker == "Caroline"
-    assert second.content == "2023-05-08: Melanie's kids loved the camping trip."  # no praise
+    assert second.content == "8 May 2023: Melanie's kids loved the camping trip."  # no praise
     assert "the user" not in first.content + second.content
 
 
@@ -112,8 +112,8 @@ def test_user_and_agent_are_named_only_when_they_spoke() -> None:
         turn(1, "the agent", "I will remind you at 9:15."),
     ]
     first, second = write_observations(turns)
-    assert first.content == "2023-05-08: The user switched their standup to 9:30."
-    assert second.content == "2023-05-08: The agent will remind the user at 9:15."
+    assert first.content == "8 May 2023: The user switched their standup to 9:30."
+    assert second.content == "8 May 2023: The agent will remind the user at 9:15."
 
 
 def test_phatic_turns_and_unanswered_questions_make_no_observation() -> None:
@@ -161,7 +161,7 @@ def test_digest_names_the_day_the_people_and_content_topics_within_bounds() -> N
         )
     ]
     digest = write_digest(turns, max_chars=200)
-    assert digest.content.startswith("2023-05-08, Caroline and Melanie: lake")
+    assert digest.content.startswith("8 May 2023, Caroline and Melanie: lake")
     assert "caroline" not in digest.topics and "melanie" not in digest.topics
     assert len(digest.content) <= 200
 
@@ -211,8 +211,8 @@ def test_a_closed_session_becomes_observations_and_a_digest_and_its_turns_are_ca
         if isinstance(d.payload, EpisodesSummarized) and d.payload.summary.kind == "observation"
     ]
     assert [o.content for o in observations] == [
-        "2023-05-08: Caroline went to a support group yesterday (7 May 2023).",
-        "2023-05-08: Melanie has been going to a pottery class on tuesdays",
+        "8 May 2023: Caroline went to a support group yesterday (7 May 2023).",
+        "8 May 2023: Melanie has been going to a pottery class on tuesdays",
     ]
     assert [o.speaker for o in observations] == ["Caroline", "Melanie"]
     assert [o.metadata["derived_from"] for o in observations] == ["m0", "m2"]
@@ -382,7 +382,7 @@ def test_hedges_and_leading_fillers_are_left_out() -> None:
     [observation] = write_observations(
         [turn(0, "Caroline", "Oh and honestly the new job is great, if i'm honest lol")]
     )
-    assert observation.content == "2023-05-08, Caroline: the new job is great"
+    assert observation.content == "8 May 2023, Caroline: the new job is great"
 
 
 def test_a_remark_pointing_back_at_the_main_sentence_is_left_out() -> None:
@@ -397,7 +397,7 @@ def test_a_remark_pointing_back_at_the_main_sentence_is_left_out() -> None:
         ]
     )
     assert observation.content == (
-        "2023-05-08: Caroline repotted all the plants on the windowsill after work. "
+        "8 May 2023: Caroline repotted all the plants on the windowsill after work. "
         "we adopted a beagle called Toby."
     )
 
@@ -435,14 +435,14 @@ def test_an_exclamation_is_no_answer_and_an_answer_keeps_only_what_states_someth
         turn(1, "Caroline", "No way, that's awesome! our street has been way too busy lately!"),
     ]
     [observation] = write_observations(turns)
-    assert observation.content == "2023-05-08, Caroline: our street has been way too busy lately!"
+    assert observation.content == "8 May 2023, Caroline: our street has been way too busy lately!"
     turns = [
         turn(0, "Melanie", "Did you finish the marathon?"),
         turn(1, "Caroline", "Yes! honestly so proud. it took me 4 hours lol"),
     ]
     [answer] = write_observations(turns)
     assert answer.content == (
-        "2023-05-08: Melanie asked: Did Caroline finish the marathon? Caroline: Yes! "
+        "8 May 2023: Melanie asked: Did Caroline finish the marathon? Caroline: Yes! "
         "it took Caroline 4 hours"
     )
 
@@ -491,13 +491,13 @@ def test_a_digest_topic_is_said_twice_and_equal_counts_keep_the_order_said() -> 
     ]
     digest = write_digest(turns)
     assert digest.topics == ("zucchini", "garden")
-    assert digest.content.startswith("2023-05-08, Caroline and Melanie: zucchini, garden.")
+    assert digest.content.startswith("8 May 2023, Caroline and Melanie: zucchini, garden.")
 
 
 def test_a_session_with_no_repeated_word_is_dated_without_topics() -> None:
     digest = write_digest([turn(0, "Caroline", "my bathroom tap broke, birds everywhere")])
     assert digest.topics == ()
-    assert digest.content == "2023-05-08, Caroline."
+    assert digest.content == "8 May 2023, Caroline."
 
 
 # --- passing states expire; a restated statement merges ---------------------------------------
@@ -611,24 +611,25 @@ def test_a_statement_restated_by_its_speaker_merges_and_another_speakers_does_no
         EngineConfig(policy=builtin_profile("default"), embed=_minilm()),
     )
     live = _live_observations(run)
-    assert sorted(live.values()) == [
-        f"2023-05-08, Melanie: {line}!",
-        f"2023-05-28, Caroline: {line}.",
-    ]
+    assert sorted(live.values()) == sorted(
+        [f"8 May 2023, Melanie: {line}!", f"28 May 2023, Caroline: {line}."]
+    )
 
 
 def _minilm():
     return embedder_for("minilm").embed
 
 
-def test_a_place_after_a_preposition_is_no_vocative_and_names_the_main_sentence() -> None:
+def test_a_vocative_is_a_participant_s_name_and_any_other_name_is_a_fact() -> None:
     text = (
         "big news, we moved! we're in Lisbon now. it's been a nice change from staring at a "
         "screen all day at work"
     )
     [observation] = write_observations([turn(0, "Priyanka", text)])
-    assert observation.content == "2023-05-08, Priyanka: we're in Lisbon now."
-    assert is_phatic("Oh Andrew, that's awful.", frozenset())
+    assert observation.content == "8 May 2023, Priyanka: big news, we moved! we're in Lisbon now."
+    assert is_phatic("Oh Andrew, that's awful.", frozenset({"andrew"}))
+    [named] = write_observations([turn(0, "Priyanka", "Oscar, my guinea pig, turned 3 today.")])
+    assert "Oscar" in named.content and "3" in named.content
 
 
 def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
@@ -647,3 +648,61 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
     assert state.passing_index().oldest_at() is None
     due = next_due_at(state, builtin_profile("default"))
     assert due is None or due > MAY_8 + 30 * DAY_MS
+
+
+# --- issue 38: real conversations -------------------------------------------------------------
+
+
+def test_a_short_answer_carries_its_question() -> None:
+    turns = [
+        turn(0, "Melanie", "What are your pets' names?"),
+        turn(1, "Caroline", "Luna and Oliver!"),
+    ]
+    [answer] = write_observations(turns)
+    assert answer.source_ids == ("t0", "t1")
+    assert "Melanie asked: What are Caroline's pets' names?" in answer.content
+    assert "Luna and Oliver" in answer.content
+
+
+def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
+    turns = [
+        turn(0, "Samuel", "Priya! we adopted a beagle called Toby."),
+        turn(1, "Priyanka", "Sam!!"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content == "8 May 2023, Samuel: we adopted a beagle called Toby."
+
+
+def test_an_interjection_said_longer_is_still_an_interjection() -> None:
+    assert is_phatic("Heyy! sooo good", NAMES)
+
+
+def test_a_reaction_that_repeats_the_other_s_words_is_dropped() -> None:
+    turns = [
+        turn(0, "Maria", "I found a pottery class that brings me so much joy."),
+        turn(1, "Caroline", "Glad you found a pottery class that brings you joy!"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.speaker == "Maria"
+
+
+def test_with_an_assistant_the_request_stays_and_the_answer_is_condensed_with_the_reply() -> None:
+    turns = [
+        Turn("t0", "Which flashcard app do you recommend, Anki or Quizlet?", "Kenta", MAY_8),
+        Turn(
+            "t1",
+            "Great question! I recommend **Quizlet**: it is simple.\n\n"
+            "Would you like a study plan too?",
+            "the agent",
+            MAY_8 + 60_000,
+            agent=True,
+        ),
+        Turn("t2", "Yes. Quizlet it is, I'll install it tonight.", "Kenta", MAY_8 + 120_000),
+    ]
+    request, answer = write_observations(turns)
+    assert request.content.startswith("8 May 2023, Kenta: Which flashcard app does the agent")
+    assert "Anki or Quizlet?" in request.content
+    assert answer.source_ids == ("t1", "t2") and answer.speaker == "Kenta"
+    assert "the agent: " in answer.content and "Quizlet" in answer.content
+    assert "Great question" not in answer.content and "**" not in answer.content
+    assert "Kenta will install it tonight" in answer.content

@@ -1,0 +1,144 @@
+"""An assistant's long answer condensed to what it named, recommended, decided or committed to.
+
+In a user/assistant conversation the assistant's answers are most of the characters (over
+four fifths on RealMem) and most of them are the essay around a few points: a greeting back,
+restating the request, explanations, an offer to go on. What a later question needs is what
+the answer *named* (titles, products, places, people), its numbers, dates and times, the plan
+or schedule it set out, and what it recommended. This writer keeps those, without the
+markdown, as short statements in the answer's order::
+
+    "Wine Folly: Learn Wine" podcast; Quizlet for flashcards; Saturday 4:00 PM: practical
+    tasting (1 hour).
+
+How, per line of the answer (one pass, a few regular expressions per line, so the cost grows
+with the characters and not faster):
+
+- markdown goes: headings' ``#``, list bullets and numbers, emphasis, code ticks, table bars;
+- a line is cut into sentences; a list item is one unit (its first sentence);
+- a unit is *kept* when it names something (:func:`~.facts.fact_terms`: a name, number, date,
+  time, money, an emphasised or quoted phrase) or says what the assistant recommends or plans
+  (:data:`DECISION_WORDS`); a heading that introduces a list counts half; questions and units
+  with no content word are dropped;
+- each kept unit is cut to its first clauses (:data:`UNIT_CHARS`), and the units, most
+  specific first, fill a budget that grows with the answer (:func:`answer_budget`): a longer
+  answer keeps more, never more than one memory holds.
+
+Part of the pure engine: no I/O, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from streams.engine.text.facts import fact_terms
+
+__all__ = ["answer_budget", "condensed_answer", "without_emphasis"]
+
+UNIT_CHARS = 120
+"""A kept unit's length at most: its first clauses, cut between words past this."""
+BUDGET_BASE_CHARS = 40
+BUDGET_SHARE = 0.10
+"""An answer keeps at most ``BUDGET_BASE_CHARS + BUDGET_SHARE × its length`` characters."""
+
+DECISION_WORDS = frozenset(
+    {"recommend", "recommended", "recommends", "recommendation", "suggest", "suggested"}
+    | {"suggests", "suggestion", "advise", "advised", "plan", "planned", "schedule"}
+    | {"scheduled", "decided", "decision", "choose", "chose", "chosen", "choice", "best"}
+    | {"option", "booked", "book", "reserve", "reserved", "budget", "deadline", "goal"}
+    | {"target", "confirmed", "confirm", "agreed", "step", "next", "priority"}
+)
+"""Words by which an answer says what it recommends, plans or settled (general English)."""
+
+_LINE_MARK = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+•·▪◦][ \t]+|\(?[0-9]{1,3}[.)][ \t]+"
+    r"|\(?[A-Za-z][.)][ \t]+|[IVX]{1,5}\.[ \t]+)*"
+)
+_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+")
+_TABLE_RULE = re.compile(r"^[ \t|:\-]+$")
+_STRONG = re.compile(r"\*\*([^*\n]{2,80})\*\*|__([^_\n]{2,80})__")
+_QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
+_SENTENCE = re.compile(r"(?<=[.!?])[ \t]+(?=[\"“(A-Z0-9*])")
+_CLAUSE_END = re.compile(r"[,;:—–][ \t]|[ \t][—–-][ \t]")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    text: str
+    order: int
+    weight: int
+
+
+def without_emphasis(text: str) -> str:
+    """``text`` without markdown emphasis and code ticks ("**Quizlet**" → "Quizlet")."""
+    return _EMPHASIS.sub("", text) if "*" in text or "_" in text or "`" in text else text
+
+
+def answer_budget(length: int, max_chars: int) -> int:
+    """The characters an answer of ``length`` characters keeps at most."""
+    return min(max_chars, BUDGET_BASE_CHARS + int(BUDGET_SHARE * length))
+
+
+def condensed_answer(
+    text: str,
+    max_chars: int,
+    says_something: Callable[[str], bool],
+) -> list[str]:
+    """The statements of an assistant's answer worth keeping, in the answer's order, within
+    :func:`answer_budget`. ``says_something`` tells whether a plain unit has a content word
+    (the observation writer's test), so both writers agree on what is phatic."""
+    units: list[_Unit] = []
+    order = 0
+    for raw_line in text.splitlines():
+        if not raw_line.strip() or _TABLE_RULE.match(raw_line):
+            continue
+        marked = _LINE_MARK.match(raw_line)
+        item = bool(marked and marked.group().strip())
+        line = raw_line[marked.end() :] if marked else raw_line
+        strong = {m.group(1) or m.group(2) for m in _STRONG.finditer(line)}
+        heading = line.rstrip(" *_").endswith(":")  # introduces what follows: no fact itself
+        line = _EMPHASIS.sub("", line).replace("|", ";").strip(" \t;")
+        pieces = [line] if item else _SENTENCE.split(line)
+        for piece in pieces[:1] if item else pieces:
+            piece = piece.strip()
+            if not piece or piece.endswith("?") or not says_something(piece):
+                continue
+            weight = _weight(piece, strong) // (2 if heading else 1)
+            if weight:
+                units.append(_Unit(_clipped(piece), order, weight))
+                order += 1
+    budget = answer_budget(len(text), max_chars)
+    chosen: list[_Unit] = []
+    used = 0
+    for unit in sorted(units, key=lambda u: (-u.weight, u.order)):
+        if used + len(unit.text) + 2 > budget and chosen:
+            continue
+        chosen.append(unit)
+        used += len(unit.text) + 2
+    return [u.text for u in sorted(chosen, key=lambda u: u.order)]
+
+
+def _weight(unit: str, strong: set[str]) -> int:
+    """How much ``unit`` names: its fact terms, emphasised and quoted phrases, and whether it
+    says what is recommended or planned (0: nothing, and the unit is dropped)."""
+    named = len(fact_terms(unit)) + sum(1 for s in strong if s in unit) + len(_QUOTED.findall(unit))
+    decides = any(w.casefold() in DECISION_WORDS for w in _WORD.findall(unit))
+    return named + (2 if decides else 0)
+
+
+def _clipped(unit: str) -> str:
+    """``unit`` cut to its first clauses within :data:`UNIT_CHARS`, between words."""
+    unit = unit.rstrip(" .:;,")
+    if len(unit) <= UNIT_CHARS:
+        return unit
+    cut = 0
+    for brk in _CLAUSE_END.finditer(unit):
+        if brk.start() > UNIT_CHARS:
+            break
+        cut = brk.start()
+    if cut >= UNIT_CHARS // 2:
+        return unit[:cut]
+    space = unit.rfind(" ", 0, UNIT_CHARS)
+    return unit[: space if space > 0 else UNIT_CHARS]
