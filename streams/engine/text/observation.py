@@ -77,15 +77,22 @@ class Observation:
     passing: bool = False  # only states a passing state ("the gym has been a mess lately")
 
 
-def _discourse_words() -> frozenset[str]:
-    """Every list of ``discourse_words.json``: NLTK's English stop words and general English
-    discourse words (greetings, thanks, backchannel, reactions, hedges)."""
-    data = json.loads(files(__package__).joinpath(_DISCOURSE_FILE).read_text(encoding="utf-8"))
-    return frozenset(w for key, words in data.items() if not key.startswith("_") for w in words)
+def _discourse() -> dict[str, list[str]]:
+    """``discourse_words.json``: NLTK's English stop words, general English discourse words
+    (greetings, thanks, backchannel, reactions, hedges) and formulae ("take care")."""
+    text = files(__package__).joinpath(_DISCOURSE_FILE).read_text(encoding="utf-8")
+    return {key: words for key, words in json.loads(text).items() if not key.startswith("_")}
 
 
 _DISCOURSE_FILE = "discourse_words.json"
-PHATIC_WORDS = _discourse_words()
+_LISTS = _discourse()
+FORMULAE = tuple(_LISTS.pop("formulae"))
+"""Set phrases that say nothing whatever their words ("gotta run", "hang in there")."""
+_FORMULA = re.compile(
+    r"\b(?:" + "|".join(re.escape(f).replace("'", "['’]") for f in FORMULAE) + r")\b",
+    re.IGNORECASE,
+)
+PHATIC_WORDS = frozenset(word for words in _LISTS.values() for word in words)
 """Lower-case words that state nothing a later question could ask about: a sentence whose
 words are all here (participants' names aside) is phatic. Read once from
 ``discourse_words.json``; a content word wrongly listed there would drop real facts."""
@@ -306,7 +313,7 @@ def _stated(
         asked = sentence.rstrip().endswith("?")
         if asked and not requests:
             continue
-        words = content_words(sentence, names)
+        words = content_words(_FORMULA.sub(" ", sentence), names)
         if len(words) < (TURN_MIN_CONTENT_WORDS if asked else 1):
             continue  # a question that asks nothing in particular ("What next?")
         if echoed and not asked and set(words) <= echoed and _SECOND_PERSON.search(sentence):

@@ -706,3 +706,12 @@ def test_with_an_assistant_the_request_stays_and_the_answer_is_condensed_with_th
     assert "the agent: " in answer.content and "Quizlet" in answer.content
     assert "Great question" not in answer.content and "**" not in answer.content
     assert "Kenta will install it tonight" in answer.content
+
+
+def test_a_set_phrase_says_nothing_whatever_its_words() -> None:
+    turns = [
+        turn(0, "Samuel", "we got a new sofa this morning"),
+        turn(1, "Priyanka", "Gotta run, hang in there!"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.speaker == "Samuel"
