@@ -156,6 +156,18 @@ def _operation(args: argparse.Namespace, operation: str, what: str) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Forget a user: the data key now (sealing on), then state and read models."""
+    from memstream.publisher import MemoryPublisher
+
+    settings = _settings(args)
+    with MemoryPublisher(settings, source="memstream-cli") as publisher:
+        event_id = publisher.forget_user(args.user, args.reason)
+    sealed = "data key destroyed; " if settings.sealing else ""
+    print(f"{args.user} forgotten: {sealed}UserForgotten published (event {event_id})")
+    return 0
+
+
 def cmd_rebuild_state(args: argparse.Namespace) -> int:
     """Disaster recovery: the workers' state from the ledger instead of the state changelog."""
     from streams.state.restore import reset_state_topic, state_topic
@@ -285,6 +297,7 @@ def cmd_tail(args: argparse.Namespace) -> int:
         TailError,
         TailFilter,
         ledger_decoder,
+        ledger_opener,
         run_tail,
         write_safely,
     )
@@ -310,6 +323,7 @@ def cmd_tail(args: argparse.Namespace) -> int:
             max_events=args.max,
             embeddings=args.embeddings,
             decode=decode,
+            open=ledger_opener(settings),
         )
         stats = run_tail(settings, tail, from_beginning=args.from_beginning, timeout=args.timeout)
     except TailError as exc:
@@ -379,6 +393,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("procedural", help="synthesize a user's procedural profile (seed 004)")
     _operation_arguments(p)
     p.set_defaults(func=cmd_procedural)
+
+    p = sub.add_parser(
+        "forget", help="forget a user: data key, state and read models (crypto-shredding)"
+    )
+    p.add_argument("--user", required=True, help="the user id to forget")
+    p.add_argument("--reason", default="user_request", help="recorded on the ledger")
+    p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("identity", help="a user's identity anchor (seed 002)")
     identity = p.add_subparsers(dest="identity_command", required=True, metavar="ACTION")

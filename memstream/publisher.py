@@ -29,8 +29,10 @@ from streams.engine.model import (
     MemoryUnpinned,
     MemoryWritten,
     SessionEnded,
+    UserForgotten,
 )
 from streams.engine.validation import MAX_EVENT_BYTES
+from streams.erasure.sealing import sealing_of
 from streams.kafka import codec
 from streams.kafka.schema_registry import contract_registry
 
@@ -99,6 +101,9 @@ class MemoryPublisher:
         self.source = source
         self.topic = self.settings.events_topic
         self.registry = contract_registry(self.settings, writes=("MemoryEvent",))
+        # with a master key, a write's personal fields are sealed with the user's data key
+        # before they leave this process (streams/erasure/); its key is made on first use
+        self.sealing = sealing_of(self.settings)
         self._failures: list[tuple[str, str]] = []
         self._producer = Producer(
             {
@@ -158,6 +163,15 @@ class MemoryPublisher:
     def forget(self, user_id: str, memory_id: str, reason: str = "user_request") -> str:
         return self.publish_payload(user_id, ForgetRequested(memory_id, reason))
 
+    def forget_user(self, user_id: str, reason: str = "user_request") -> str:
+        """Forget the user: with sealing on, the user's data key is destroyed now (so no copy
+        of the user's records opens again, events in flight included), then ``UserForgotten``
+        makes the worker drop the user's state and the projector every row. Returns the
+        event id."""
+        if self.sealing is not None:
+            self.sealing.erase(user_id)
+        return self.publish_payload(user_id, UserForgotten(reason))
+
     def pin(self, user_id: str, memory_id: str, reason: str = "permanent") -> str:
         return self.publish_payload(user_id, MemoryPinned(memory_id, reason))
 
@@ -208,6 +222,8 @@ class MemoryPublisher:
         """Encode and enqueue ``event`` (delivery is confirmed by :meth:`flush`). An event over
         the worker's record limit is refused here, before anything is sent (a memory whose
         JSON state entry would be too large is dead-lettered by the worker)."""
+        if self.sealing is not None and isinstance(event.payload, MemoryWritten):
+            [event] = self.sealing.seal_inputs([event])
         value = codec.encode_event(event, self.registry)
         if len(value) > MAX_EVENT_BYTES:
             raise EventTooLarge(event.event_id, len(value))
@@ -246,6 +262,8 @@ class MemoryPublisher:
 
     def close(self) -> None:
         self.flush()
+        if self.sealing is not None:
+            self.sealing.close()
 
     def __enter__(self) -> MemoryPublisher:
         return self

@@ -47,6 +47,7 @@ from fastavro.schema import load_schema
 
 from streams.config.settings import Settings
 from streams.engine import ledger
+from streams.erasure.cipher import Unreadable
 from streams.kafka.codec import DecodeError, decode_ledger, schemas_dir
 
 EmbeddingMode = Literal["omit", "base64"]
@@ -232,10 +233,17 @@ def kafka_json(record: Record) -> dict[str, Any]:
 
 
 def render(
-    event: ledger.ConsolidationEvent, record: Record, embeddings: EmbeddingMode = "omit"
+    event: ledger.ConsolidationEvent,
+    record: Record,
+    embeddings: EmbeddingMode = "omit",
+    erased: bool = False,
 ) -> str:
-    """One JSON line (no newline): the event's fields, then its Kafka coordinates."""
+    """One JSON line (no newline): the event's fields, then its Kafka coordinates.
+    ``erased``: its user's data key is erased; its personal fields are shown as they are
+    stored (sealed, ``ms1:`` text), and ``"erased": true`` says they will never open."""
     document = {**event_json(event, embeddings), "kafka": kafka_json(record)}
+    if erased:
+        document["erased"] = True
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -248,6 +256,7 @@ class TailStats:
     skipped: int = 0  # ruled out by key/header, never decoded
     filtered_after_decode: int = 0  # had no event_type header and did not match
     undecodable: int = 0
+    erased: int = 0  # sealed with an erased user's key: printed as tombstones
     records: int = 0
 
     def summary(self) -> str:
@@ -256,6 +265,8 @@ class TailStats:
             parts.append(f"{self.filtered_after_decode} without an event_type header filtered")
         if self.undecodable:
             parts.append(f"{self.undecodable} undecodable")
+        if self.erased:
+            parts.append(f"{self.erased} of erased users")
         return "memstream tail: " + ", ".join(parts)
 
 
@@ -269,6 +280,8 @@ class Tail:
     max_events: int | None = None
     embeddings: EmbeddingMode = "omit"
     decode: Callable[[bytes], ledger.ConsolidationEvent] = decode_ledger
+    # opens sealed fields (a master key is configured); raises Unreadable when erased
+    open: Callable[[ledger.ConsolidationEvent], ledger.ConsolidationEvent] | None = None
     stats: TailStats = field(default_factory=TailStats)
 
     @property
@@ -299,7 +312,14 @@ class Tail:
         if not self.filter.accepts(event):
             self.stats.filtered_after_decode += 1
             return
-        self.out.write(render(event, record, self.embeddings) + "\n")
+        erased = False
+        if self.open is not None:
+            try:
+                event = self.open(event)
+            except Unreadable:
+                erased = True
+                self.stats.erased += 1
+        self.out.write(render(event, record, self.embeddings, erased) + "\n")
         self.stats.printed += 1
 
 
@@ -328,6 +348,17 @@ def ledger_decoder(settings: Settings) -> Callable[[bytes], ledger.Consolidation
                 raise TailError(str(exc)) from None
 
     return decode
+
+
+def ledger_opener(
+    settings: Settings,
+) -> Callable[[ledger.ConsolidationEvent], ledger.ConsolidationEvent] | None:
+    """Opens the ledger's sealed fields with the users' data keys when a master key is
+    configured (None otherwise: sealed fields print as stored)."""
+    from streams.erasure.sealing import sealing_of
+
+    sealing = sealing_of(settings)
+    return sealing.open_ledger if sealing is not None else None
 
 
 def run_tail(

@@ -73,11 +73,13 @@ from projections.writer import (
     format_copies,
     prepare_connection,
     stored_offsets,
+    vacuum_erased,
     write_batch,
 )
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
-from streams.engine.ledger import ConsolidationEvent
+from streams.engine.ledger import ConsolidationEvent, UserErased
+from streams.erasure.sealing import KeysUnavailable, Unreadable, sealing_of
 from streams.kafka import codec
 from streams.kafka.deadletter import letter_headers, source_headers
 from streams.kafka.schema_registry import RegistryUnavailable, contract_registry, with_retries
@@ -152,6 +154,10 @@ class Projector:
         self.topic = settings.ledger_topic
         # both wire formats; Confluent ids resolved through the Schema Registry, once each
         self.registry = contract_registry(settings)
+        # with a master key, the ledger's personal fields are sealed; a record whose user's
+        # key is erased is skipped (its offset advances), never dead-lettered or fatal
+        self.sealing = sealing_of(settings)
+        self.erased_records = 0
         self._conn: psycopg.Connection | None = None
         self._copy_adapters: AdaptersMap | None = None  # a prepared connection's dumpers
         self._last_lag_report = 0.0
@@ -388,8 +394,31 @@ class Projector:
                     raise ProjectorOutdated(outdated_message(position, fingerprint, exc)) from None
                 consumed.undecodable[position] = exc
                 event = None
+            if event is not None and self.sealing is not None:
+                if isinstance(event.payload, UserErased):
+                    # the user's key is gone: what follows is sealed with a new one
+                    self.sealing.forget_cached(event.user_id)
+                event = self._opened(event)
             consumed.records.append(Consumed(*position, event))
         return consumed
+
+    def _opened(self, event: ConsolidationEvent) -> ConsolidationEvent | None:
+        """The record with its sealed fields opened; None when its user's key is erased (the
+        record is then skipped as erased: its user's rows are gone or going). A key store
+        that cannot be read is waited for: the ledger is never skipped for an outage."""
+        assert self.sealing is not None
+        attempt = 0
+        while True:
+            try:
+                return self.sealing.open_ledger(event)
+            except Unreadable:
+                self.erased_records += 1
+                return None
+            except KeysUnavailable as exc:
+                attempt += 1
+                pause = self.settings.retry_backoff_seconds * min(attempt, 6)
+                log.warning("%s; retrying in %.1f s", exc, pause)
+                time.sleep(pause)
 
     def _decode_one(self, value: bytes) -> ConsolidationEvent:
         """One ledger record. A Schema Registry id not cached yet while the registry is down
@@ -454,6 +483,11 @@ class Projector:
         Runs in the writer thread for a batch written behind, in the main one otherwise."""
         started = time.perf_counter()
         self._with_retries(lambda: write_batch(self.connection(), batch, self.name, copies))
+        if batch.erased:
+            # the erased users' rows must not stay readable in dead tuples (docs/security.md)
+            full = self.settings.erasure_vacuum == "FULL"
+            self._with_retries(lambda: vacuum_erased(self.settings.database_url, full))
+            log.info("erased %d user(s) from the read models, and vacuumed", len(batch.erased))
         projector_metrics.projector_batch.observe(time.perf_counter() - started)
         for table, rows in batch.tables_touched().items():
             projector_metrics.projector_rows.labels(table).inc(rows)

@@ -331,6 +331,9 @@ class RowBatch:
     # (user, memory) forgotten in this batch: the links stored into or out of it are deleted
     # before the batch's own links are written (those made after the forget, if any)
     forgotten: set[tuple[str, str]] = field(default_factory=set)
+    # users erased in this batch (UserErased): every stored row of theirs is deleted before
+    # the batch's own rows are written (those made after the erasure, if any)
+    erased: set[str] = field(default_factory=set)
     reports: list[tuple[Any, ...]] = field(default_factory=list)
     log: list[tuple[Any, ...]] = field(default_factory=list)
     sessions: dict[tuple[str, str], SessionRow] = field(default_factory=dict)
@@ -491,10 +494,26 @@ class RowBatch:
             self._link(event, copy.memory_id, payload.source_memory_id, "derived_from", None, at)
         elif isinstance(payload, ledger.IdentityDriftMeasured):
             self._profile(user_id, at).drift_measured(payload)
+        elif isinstance(payload, ledger.UserErased):
+            self._erase_user(user_id)
         if isinstance(payload, ledger.MemoryStored) and _opens_session(event, payload):
             memory = payload.memory
             assert memory.session_id is not None
             self._session(user_id, memory.session_id).joined(memory, at)
+
+    def _erase_user(self, user_id: str) -> None:
+        """Drop what this batch holds of the user so far; the writer deletes the stored rows
+        (every table keyed by user, and the user's data key) before writing the rest."""
+        self.erased.add(user_id)
+        self.upserts = {k: v for k, v in self.upserts.items() if k[1] != user_id}
+        self.updates = {k: v for k, v in self.updates.items() if k[1] != user_id}
+        self.deletes = {k: v for k, v in self.deletes.items() if k[1] != user_id}
+        self.links = [link for link in self.links if link[0] != user_id]
+        self.forgotten = {f for f in self.forgotten if f[0] != user_id}
+        self.reports = [r for r in self.reports if r[1] != user_id]
+        self.log = [row for row in self.log if row[1] != user_id]
+        self.sessions = {k: v for k, v in self.sessions.items() if k[0] != user_id}
+        self.profiles.pop(user_id, None)
 
     def _session(self, user_id: str, session_id: str) -> SessionRow:
         key = (user_id, session_id)

@@ -147,6 +147,7 @@ def write_batch(
         behind = stale_partitions(batch.first_offsets, _lock_offsets(cur, batch, projector))
         if behind:
             raise StaleBatch(behind)
+        _erase_users(cur, batch)
         _apply_deletes(cur, batch)
         _forget_links(cur, batch)
         _upsert_memories(cur, batch, copies)
@@ -283,6 +284,43 @@ def _copy_rows(
         copy.set_types(types)
         for row in rows:
             copy.write_row(row)
+
+
+USER_TABLES = (
+    *LAYER_TABLES.values(),
+    "memory_links",
+    "sessions",
+    "user_profiles",
+    "consolidation_reports",
+    "consolidation_log",
+)
+"""Every read-model table keyed by ``user_id``: what an erasure (``UserErased``) empties of
+the user. The user's data key is destroyed by whoever asked (``memstream forget``, the HTTP
+API) and by the worker when it applies the erasure, never here: by the time the projector
+reads the erasure, a later write may have made the user a new key. The HTTP API's idempotency
+records stay until they expire: they hold a request's hash and ids, never a body, and the
+projector has no right on them (migration 009)."""
+
+
+def _erase_users(cur: psycopg.Cursor, batch: RowBatch) -> None:
+    if not batch.erased:
+        return
+    users = sorted(batch.erased)
+    for table in USER_TABLES:
+        cur.execute(f"DELETE FROM {table} WHERE user_id = ANY(%s)", (users,))
+
+
+def vacuum_erased(conninfo: str, full: bool = True) -> None:
+    """VACUUM the tables an erasure deleted from, so the user's rows do not stay in dead
+    tuples (docs/security.md, "What stays"). ``full``: rewrite them, indexes included, so
+    no byte of the deleted rows stays in the data files either (a plain VACUUM leaves them in
+    the pages' free space until written over); each table is locked while it is rewritten.
+    Either removes only the tuples no open transaction can still see; the WAL and backups are
+    the operator's retention."""
+    command = "VACUUM (FULL)" if full else "VACUUM"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        for table in (*USER_TABLES, "memstream_data_keys"):
+            conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
 
 
 def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:

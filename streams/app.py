@@ -64,6 +64,7 @@ from streams import worker_metrics
 from streams.config.settings import Settings
 from streams.engine.rules.due import next_due_at
 from streams.engine.user_state import InMemoryUserState
+from streams.erasure.sealing import sealing_of
 from streams.ingest_processor import IngestProcessor, Input
 from streams.kafka.deadletter import source_headers
 from streams.kafka.faust_app import faust_app, raw_topic
@@ -108,6 +109,8 @@ def build_app(settings: Settings) -> Worker:
     events = raw_topic(app, settings.events_topic, settings)
     embedder = worker_embedder(settings)
     config = engine_config(settings, embedder)
+    # with a master key, personal fields are sealed on every topic and in the state
+    sealing = sealing_of(settings)
 
     def due_of(state: InMemoryUserState) -> int | None:
         return next_due_at(state, config.policy)
@@ -115,10 +118,13 @@ def build_app(settings: Settings) -> Worker:
     def new_states() -> UserStates:
         """Hot users bounded by MEMSTREAM_HOT_USERS; the others are read back from the
         local store when an input of theirs comes."""
-        return UserStates(settings.hot_users, partial(load_user, store), due_of)
+        open_value = sealing.open_entry if sealing is not None else None
+        return UserStates(
+            settings.hot_users, partial(load_user, store, open_value=open_value), due_of
+        )
 
     states = new_states()
-    rebuilds = PartitionRebuilds(settings, states, store, new_states)
+    rebuilds = PartitionRebuilds(settings, states, store, new_states, sealing)
 
     def saved_entries(partition: int, user_id: str) -> list[Entry]:
         """The user's state entries as they stood before the batch in hand, oldest first:
@@ -142,6 +148,7 @@ def build_app(settings: Settings) -> Worker:
         dedupe_window_seconds=settings.dedupe_window_seconds,
         embedder=embedder,
         saved=saved_entries,
+        sealing=sealing,
     )
 
     def dirty(partition: int, user_id: str) -> bool:

@@ -30,15 +30,17 @@ from aiokafka.partitioner import murmur2
 from streams.embedders.base import Embedder
 from streams.engine.ingest import Accepted, Duplicate
 from streams.engine.ledger import ConsolidationEvent
-from streams.engine.model import MemoryEvent, MemoryWritten
+from streams.engine.model import MemoryEvent, MemoryWritten, UserForgotten
 from streams.engine.step import EngineConfig, step
 from streams.engine.user_state import MemoryRecord
 from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
+from streams.erasure.sealing import KeysUnavailable, Sealing, Unreadable
 from streams.kafka import codec
 from streams.kafka.deadletter import Headers, letter_headers
 from streams.state.changelog import (
     SEPARATOR,
     Entry,
+    all_entries,
     before_input,
     changed_entries,
     encode_memory_record,
@@ -110,6 +112,17 @@ def partition_for(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
+def _erases(event: MemoryEvent) -> bool:
+    return isinstance(event.payload, UserForgotten)
+
+
+def _erased_entries(held: Sequence[bytes], remaining: Sequence[Entry]) -> list[Entry]:
+    """A tombstone for every entry an erased user had, then what the state holds after (the
+    erasure's own input id, to deduplicate a redelivery)."""
+    kept = {e.key for e in remaining}
+    return [Entry(k, None) for k in held if k not in kept] + list(remaining)
+
+
 class IngestProcessor:
     """Decode → validate → ingest → state writes → records to emit, for one input record."""
 
@@ -122,13 +135,16 @@ class IngestProcessor:
         dedupe_window_seconds: int = DEDUPE_WINDOW_SECONDS,
         embedder: Embedder | None = None,
         saved: SavedEntries | None = None,
+        sealing: Sealing | None = None,
     ) -> None:
         """``partitions``: the input topic's partition count; when given, a record on a
         partition its key does not hash to is rejected (its user's state lives elsewhere).
         ``dedupe_window_seconds``: how long (event time) an input id is remembered to drop
         a redelivery of it. ``saved``: each user's state entries as of before the batch, to
         rebuild the state of a user whose input failed midway; without it such a failure
-        is raised (nothing could say what the state was)."""
+        is raised (nothing could say what the state was). ``sealing``: inputs are opened after
+        decoding, ledger records and state entries sealed before encoding (sealing on)."""
+        self.sealing = sealing
         self.saved = saved
         self.partitions = partitions
         self.dedupe_window_ms = dedupe_window_seconds * 1000
@@ -155,6 +171,8 @@ class IngestProcessor:
         faster than 32 single sentences), then each input is processed in turn. An input
         that raises is dead-lettered (``internal_error``) and the batch goes on."""
         decoded = [self._decode_or_fail(i) for i in inputs]
+        if self.sealing is not None:
+            decoded = self._opened(inputs, decoded, self.sealing)
         events = [d for d in decoded if isinstance(d, MemoryEvent)]
         # what the ledger records, so nothing downstream (cycles, projector, recall)
         # recomputes it (docs/consolidation.md, 'Similarity and embeddings'); invalid content
@@ -171,11 +189,37 @@ class IngestProcessor:
                 continue
             try:
                 emission = self._step(item, with_embedding(event, vector))
+            except KeysUnavailable:
+                raise  # not this input's fault: nothing of the batch may be sent
             except Exception as exc:  # noqa: BLE001 - one input's failure is its dead letter
                 self._restore_user(event.user_id, item.partition, emissions)
                 emission = self._failed(item, event, exc)
             emissions.append(emission)
         return emissions
+
+    def _opened(
+        self, inputs: Sequence[Input], decoded: list[MemoryEvent | Emission], sealing: Sealing
+    ) -> list[MemoryEvent | Emission]:
+        """The decoded events with their sealed fields opened; one sealed with an erased key is
+        a dead letter (``user_erased``: its bytes stay sealed there, unreadable for ever)."""
+        events = [d for d in decoded if isinstance(d, MemoryEvent)]
+        opened = iter(sealing.open_inputs(events))  # KeysUnavailable stops the batch
+        out: list[MemoryEvent | Emission] = []
+        for item, event in zip(inputs, decoded, strict=True):
+            if isinstance(event, Emission):
+                out.append(event)
+                continue
+            result = next(opened)
+            if isinstance(result, Unreadable):
+                reason = Rejection(
+                    "user_erased",
+                    "the event is sealed with a data key that no longer exists (its user was "
+                    "forgotten, or it was sealed for another user): nothing of it can be read",
+                )
+                out.append(self._reject(item.key, item.value, reason, item.source, event))
+            else:
+                out.append(result)
+        return out
 
     def _decode_or_fail(self, item: Input) -> MemoryEvent | Emission:
         try:
@@ -213,7 +257,8 @@ class IngestProcessor:
             for e in emission.state
             if e.key.startswith(prefix)
         ]
-        state, _ = restored_user(user_id, entries)
+        open_value = self.sealing.open_entry if self.sealing is not None else None
+        state, _ = restored_user(user_id, entries, open_value)
         self.states.replace(user_id, state)
 
     def _failed(self, item: Input, event: MemoryEvent | None, exc: Exception) -> Emission:
@@ -292,6 +337,8 @@ class IngestProcessor:
         started = time.perf_counter()
         state = self.states.user(event.user_id, partition)
         before = before_input(state)
+        # an erasure empties the user's state: every entry it had gets a tombstone
+        held = [e.key for e in all_entries(state)] if _erases(event) else []
         outcome = step(state, event, self.config, key.decode("utf-8", "replace"))
         if isinstance(outcome, Rejection):
             return self._reject(key, value, outcome, source, event)
@@ -301,17 +348,29 @@ class IngestProcessor:
         expired = state.expire_seen(event.occurred_at - self.dedupe_window_ms)
         emission.state = changed_entries(state, event.event_id, outcome.decisions, before)
         emission.state += expired_entries(state.user_id, expired)
+        if held:
+            # nothing personal is left to seal (an input id, an empty record), and sealing
+            # would make the user a new key
+            emission.state = _erased_entries(held, all_entries(state))
+            if self.sealing is not None:
+                # in the order of the log: inputs sealed with the old key no longer open
+                self.sealing.erase(event.user_id)
+        elif self.sealing is not None:
+            emission.state = self.sealing.seal_entries(state.user_id, emission.state)
         emission.seconds = time.perf_counter() - started
         return emission
 
     def _accept(self, event: MemoryEvent, outcome: Accepted) -> Emission:
         emission = Emission(event_type=event.event_type)
         user_key = event.user_id.encode()
-        for decision in outcome.decisions:
+        written: Sequence[ConsolidationEvent] = outcome.decisions
+        if self.sealing is not None:
+            written = self.sealing.seal_ledger(outcome.decisions)
+        for decision, sealed in zip(outcome.decisions, written, strict=True):
             emission.ledger.append(
                 OutRecord(
                     user_key,
-                    codec.encode_ledger(decision, self.registry),
+                    codec.encode_ledger(sealed, self.registry),
                     [("event_type", decision.event_type.encode())],
                 )
             )

@@ -83,6 +83,7 @@ from streams.engine.model import (
     MemoryUnpinned,
     MemoryWritten,
     SessionEnded,
+    UserForgotten,
 )
 from streams.engine.validation import MAX_ID_CHARS, Limits, validate_event
 from streams.kafka import codec
@@ -118,6 +119,7 @@ SCOPES: dict[str, str] = {
     "putMemory": "write",
     "accessMemory": "write",
     "forgetMemory": "forget",
+    "forgetUser": "forget",
     "pinMemory": "write",
     "unpinMemory": "write",
     "endSession": "write",
@@ -685,6 +687,35 @@ def _add_writes(app: FastAPI, services: Services) -> None:
         (needs the ``forget`` scope)."""
         payload = ForgetRequested(memory_id, reason)
         write = targeted("forgetMemory", user_id, memory_id, payload, query={"reason": reason})
+        return await _write(services, request, write, idempotency_key)
+
+    @app.delete(
+        "/v1/users/{user_id}",
+        operation_id="forgetUser",
+        dependencies=[Depends(authorized)],
+        **_WRITE,
+    )
+    async def forget_user(
+        request: Request,
+        user_id: UserId,
+        reason: Annotated[Text, Query(max_length=MAX_ID_CHARS)] = "user_request",
+        idempotency_key: IdempotencyKey = None,
+    ) -> Any:
+        """Forget the user: with sealing on, the user's data key is destroyed before this
+        answers (no copy of the user's records, on any topic or backup, opens again); then
+        the worker drops the user's state and the projector every row (needs the ``forget``
+        scope)."""
+        sealing = services.publisher.sealing
+        if sealing is not None:
+            await anyio.to_thread.run_sync(sealing.erase, user_id)
+        write = Write(
+            "forgetUser",
+            user_id,
+            {"reason": reason},
+            None,
+            None,
+            lambda _event_id: (UserForgotten(reason), None),
+        )
         return await _write(services, request, write, idempotency_key)
 
     @app.post(

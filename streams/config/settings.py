@@ -154,6 +154,23 @@ class Settings:
     # How long a process starting waits for the registry (retrying with backoff) before it
     # gives up; once its ids are cached, an outage stops nothing.
     schema_registry_wait_seconds: float = 120.0
+    # Crypto-shredding (streams/erasure/): with a master key, personal fields are sealed with a
+    # per-user data key on every topic and in the worker's state; without one, nothing is
+    # sealed. A file (mount a secret) or the value itself, base64 of 32 bytes, not both.
+    master_key_file: str = ""
+    master_key: str = field(default="", repr=False)
+    # Where the users' data keys are (memstream_data_keys): empty, the read-model database.
+    # One key store for every process, however many read-model databases are built.
+    keys_database_url: str = ""
+    # How the projector vacuums after erasing a user: FULL rewrites the user tables (nothing
+    # of the user is left in the data files; each table is locked while it is rewritten) or
+    # PLAIN (no lock; deleted bytes may stay in pages' free space until written over).
+    erasure_vacuum: str = "FULL"
+
+    @property
+    def sealing(self) -> bool:
+        """Personal fields are sealed: a master key is configured."""
+        return bool(self.master_key_file or self.master_key)
 
     @property
     def events_topic(self) -> str:
@@ -190,6 +207,7 @@ class Settings:
             values["worker_data_dir"] = state_dir / "worker"
         settings = cls(**values)  # type: ignore[arg-type]
         check_schema_registry(settings)
+        check_master_key(settings)
         return settings
 
     def as_env(self) -> dict[str, str]:
@@ -265,6 +283,10 @@ _FIELD_KINDS: dict[str, type] = {
     "schema_registry_ssl_cert_file": str,
     "schema_registry_ssl_key_file": str,
     "schema_registry_wait_seconds": float,
+    "master_key_file": str,
+    "master_key": str,
+    "keys_database_url": str,
+    "erasure_vacuum": str,
 }
 
 # Settings with a closed set of values (compared case-insensitively, stored upper-case).
@@ -277,6 +299,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "vector_index": ("NONE", "HNSW"),
     "embedder": ("MINILM", "HASHING"),
     "wire_format": WIRE_FORMATS,
+    "erasure_vacuum": ("FULL", "PLAIN"),
 }
 
 
@@ -317,6 +340,22 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "http_readers": (1, 256),
     "schema_registry_wait_seconds": (0, 86_400),
 }
+
+
+def check_master_key(settings: Settings) -> None:
+    """The master key settings, checked before anything starts (the key itself is read and
+    its length checked by ``streams.erasure.data_keys.master_key_of``)."""
+    if settings.master_key and settings.master_key_file:
+        raise SettingsError(
+            f"set {ENV_PREFIX}MASTER_KEY_FILE or {ENV_PREFIX}MASTER_KEY, not both (prefer the "
+            f"file: a mounted secret)"
+        )
+    if settings.master_key_file and not Path(settings.master_key_file).is_file():
+        raise SettingsError(
+            f"{ENV_PREFIX}MASTER_KEY_FILE={settings.master_key_file!r} is not a file: make one "
+            f"with `head -c 32 /dev/urandom | base64 > master.key` (mode 0600), or unset it to "
+            f"run without sealing"
+        )
 
 
 def check_schema_registry(settings: Settings) -> None:

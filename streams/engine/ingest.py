@@ -22,6 +22,7 @@ from streams.engine.model import (
     MemoryUnpinned,
     MemoryWritten,
     SessionEnded,
+    UserForgotten,
 )
 from streams.engine.user_state import MemoryRecord, UserView
 from streams.engine.validation import MAX_INT32, Limits, Rejection, validate_event
@@ -65,6 +66,10 @@ def ingest(
     if isinstance(payload, SessionEnded | ConsolidationRequested):
         # Accepted and deduplicated here; the consolidation cycles act on them.
         return Accepted(())
+    if isinstance(payload, UserForgotten):
+        live = sum(1 for record in view.records() if not record.forgotten)
+        erased = ledger.UserErased(payload.reason, live)
+        return Accepted((_decision(event, "erased", event.user_id, erased),))
     current = view.memory(payload.memory_id)
     if current is None or current.forgotten:
         return _unknown(payload.memory_id)

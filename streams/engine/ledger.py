@@ -201,6 +201,15 @@ class ConsolidationCompleted:
     decayed: int = 0  # seed 001's DecayedCount: salience is derived, not written per memory
 
 
+@dataclass(frozen=True, slots=True)
+class UserErased:
+    """The user is forgotten: state and every read model drop the user, and the user's data
+    key is destroyed, so sealed copies of the user's records never open again."""
+
+    reason: str
+    memories: int = 0  # the user's memories not forgotten before (a count, nothing of them)
+
+
 LedgerPayload = (
     MemoryStored
     | MemoryAccessRecorded
@@ -219,6 +228,7 @@ LedgerPayload = (
     | IdentityDriftMeasured
     | ConsolidationCompleted
     | SessionClosed
+    | UserErased
 )
 
 LEDGER_PAYLOAD_TYPES: tuple[type, ...] = (
@@ -239,6 +249,7 @@ LEDGER_PAYLOAD_TYPES: tuple[type, ...] = (
     IdentityDriftMeasured,
     ConsolidationCompleted,
     SessionClosed,
+    UserErased,
 )
 
 

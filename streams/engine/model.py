@@ -140,6 +140,14 @@ class ConsolidationRequested:
     trigger: str | None = None  # None = manual; "periodic" for the worker's ticks
 
 
+@dataclass(frozen=True, slots=True)
+class UserForgotten:
+    """Forget the user: every memory, session and profile, and (with sealing) the data key
+    that opens every copy of them (streams/erasure/)."""
+
+    reason: str = "user_request"
+
+
 InputPayload = (
     MemoryWritten
     | MemoryAccessed
@@ -148,6 +156,7 @@ InputPayload = (
     | MemoryUnpinned
     | SessionEnded
     | ConsolidationRequested
+    | UserForgotten
 )
 
 
@@ -179,4 +188,5 @@ INPUT_TYPE_NAMES: dict[type, str] = {
     MemoryUnpinned: "MemoryUnpinned",
     SessionEnded: "SessionEnded",
     ConsolidationRequested: "ConsolidationRequested",
+    UserForgotten: "UserForgotten",
 }

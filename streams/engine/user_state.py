@@ -391,8 +391,19 @@ class InMemoryUserState:
             del self.seen_event_ids[event_id]
         return expired
 
+    def erase(self) -> None:
+        """Drop everything of the user (``UserErased``): as new, but for its id."""
+        self.memories = {}
+        self.seen_event_ids = {}
+        self.conversation_messages = {}
+        self.flagged_pairs = set()
+        self.facets = UserFacets()
+        self.forget_derived()
+
     def fold(self, decision: ledger.ConsolidationEvent) -> None:
         """Apply one ledger event."""
+        if isinstance(decision.payload, ledger.UserErased):
+            self.erase()
         self.seen_event_ids.setdefault(decision.causation_id, decision.occurred_at)
         self.facets.apply(decision)
         payload = decision.payload

@@ -33,6 +33,7 @@ REJECTION_REASONS = (
     "unknown_profile",
     "wrong_partition",
     "event_too_large",
+    "user_erased",  # sealed with a user's data key that is erased (streams/erasure/)
 )
 
 # Times must fit every consumer of the ledger: PostgreSQL timestamptz and Python datetime

@@ -175,6 +175,16 @@ class PostgresKeyStore:
             return found
         return self._load([user_id], create=False).get(user_id)
 
+    def existing_ciphers(self, user_ids: Iterable[str]) -> dict[str, FieldCipher]:
+        """:meth:`existing` for many users in one round trip: the users without a key (never
+        made, or erased) are left out."""
+        wanted = list(dict.fromkeys(user_ids))
+        found = {u: c for u in wanted if (c := self._cached_cipher(u)) is not None}
+        missing = [u for u in wanted if u not in found]
+        if missing:
+            found.update(self._load(missing, create=False))
+        return found
+
     def erase(self, user_id: str) -> bool:
         """Destroy the user's data key (True if there was one). Every record sealed with it is
         unreadable from now on, wherever it is."""

@@ -11,9 +11,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
 from streams import worker_metrics
 from streams.config.settings import Settings
+from streams.erasure.sealing import Sealing
 from streams.runtime.stopping import stop_without_committing
 from streams.state.changelog import Entry
 from streams.state.hot_users import UserStates
@@ -44,7 +46,10 @@ class PartitionRebuilds:
         states: UserStates,
         store: LocalStateStore | None = None,
         new_states: Callable[[], UserStates] = UserStates,
+        sealing: Sealing | None = None,
     ) -> None:
+        """``sealing``: opens the sealed state entries restored and seals what is owed."""
+        self.sealing = sealing
         self.settings = settings
         self.states = states
         self.store = store
@@ -116,13 +121,13 @@ class PartitionRebuilds:
         for attempt in range(1, self.ATTEMPTS + 1):
             started = time.perf_counter()
             try:
+                restore = (
+                    restore_partition
+                    if self.sealing is None
+                    else partial(restore_partition, sealing=self.sealing)
+                )
                 restored = await loop.run_in_executor(
-                    None,
-                    restore_partition,
-                    self.settings,
-                    partition,
-                    self.store,
-                    self.new_states,
+                    None, restore, self.settings, partition, self.store, self.new_states
                 )
             except Exception as exc:  # noqa: BLE001 - any failure: retry, then stop the worker
                 log.warning(

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,6 +71,11 @@ MEMORY, SESSION, MEMBER, SEEN, PAIR, CONVERSATION, META = "m", "s", "n", "e", "p
 _TUPLE_FIELDS = {f.name for f in dataclasses.fields(Memory) if "tuple" in str(f.type)}
 _memory_fields = field_reader(Memory)
 _SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow) if f.name != "member_ids")
+
+
+EntryOpener = Callable[[str, str, bytes], "bytes | None"]
+"""(user id, table, stored value) → the value to apply; None: it was sealed with an erased key,
+so the entry counts as gone (``streams.erasure.sealing.Sealing.open_entry``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,8 +291,10 @@ class UserStateBuilder:
     :meth:`build` once. Members are kept aside until then, as their session's own entry may
     come after them."""
 
-    def __init__(self, user_id: str) -> None:
+    def __init__(self, user_id: str, open_value: EntryOpener | None = None) -> None:
+        """``open_value``: opens sealed values (sealing on); None: values are plain JSON."""
         self.state = InMemoryUserState(user_id)
+        self._open_value = open_value
         self._members: dict[str, tuple[str, str, int, int]] = {}  # entry id → decoded value
         self._epochs: dict[str, int] = {}  # memory id → the change epoch its entry carries
         self._changed_in_meta: tuple[str, ...] = ()  # as older workers wrote them
@@ -298,6 +305,8 @@ class UserStateBuilder:
     def apply(self, table: str, entry_id: str, value: bytes | None) -> None:
         """Put one entry in; ``value`` None is a tombstone (the entry is gone)."""
         state = self.state
+        if value is not None and self._open_value is not None:
+            value = self._open_value(state.user_id, table, value)
         if table == MEMORY:
             state.forget_derived()
             self._epochs.pop(entry_id, None)
@@ -420,11 +429,13 @@ class UserStateBuilder:
 
 
 def restored_user(
-    user_id: str, entries: Iterable[tuple[bytes, bytes | None]]
+    user_id: str,
+    entries: Iterable[tuple[bytes, bytes | None]],
+    open_value: EntryOpener | None = None,
 ) -> tuple[InMemoryUserState, list[Entry]]:
     """One user's state from its ``(key, value)`` entries, and the entries the changelog
     still owes it (see :class:`UserStateBuilder`)."""
-    builder = UserStateBuilder(user_id)
+    builder = UserStateBuilder(user_id, open_value)
     for key, value in entries:
         _, table, entry_id = split_key(key)
         builder.apply(table, entry_id, value)

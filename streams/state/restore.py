@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any, Literal
 
@@ -23,9 +23,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
+from streams.engine.ledger import ConsolidationEvent
 from streams.engine.user_state import InMemoryUserState
+from streams.erasure.sealing import Sealing, Unreadable
 from streams.state.changelog import (
     Entry,
+    EntryOpener,
     UserStateBuilder,
     all_entries,
     restored_user,
@@ -84,6 +87,7 @@ def restore_partition(
     partition: int,
     store: LocalStateStore | None = None,
     new_states: Callable[[], UserStates] = UserStates,
+    sealing: Sealing | None = None,
 ) -> Restored:
     """The partition's user states, by the cheapest valid path: the local checkpoint plus
     the changelog's tail; else the whole (compacted) changelog, which then becomes the local
@@ -91,7 +95,29 @@ def restore_partition(
 
     With a store, the changelog is written into the store first and users are then read
     back from it one at a time into ``new_states()``, which keeps as many hot as its
-    capacity allows: a partition's state may be larger than memory."""
+    capacity allows: a partition's state may be larger than memory.
+
+    ``sealing``: sealed entries are opened (one sealed with an erased key counts as gone),
+    ledger records too, and what the changelog is owed is sealed before it is sent."""
+    restored = _restore(settings, partition, store, new_states, sealing)
+    if sealing is None or not restored.snapshot:
+        return restored
+    return replace(restored, snapshot=[_sealed(sealing, entry) for entry in restored.snapshot])
+
+
+def _sealed(sealing: Sealing, entry: Entry) -> Entry:
+    user_id, table, _ = split_key(entry.key)
+    return Entry(entry.key, sealing.seal_entry(user_id, table, entry.value))
+
+
+def _restore(
+    settings: Settings,
+    partition: int,
+    store: LocalStateStore | None,
+    new_states: Callable[[], UserStates],
+    sealing: Sealing | None,
+) -> Restored:
+    open_value = sealing.open_entry if sealing is not None else None
     topic = state_topic(settings)
     checkpoint = store.checkpoint(partition) if store is not None else None
     if store is not None and checkpoint is not None:
@@ -110,7 +136,7 @@ def restore_partition(
                 # tail and must be in the store before the checkpoint moves past it).
                 caught_up = (Entry(k, v) for k, v in tail_entries.items())
                 store.write(partition, caught_up, Checkpoint(tail.next_offset, tail.last_key))
-            states, owed = _read_store(store, partition, new_states())
+            states, owed = _read_store(store, partition, new_states(), open_value)
             return Restored(states, "checkpoint", tail.count, owed)
         log.warning(
             "partition %d: the local checkpoint is not in the committed changelog "
@@ -121,7 +147,7 @@ def restore_partition(
     if store is not None:
         read = _changelog_into_store(store, partition, read_committed(settings, topic, partition))
         if read.count:
-            states, owed = _read_store(store, partition, new_states())
+            states, owed = _read_store(store, partition, new_states(), open_value)
             return Restored(states, "changelog", read.count, owed)
         store.discard(partition)
     else:
@@ -130,16 +156,17 @@ def restore_partition(
         for entry in _entries(read_committed(settings, topic, partition), read):
             user_id, table, entry_id = split_key(entry.key)
             if user_id not in builders:
-                builders[user_id] = UserStateBuilder(user_id)
+                builders[user_id] = UserStateBuilder(user_id, open_value)
             builders[user_id].apply(table, entry_id, entry.value)
         if read.count:
             built = (builder.finish() for builder in builders.values())
             states, owed = _installed(new_states(), partition, built)
             return Restored(states, "changelog", read.count, owed)
     states = new_states()
-    folded = states.rebuild_partition(
-        partition, read_partition(settings, settings.ledger_topic, partition)
-    )
+    ledger_events = read_partition(settings, settings.ledger_topic, partition)
+    if sealing is not None:
+        ledger_events = _opened(sealing, ledger_events)
+    folded = states.rebuild_partition(partition, ledger_events)
     if not folded:
         return Restored(states, "empty", 0, [])
     log.warning(
@@ -183,14 +210,26 @@ def _changelog_into_store(
     return read
 
 
+def _opened(sealing: Sealing, events: Iterable[ConsolidationEvent]) -> Iterator[ConsolidationEvent]:
+    """The ledger records opened; those that do not open (their user is erased) left out."""
+    for event in events:
+        try:
+            yield sealing.open_ledger(event)
+        except Unreadable:
+            continue
+
+
 def _read_store(
-    store: LocalStateStore, partition: int, states: UserStates
+    store: LocalStateStore,
+    partition: int,
+    states: UserStates,
+    open_value: EntryOpener | None = None,
 ) -> tuple[UserStates, list[Entry]]:
     """Every user of the store's partition, read one at a time (entries come in key order,
     so a user's entries are consecutive) and installed into ``states``; and the entries
     the changelog owes them (written by an older worker in an older shape)."""
     restored = (
-        restored_user(user_id, entries)
+        restored_user(user_id, entries, open_value)
         for user_id, entries in groupby(store.entries(partition), key=_user_of)
     )
     return _installed(states, partition, restored)
@@ -210,9 +249,14 @@ def _installed(
     return states, owed
 
 
-def load_user(store: LocalStateStore, partition: int, user_id: str) -> InMemoryUserState:
-    """A cold user's state, read back from the local store."""
-    state, _ = restored_user(user_id, store.user_entries(partition, user_id))
+def load_user(
+    store: LocalStateStore,
+    partition: int,
+    user_id: str,
+    open_value: EntryOpener | None = None,
+) -> InMemoryUserState:
+    """A cold user's state, read back from the local store (``open_value``: sealing on)."""
+    state, _ = restored_user(user_id, store.user_entries(partition, user_id), open_value)
     return state  # what it owes the changelog was owed by the restore that stored it
 
 

@@ -29,6 +29,7 @@ from streams.engine.model import (
     MemoryUnpinned,
     MemoryWritten,
     SessionEnded,
+    UserForgotten,
 )
 from streams.kafka import codec
 
@@ -105,6 +106,7 @@ INPUT_PAYLOADS = {
     "SessionEnded": SessionEnded("sess-1", conversation_id="conv-1"),
     "ConsolidationRequested": ConsolidationRequested("conv-1", force=True, profile="astra"),
     "ConsolidationRequested/defaults": ConsolidationRequested(),
+    "UserForgotten": UserForgotten("gdpr"),
 }
 
 LEDGER_PAYLOADS = {
@@ -167,6 +169,7 @@ LEDGER_PAYLOADS = {
     "SessionClosed": ledger.SessionClosed(
         "s-1", "c-1", T0, T0 + 600_000, 12, "inactivity", consolidated=True
     ),
+    "UserErased": ledger.UserErased("gdpr", 12),
 }
 
 
@@ -183,10 +186,10 @@ def test_every_input_payload_round_trips_through_encode_and_decode(payload: Inpu
     assert type(decoded.payload) is type(payload)
 
 
-def test_the_ledger_fixture_covers_all_seventeen_payload_types() -> None:
+def test_the_ledger_fixture_covers_all_eighteen_payload_types() -> None:
     covered = {type(p) for p in LEDGER_PAYLOADS.values()}
     assert covered == set(ledger.LEDGER_PAYLOAD_TYPES)
-    assert len(covered) == 17
+    assert len(covered) == 18
 
 
 @pytest.mark.parametrize("payload", LEDGER_PAYLOADS.values(), ids=LEDGER_PAYLOADS.keys())

@@ -1,0 +1,172 @@
+"""Sealing the personal fields of the engine's values (issue 43): what is sealed, what stays
+in clear, that opening gives back exactly what was sealed, and that an erased key reads as
+erased, never as plaintext or a crash."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from streams.engine import ledger
+from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
+from streams.erasure.cipher import FieldCipher, Unreadable, is_sealed_text
+from streams.erasure.sealing import (
+    Sealing,
+    open_entry_value,
+    open_input_event,
+    open_ledger_event,
+    seal_input_event,
+    seal_ledger_event,
+)
+from streams.kafka import codec
+from streams.state.changelog import Entry, entry_key
+
+EMBEDDING = codec.pack_embedding([0.25, -0.5, 0.125, 1.0])
+
+
+def memory(user: str = "alice") -> Memory:
+    return Memory(
+        memory_id="m1",
+        user_id=user,
+        content="Alice moved to Lisbon",
+        layer="episodic",
+        tags=("move",),
+        speaker="Alice",
+        embedding=EMBEDDING,
+        metadata={"claim": "lives in Lisbon"},
+        trigger_conditions=("when asked about home",),
+        created_at=1_700_000_000_000,
+    )
+
+
+class Keys:
+    """An in-memory key store: what Sealing needs of PostgresKeyStore."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, FieldCipher] = {}
+
+    def ciphers(self, user_ids):  # type: ignore[no-untyped-def]
+        return {u: self.keys.setdefault(u, FieldCipher(os.urandom(32))) for u in user_ids}
+
+    def existing(self, user_id: str) -> FieldCipher | None:
+        return self.keys.get(user_id)
+
+    def existing_ciphers(self, user_ids):  # type: ignore[no-untyped-def]
+        return {u: self.keys[u] for u in user_ids if u in self.keys}
+
+    def close(self) -> None:
+        pass
+
+    def erase(self, user_id: str) -> bool:
+        return self.keys.pop(user_id, None) is not None
+
+    def forget_cached(self, user_id: str) -> None:
+        pass
+
+
+def test_a_sealed_write_hides_its_personal_fields_and_keeps_ids_and_shape_in_clear() -> None:
+    cipher = FieldCipher(os.urandom(32))
+    event = MemoryEvent("e1", "alice", 1, MemoryWritten(memory()), source="tests")
+
+    sealed = seal_input_event(event, cipher)
+    encoded = codec.encode_event(sealed)
+
+    written = sealed.payload.memory  # type: ignore[union-attr]
+    assert is_sealed_text(written.content) and is_sealed_text(written.speaker or "")
+    assert b"Lisbon" not in encoded and b"Alice" not in encoded
+    assert EMBEDDING not in encoded
+    assert (written.memory_id, written.layer, written.tags, written.created_at) == (
+        "m1",
+        "episodic",
+        ("move",),
+        1_700_000_000_000,
+    )
+    assert list(written.metadata) == ["claim"]
+    assert open_input_event(codec.decode_event(encoded), cipher) == event
+
+
+def test_sealing_is_deterministic_so_a_reprocessed_input_writes_the_same_bytes() -> None:
+    cipher = FieldCipher(os.urandom(32))
+    event = ledger.ConsolidationEvent("d1", "alice", 1, "e1", ledger.MemoryStored(memory(), 1))
+    assert codec.encode_ledger(seal_ledger_event(event, cipher)) == codec.encode_ledger(
+        seal_ledger_event(event, cipher)
+    )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        ledger.MemoryStored(memory(), 1),
+        ledger.MemoryPromoted("m0", "working", 2, True, memory(), 1, "importance"),
+        ledger.ContradictionDetected(
+            "m1", "m2", 0.9, "negation", "Alice moved to Lisbon", "latest_wins"
+        ),
+        ledger.IdentityDriftMeasured(EMBEDDING, 0.1, "ok"),
+        ledger.SessionConsolidated("s1", memory(), 1, ("m1",), 0.5, (), ("Alice in Lisbon?",)),
+    ],
+)
+def test_every_ledger_record_with_personal_fields_opens_to_what_was_sealed(payload) -> None:  # type: ignore[no-untyped-def]
+    cipher = FieldCipher(os.urandom(32))
+    event = ledger.ConsolidationEvent("d1", "alice", 1, "e1", payload)
+
+    encoded = codec.encode_ledger(seal_ledger_event(event, cipher))
+
+    assert b"Lisbon" not in encoded and EMBEDDING not in encoded
+    assert open_ledger_event(codec.decode_ledger(encoded), cipher) == event
+
+
+def test_a_record_of_an_erased_user_is_unreadable_and_one_without_personal_fields_still_reads() -> (
+    None
+):
+    cipher = FieldCipher(os.urandom(32))
+    stored = ledger.ConsolidationEvent("d1", "alice", 1, "e1", ledger.MemoryStored(memory(), 1))
+    access = ledger.ConsolidationEvent(
+        "d2", "alice", 1, "e2", ledger.MemoryAccessRecorded("m1", "episodic", 1, 5, 2)
+    )
+
+    with pytest.raises(Unreadable):
+        open_ledger_event(seal_ledger_event(stored, cipher), None)
+    with pytest.raises(Unreadable):
+        open_ledger_event(seal_ledger_event(stored, cipher), FieldCipher(os.urandom(32)))
+    assert open_ledger_event(seal_ledger_event(access, cipher), None) == access
+
+
+def test_records_written_before_sealing_was_on_open_as_they_are() -> None:
+    cipher = FieldCipher(os.urandom(32))
+    event = ledger.ConsolidationEvent("d1", "alice", 1, "e1", ledger.MemoryStored(memory(), 1))
+    assert open_ledger_event(event, cipher) == event
+    assert open_entry_value("alice", "m", b'{"a":1}', None) == b'{"a":1}'
+
+
+def test_state_entries_of_memories_are_sealed_and_an_erased_one_reads_as_gone() -> None:
+    keys = Keys()
+    sealing = Sealing(keys)
+    entries = [
+        Entry(entry_key("alice", "m", "m1"), b'{"content":"Alice moved to Lisbon"}'),
+        Entry(entry_key("alice", "e", "e1"), b"17"),
+        Entry(entry_key("alice", "m", "m2"), None),
+    ]
+
+    sealed = sealing.seal_entries("alice", entries)
+
+    assert b"Lisbon" not in (sealed[0].value or b"")
+    assert sealed[1:] == entries[1:]  # seen ids and tombstones stay as they are
+    assert sealing.open_entry("alice", "m", sealed[0].value or b"") == entries[0].value
+    del keys.keys["alice"]
+    assert sealing.open_entry("alice", "m", sealed[0].value or b"") is None
+
+
+def test_an_input_sealed_with_an_erased_key_does_not_open_and_makes_no_new_key() -> None:
+    keys = Keys()
+    sealing = Sealing(keys)
+    write = MemoryEvent("e1", "alice", 1, MemoryWritten(memory()))
+    tick = MemoryEvent("e2", "alice", 1, ConsolidationRequested())
+    [sealed] = sealing.seal_inputs([write])
+    assert sealing.erase("alice")
+
+    opened = sealing.open_inputs([sealed, tick])
+
+    assert isinstance(opened[0], Unreadable)
+    assert opened[1] == tick
+    assert "alice" not in keys.keys
