@@ -1,0 +1,43 @@
+"""``memstream tail`` over a sealed ledger (issue 43): with the user's key it prints the
+plaintext, and a record whose user's key is erased prints as stored with ``"erased": true``
+and is counted, never stopping the tail."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+from memstream.tail import Tail, TailFilter
+from streams.engine import ledger
+from streams.erasure.cipher import FieldCipher
+from streams.erasure.sealing import open_ledger_event, seal_ledger_event
+from streams.kafka import codec
+from tests.unit.cli.test_tail import FakeRecord
+from tests.unit.kafka.test_codec import USER, a_ledger_event, a_memory
+
+
+def test_a_sealed_record_prints_opened_and_an_erased_one_as_a_tombstone() -> None:
+    cipher = FieldCipher(os.urandom(32))
+    event = a_ledger_event(ledger.MemoryStored(a_memory(), 1))
+    sealed = codec.encode_ledger(seal_ledger_event(event, cipher))
+    record = FakeRecord(sealed, USER.encode(), [("event_type", b"MemoryStored")])
+    keys: dict[str, FieldCipher | None] = {USER: cipher}
+    out = io.StringIO()
+    tail = Tail(
+        TailFilter(frozenset(), None),
+        out,
+        io.StringIO(),
+        open=lambda e: open_ledger_event(e, keys[e.user_id]),
+    )
+
+    tail.feed([record])
+    keys[USER] = None  # erased
+    tail.feed([record])
+
+    opened, erased = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert opened["payload"]["memory"]["content"] == event.payload.memory.content  # type: ignore[union-attr]
+    assert "erased" not in opened
+    assert erased["erased"] is True
+    assert erased["payload"]["memory"]["content"].startswith("ms1:")
+    assert tail.stats.erased == 1 and tail.stats.printed == 2
