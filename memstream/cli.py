@@ -168,6 +168,36 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keys_rotate(args: argparse.Namespace) -> int:
+    """Master-key rotation: every data key wrapped by a retired master key is re-wrapped by
+    the configured one. No log record changes: they are sealed with the data keys."""
+    from streams.erasure.data_keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
+    from streams.erasure.sealing import master_key_of
+
+    settings = _settings(args)
+    try:
+        master = master_key_of(settings)
+        if master is None:
+            print(
+                "error: no master key configured: set MEMSTREAM_MASTER_KEY_FILE to the new key",
+                file=sys.stderr,
+            )
+            return 2
+        retired = [LocalMasterKey.from_file(Path(p)) for p in args.retired_key_file]
+        store = PostgresKeyStore(
+            settings.keys_database_url or settings.database_url, master, retired=retired
+        )
+        try:
+            rewrapped = store.rewrap()
+        finally:
+            store.close()
+    except MasterKeyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{rewrapped} data key(s) re-wrapped by master key {master.key_id}")
+    return 0
+
+
 def cmd_rebuild_state(args: argparse.Namespace) -> int:
     """Disaster recovery: the workers' state from the ledger instead of the state changelog."""
     from streams.state.restore import reset_state_topic, state_topic
@@ -400,6 +430,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", required=True, help="the user id to forget")
     p.add_argument("--reason", default="user_request", help="recorded on the ledger")
     p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("keys", help="the users' data keys (crypto-shredding)")
+    keys = p.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    p = keys.add_parser(
+        "rotate", help="re-wrap every data key with the configured master key (no log change)"
+    )
+    p.add_argument(
+        "--retired-key-file",
+        action="append",
+        default=[],
+        required=True,
+        help="a master key file data keys may still be wrapped with (repeatable)",
+    )
+    p.set_defaults(func=cmd_keys_rotate)
 
     p = sub.add_parser("identity", help="a user's identity anchor (seed 002)")
     identity = p.add_subparsers(dest="identity_command", required=True, metavar="ACTION")
