@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -33,7 +34,7 @@ SECRET = "Zebulon keeps the spare key under the blue flowerpot by the gate"
 
 
 @pytest.fixture
-def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
     p = Pipeline.create(stack, tmp_path_factory.mktemp("forget"))
     p.settings = p.settings.with_overrides(
         master_key=base64.b64encode(os.urandom(32)).decode("ascii")
@@ -66,12 +67,14 @@ def victims_values(events: list[MemoryEvent]) -> tuple[set[bytes], set[bytes]]:
     return texts - shared, embeddings
 
 
-def scan(pipeline: Pipeline, stack: object, texts: set[bytes], embeddings: set[bytes]) -> list:
+def scan(
+    pipeline: Pipeline, stack: object, texts: set[bytes], embeddings: set[bytes]
+) -> list[tuple[str, bytes]]:
     """Where any of the values is found: every topic's raw record values, the Kafka log
     segments, the worker's state store, and the database's files (the WAL left out: its
     retention is the operator's, docs/security.md)."""
     settings = pipeline.settings
-    found = []
+    found: list[tuple[str, bytes]] = []
     places = {
         topic: raw_values(pipeline, topic)
         for topic in (settings.events_topic, settings.ledger_topic, state_topic(settings))
@@ -87,7 +90,7 @@ def scan(pipeline: Pipeline, stack: object, texts: set[bytes], embeddings: set[b
     )
     for place, held in places.items():
         found += [(place, t) for t in texts if t in held]
-        found += [(place, "an embedding") for e in embeddings if e in held]
+        found += [(place, b"an embedding") for e in embeddings if e in held]
     return found
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
     p = Pipeline.create(stack, tmp_path_factory.mktemp("sealed"))
     p.settings = p.settings.with_overrides(
         master_key=base64.b64encode(os.urandom(32)).decode("ascii")
@@ -50,14 +51,14 @@ def raw_values(pipeline: Pipeline, topic: str) -> bytes:
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
         consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        left, values = set(partitions), []
+        left, values = set(partitions), list[bytes]()
         while left:
             for message in consumer.consume(500, 1.0):
                 error = message.error()
                 if error is not None and error.code() == KafkaError._PARTITION_EOF:
                     left.discard(message.partition())
-                elif error is None and message.value() is not None:
-                    values.append(message.value())
+                elif error is None and (value := message.value()) is not None:
+                    values.append(value)
         return b"\x00".join(values)
     finally:
         consumer.close()

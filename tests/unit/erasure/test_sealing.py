@@ -46,13 +46,13 @@ class Keys:
     def __init__(self) -> None:
         self.keys: dict[str, FieldCipher] = {}
 
-    def ciphers(self, user_ids):  # type: ignore[no-untyped-def]
+    def ciphers(self, user_ids):
         return {u: self.keys.setdefault(u, FieldCipher(os.urandom(32))) for u in user_ids}
 
     def existing(self, user_id: str) -> FieldCipher | None:
         return self.keys.get(user_id)
 
-    def existing_ciphers(self, user_ids):  # type: ignore[no-untyped-def]
+    def existing_ciphers(self, user_ids):
         return {u: self.keys[u] for u in user_ids if u in self.keys}
 
     def close(self) -> None:
@@ -106,7 +106,7 @@ def test_sealing_is_deterministic_so_a_reprocessed_input_writes_the_same_bytes()
         ledger.SessionConsolidated("s1", memory(), 1, ("m1",), 0.5, (), ("Alice in Lisbon?",)),
     ],
 )
-def test_every_ledger_record_with_personal_fields_opens_to_what_was_sealed(payload) -> None:  # type: ignore[no-untyped-def]
+def test_every_ledger_record_with_personal_fields_opens_to_what_was_sealed(payload) -> None:
     cipher = FieldCipher(os.urandom(32))
     event = ledger.ConsolidationEvent("d1", "alice", 1, "e1", payload)
 
