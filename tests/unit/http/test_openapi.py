@@ -111,7 +111,8 @@ async function recall(text: string): Promise<string[]> {
     method: "POST", body: JSON.stringify(question),
   });
   const found: Recall["responses"][200]["content"]["application/json"] = await response.json();
-  return found.memories.map((m) => `${m.memory_id} ${m.score.toFixed(2)} ${m.content}`);
+  // score is null when the question or the memory has no vector to compare (the schema says so)
+  return found.memories.map((m) => `${m.memory_id} ${m.score?.toFixed(2) ?? "-"} ${m.content}`);
 }
 
 const problem: components["schemas"]["Problem"] = {
