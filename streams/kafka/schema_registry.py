@@ -54,6 +54,10 @@ class RegistryUnavailable(RuntimeError):
 class RegistryRefused(RuntimeError):
     """The registry answered no (authorization, an incompatible schema): waiting will not help."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status of the refusal, when it was one
+
 
 def subject_for(topic: str) -> str:
     """The TopicNameStrategy subject of a topic's values."""
@@ -100,7 +104,16 @@ class RegistryClient:
         """Register ``schema`` under ``subject`` (a no-op returning the same id when it is
         already there); its id."""
         path = f"/subjects/{_quote(subject)}/versions"
-        answer = self._call("POST", path, {"schema": schema, "schemaType": "AVRO"})
+        try:
+            answer = self._call("POST", path, {"schema": schema, "schemaType": "AVRO"})
+        except RegistryRefused as exc:
+            # Several processes start together and register the same schema: Apicurio
+            # answers the ones that lose the race 409 ("artifact already exists"). The
+            # schema is then there; a 409 for an incompatible schema finds nothing and stands.
+            registered = self.lookup(subject, schema) if exc.status == 409 else None
+            if registered is None:
+                raise
+            answer = {"id": registered}
         schema_id = int(answer["id"])
         self._schemas.setdefault(schema_id, schema)
         return schema_id
@@ -184,7 +197,8 @@ class RegistryClient:
         }.get(exc.code, "see the registry's message")
         return RegistryRefused(
             f"the Schema Registry at {self.url} refused {method} {path}: HTTP {exc.code} "
-            f"{message} ({what})"
+            f"{message} ({what})",
+            exc.code,
         )
 
 

@@ -1,0 +1,74 @@
+"""Several processes start together and register the same schema (a worker of two
+processes does): a registry may answer the ones that lose the race 409 (Apicurio says
+"artifact already exists"). The schema is then registered, and its id is looked up; a 409
+that is a real refusal (an incompatible schema: the lookup finds nothing) still stands.
+
+A real HTTP server on 127.0.0.1 plays the registry's two answers."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from streams.kafka.schema_registry import RegistryClient, RegistryRefused
+
+SUBJECT = "memory.consolidation-value"
+
+
+class Registry(BaseHTTPRequestHandler):
+    """Every registration loses the race; the lookup knows the schema, unless told not to."""
+
+    knows_schema = True
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path.endswith("/versions"):
+            self._answer(409, {"error_code": 409, "message": "An artifact already exists"})
+        elif self.knows_schema:
+            self._answer(200, {"subject": SUBJECT, "id": 7, "version": 1})
+        else:
+            self._answer(404, {"error_code": 40403, "message": "Schema not found"})
+
+    def _answer(self, status: int, body: dict[str, object]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def registry() -> Iterator[type[Registry]]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Registry)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    Registry.knows_schema = True
+    Registry.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+    try:
+        yield Registry
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_registration_that_lost_the_race_takes_the_id_the_winner_registered(
+    registry: type[Registry],
+) -> None:
+    client = RegistryClient(registry.url)  # type: ignore[attr-defined]
+    assert client.register(SUBJECT, '"string"') == 7
+
+
+def test_a_409_the_lookup_cannot_explain_is_still_a_refusal(registry: type[Registry]) -> None:
+    registry.knows_schema = False
+    client = RegistryClient(registry.url)  # type: ignore[attr-defined]
+    with pytest.raises(RegistryRefused, match="HTTP 409") as refused:
+        client.register(SUBJECT, '"string"')
+    assert refused.value.status == 409
