@@ -119,7 +119,23 @@ class RegistryClient:
         return schema_id
 
     def set_compatibility(self, subject: str, level: str = COMPATIBILITY) -> None:
-        self._call("PUT", f"/config/{_quote(subject)}", {"compatibility": level})
+        path = f"/config/{_quote(subject)}"
+        try:
+            self._call("PUT", path, {"compatibility": level})
+        except RegistryRefused as exc:
+            # Processes starting together race here too: Apicurio answers the loser 409 ("a
+            # rule named 'COMPATIBILITY' already exists"). Fine if the rule is ours.
+            if exc.status != 409 or self.compatibility(subject) != level:
+                raise
+
+    def compatibility(self, subject: str) -> str | None:
+        """The subject's own compatibility level, or None when it has none."""
+        try:
+            answer = self._call("GET", f"/config/{_quote(subject)}")
+        except _NotFound:
+            return None
+        level = answer.get("compatibilityLevel", answer.get("compatibility"))
+        return str(level) if level is not None else None
 
     def lookup(self, subject: str, schema: str) -> int | None:
         """The id ``schema`` has under ``subject``, or None when it is not registered there."""

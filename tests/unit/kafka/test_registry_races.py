@@ -20,9 +20,18 @@ SUBJECT = "memory.consolidation-value"
 
 
 class Registry(BaseHTTPRequestHandler):
-    """Every registration loses the race; the lookup knows the schema, unless told not to."""
+    """Every registration and compatibility rule loses the race; the winner's schema and rule
+    are there, unless told otherwise."""
 
     knows_schema = True
+
+    def do_PUT(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._answer(409, {"error_code": 409, "message": "A rule named 'COMPATIBILITY' exists"})
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        level = "BACKWARD" if self.knows_schema else "NONE"
+        self._answer(200, {"compatibilityLevel": level})
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -72,3 +81,13 @@ def test_a_409_the_lookup_cannot_explain_is_still_a_refusal(registry: type[Regis
     with pytest.raises(RegistryRefused, match="HTTP 409") as refused:
         client.register(SUBJECT, '"string"')
     assert refused.value.status == 409
+
+
+def test_a_compatibility_rule_that_lost_the_race_is_fine_when_it_is_ours(
+    registry: type[Registry],
+) -> None:
+    client = RegistryClient(registry.url)  # type: ignore[attr-defined]
+    client.set_compatibility(SUBJECT, "BACKWARD")
+    registry.knows_schema = False  # the rule there is another one
+    with pytest.raises(RegistryRefused, match="HTTP 409"):
+        client.set_compatibility(SUBJECT, "BACKWARD")
