@@ -6,11 +6,14 @@ in git: results belong to a machine, not to the repository).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +245,36 @@ def save(results: dict[str, Any], path: Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2, default=str) + "\n")
     return path
+
+
+def ratio_bench_main(
+    argv: Sequence[str] | None,
+    name: str,
+    description: str | None,
+    run: Callable[[int, int, int, bool, str], dict[str, Any]],
+    render_table: Callable[[dict[str, Any]], str],
+) -> int:
+    """The command line of a bench that compares two setups' throughput ratios in one run
+    (``bench.wire_formats``, ``bench.sealing_cost``): run it, print its table, and record it
+    as ``bench/results/<name>-<date>-<commit>.{json,md}``."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench.{name}", description=description)
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--date", default=datetime.now(UTC).date().isoformat())
+    args = parser.parse_args(argv)
+    if args.events < 1 or args.users < 1 or args.rounds < 1:
+        print("error: --events, --users and --rounds must be positive", file=sys.stderr)
+        return 2
+    results = run(args.events, args.users, args.rounds, args.keep, args.date)
+    table = render_table(results)
+    print(table)
+    commit = str(results["commit"]).split()[0]  # "abc1234 + uncommitted changes" → abc1234
+    stem = f"{name}-{results['date']}-{commit}"
+    results_dir = Path(__file__).resolve().parent / "results"
+    results_dir.mkdir(exist_ok=True)
+    (results_dir / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
+    (results_dir / f"{stem}.md").write_text(table)
+    print(f"results written to {results_dir / stem}.json and .md")
+    return 0

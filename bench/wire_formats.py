@@ -17,14 +17,11 @@ removed unless ``--keep``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +30,7 @@ from bench.baselines import batches_from_ledger, copy_baseline
 from bench.cleanup import remove_run
 from bench.group_input import input_records
 from bench.harness import Harness
-from bench.report import machine, source_version
+from bench.report import machine, ratio_bench_main, source_version
 from bench.run import _projector, _throughput, default_processes
 from bench.workload import written_events
 from memstream.stack import LocalStack
@@ -174,26 +171,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.wire_formats", description=__doc__)
-    parser.add_argument("--events", type=int, default=10_000)
-    parser.add_argument("--users", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--date", default=datetime.now(UTC).date().isoformat())
-    args = parser.parse_args(argv)
-    if args.events < 1 or args.users < 1 or args.rounds < 1:
-        print("error: --events, --users and --rounds must be positive", file=sys.stderr)
-        return 2
-    results = run(args.events, args.users, args.rounds, args.keep, args.date)
-    table = render(results)
-    print(table)
-    commit = str(results["commit"]).split()[0]  # "abc1234 + uncommitted changes" → abc1234
-    stem = f"wire_formats-{results['date']}-{commit}"
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
-    (RESULTS / f"{stem}.md").write_text(table)
-    print(f"results written to {RESULTS / stem}.json and .md")
-    return 0
+    return ratio_bench_main(argv, "wire_formats", __doc__, run, render)
 
 
 if __name__ == "__main__":
