@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -185,7 +184,6 @@ def test_standard_confluent_serdes_write_events_and_read_the_ledger_as_tail_does
     assert stored["m-2"]["payload"]["memory"]["embedding"] == codec.pack_embedding(embedding)
 
 
-@pytest.mark.skipif(shutil.which("mvn") is None, reason="Maven builds the Java reader")
 def test_a_java_consumer_with_apicurio_s_standard_deserializer_reads_the_ledger(
     confluent, schema_registry, tmp_path
 ):

@@ -60,7 +60,10 @@ def test_stack_env_exports_the_registry_only_when_it_runs(tmp_path: Path) -> Non
 
 def test_a_process_that_is_not_this_state_dir_s_registry_is_never_ours(tmp_path: Path) -> None:
     registry = LocalRegistry(tmp_path, tmp_path / "cache")
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    # a live process that is not the registry: it waits on its stdin until killed
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
     try:
         assert not registry.is_ours(sleeper.pid)
         assert not registry.is_ours(os.getpid())

@@ -245,7 +245,11 @@ def test_the_worker_s_batch_waits_for_an_uncached_id_until_the_registry_is_back(
     value = codec.encode_event(input_event("MemoryAccessed"), confluent_writer())
 
     async def registry_back_later() -> None:
-        await asyncio.sleep(0.3)
+        # back once the batch has been refused and has asked again: it waited, not skipped
+        deadline = asyncio.get_running_loop().time() + 30
+        while len(answers.asked) < 2:
+            assert asyncio.get_running_loop().time() < deadline, "the batch never retried"
+            await asyncio.sleep(0.01)
         answers.down = False
 
     async def run() -> None:
