@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import psycopg
@@ -79,7 +79,7 @@ from projections.writer import (
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
 from streams.engine.ledger import ConsolidationEvent, UserErased
-from streams.erasure.sealing import KeysUnavailable, Unreadable, sealing_of
+from streams.erasure.sealing import KeysUnavailable, Unreadable, carried_memory, sealing_of
 from streams.kafka import codec
 from streams.kafka.deadletter import letter_headers, source_headers
 from streams.kafka.schema_registry import RegistryUnavailable, contract_registry, with_retries
@@ -394,26 +394,54 @@ class Projector:
                     raise ProjectorOutdated(outdated_message(position, fingerprint, exc)) from None
                 consumed.undecodable[position] = exc
                 event = None
-            if event is not None and self.sealing is not None:
-                if isinstance(event.payload, UserErased):
-                    # the user's key is gone: what follows is sealed with a new one
-                    self.sealing.forget_cached(event.user_id)
-                event = self._opened(event)
             consumed.records.append(Consumed(*position, event))
+        if self.sealing is not None:
+            self._open_all(consumed)
         return consumed
+
+    def _open_all(self, consumed: Consumption) -> None:
+        """Open the batch's records in place: the keys of the memories they carry read in one
+        round trip first (a key store that cannot be read is waited for)."""
+        assert self.sealing is not None
+        sealing = self.sealing
+        sealing.new_batch()
+        pairs = [
+            (r.event.user_id, carried[0].memory_id)
+            for r in consumed.records
+            if r.event is not None and (carried := carried_memory(r.event.payload)) is not None
+        ]
+        self._waiting_for_keys(lambda: sealing.prefetch(pairs))
+        for index, record in enumerate(consumed.records):
+            event = record.event
+            if event is None:
+                continue
+            if isinstance(event.payload, UserErased):
+                # the user's key is gone: what follows is sealed with a new one
+                sealing.forget_cached(event.user_id)
+            consumed.records[index] = replace(record, event=self._opened(event))
 
     def _opened(self, event: ConsolidationEvent) -> ConsolidationEvent | None:
         """The record with its sealed fields opened; None when its user's key is erased (the
-        record is then skipped as erased: its user's rows are gone or going). A key store
-        that cannot be read is waited for: the ledger is never skipped for an outage."""
+        record is then skipped as erased: its user's rows are gone or going). A record of a
+        memory whose key is erased is kept, that memory's fields blank, and counted: its
+        forget or its version written anew follows it. A key store that cannot be read is
+        waited for: the ledger is never skipped for an outage."""
         assert self.sealing is not None
+        sealing = self.sealing
+        try:
+            opened, erased = self._waiting_for_keys(lambda: sealing.open_ledger_keeping(event))
+        except Unreadable:
+            self.erased_records += 1
+            return None
+        if erased:
+            self.erased_records += 1
+        return opened
+
+    def _waiting_for_keys(self, action: Callable[[], T]) -> T:
         attempt = 0
         while True:
             try:
-                return self.sealing.open_ledger(event)
-            except Unreadable:
-                self.erased_records += 1
-                return None
+                return action()
             except KeysUnavailable as exc:
                 attempt += 1
                 pause = self.settings.retry_backoff_seconds * min(attempt, 6)
@@ -482,12 +510,23 @@ class Projector:
         """One transaction (retried while the database is unavailable), then its metrics.
         Runs in the writer thread for a batch written behind, in the main one otherwise."""
         started = time.perf_counter()
+        sealing = self.sealing
+        erasing = sealing is not None and bool(batch.key_erasures)
+        if sealing is not None and batch.key_erasures:
+            # before the batch's position commits: a crash in between erases them again
+            self._waiting_for_keys(lambda: sealing.erase_memory_keys(batch.key_erasures))
         self._with_retries(lambda: write_batch(self.connection(), batch, self.name, copies))
-        if batch.erased:
-            # the erased users' rows must not stay readable in dead tuples (docs/security.md)
+        if batch.erased or erasing:
+            # the erased users' and forgotten memories' rows, and the destroyed memory keys
+            # (a wrapped one opens with its user's living key), must not stay readable in dead
+            # tuples (docs/security.md)
             full = self.settings.erasure_vacuum == "FULL"
             self._with_retries(lambda: vacuum_erased(self.settings.database_url, full))
-            log.info("erased %d user(s) from the read models, and vacuumed", len(batch.erased))
+            log.info(
+                "erased %d user(s) and %d memory key range(s), and vacuumed",
+                len(batch.erased),
+                len(batch.key_erasures),
+            )
         projector_metrics.projector_batch.observe(time.perf_counter() - started)
         for table, rows in batch.tables_touched().items():
             projector_metrics.projector_rows.labels(table).inc(rows)

@@ -23,6 +23,7 @@ import numpy as np
 from projections.schema import LAYER_TABLES
 from streams.engine import ledger
 from streams.engine.model import Layer, Memory
+from streams.erasure.memory_keys import memory_key_erasures
 
 RowKey = tuple[Layer, str, str]  # (layer, user_id, memory_id)
 
@@ -334,6 +335,9 @@ class RowBatch:
     # users erased in this batch (UserErased): every stored row of theirs is deleted before
     # the batch's own rows are written (those made after the erasure, if any)
     erased: set[str] = field(default_factory=set)
+    # memory keys the batch's records make void (user, memory, through generation): a
+    # forgotten memory's, the old generations of one the forget cascade wrote again
+    key_erasures: list[tuple[str, str, int]] = field(default_factory=list)
     reports: list[tuple[Any, ...]] = field(default_factory=list)
     log: list[tuple[Any, ...]] = field(default_factory=list)
     sessions: dict[tuple[str, str], SessionRow] = field(default_factory=dict)
@@ -351,6 +355,7 @@ class RowBatch:
         memory_id, layer, version = _subject(event.payload)
         at = to_datetime(event.occurred_at)
         self._apply(event, at)
+        self.key_erasures += memory_key_erasures(event)
         self.log.append(
             (
                 event.event_id,

@@ -319,7 +319,7 @@ def vacuum_erased(conninfo: str, full: bool = True) -> None:
     the operator's retention."""
     command = "VACUUM (FULL)" if full else "VACUUM"
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        for table in (*USER_TABLES, "memstream_data_keys"):
+        for table in (*USER_TABLES, "memstream_data_keys", "memstream_memory_keys"):
             conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
@@ -112,6 +112,15 @@ def partition_for(key: bytes, partitions: int) -> int:
     return (murmur2(key) & 0x7FFFFFFF) % partitions
 
 
+def _written_anew(memories: Mapping[str, MemoryRecord], event: MemoryEvent) -> tuple[str, ...]:
+    """The memory a write gives a new life: its id was forgotten (its old keys are to be
+    destroyed, so its records from now on take a key of their own)."""
+    if not isinstance(event.payload, MemoryWritten):
+        return ()
+    record = memories.get(event.payload.memory.memory_id)
+    return (record.memory.memory_id,) if record is not None and record.forgotten else ()
+
+
 def _erases(event: MemoryEvent) -> bool:
     return isinstance(event.payload, UserForgotten)
 
@@ -172,6 +181,9 @@ class IngestProcessor:
         that raises is dead-lettered (``internal_error``) and the batch goes on."""
         decoded = [self._decode_or_fail(i) for i in inputs]
         if self.sealing is not None:
+            # which keys each memory has is read afresh per batch (another worker may have
+            # made a generation since this one last owned the partition)
+            self.sealing.new_batch()
             decoded = self._opened(inputs, decoded, self.sealing)
         events = [d for d in decoded if isinstance(d, MemoryEvent)]
         # what the ledger records, so nothing downstream (cycles, projector, recall)
@@ -339,12 +351,13 @@ class IngestProcessor:
         before = before_input(state)
         # an erasure empties the user's state: every entry it had gets a tombstone
         held = [e.key for e in all_entries(state)] if _erases(event) else []
+        anew = _written_anew(state.memories, event)
         outcome = step(state, event, self.config, key.decode("utf-8", "replace"))
         if isinstance(outcome, Rejection):
             return self._reject(key, value, outcome, source, event)
         if isinstance(outcome, Duplicate):
             return Emission(event_type=event.event_type, duplicate=True)
-        emission = self._accept(event, outcome)
+        emission = self._accept(event, outcome, state.memories, anew)
         expired = state.expire_seen(event.occurred_at - self.dedupe_window_ms)
         emission.state = changed_entries(state, event.event_id, outcome.decisions, before)
         emission.state += expired_entries(state.user_id, expired)
@@ -360,12 +373,27 @@ class IngestProcessor:
         emission.seconds = time.perf_counter() - started
         return emission
 
-    def _accept(self, event: MemoryEvent, outcome: Accepted) -> Emission:
+    def _accept(
+        self,
+        event: MemoryEvent,
+        outcome: Accepted,
+        memories: Mapping[str, MemoryRecord] | None = None,
+        anew: Collection[str] = (),
+    ) -> Emission:
+        """``memories``: the user's records after the input (a contradiction's explanation is
+        sealed with its memories' keys at their versions); ``anew``: memories written again
+        after their forget, whose records take a new key."""
         emission = Emission(event_type=event.event_type)
         user_key = event.user_id.encode()
         written: Sequence[ConsolidationEvent] = outcome.decisions
         if self.sealing is not None:
-            written = self.sealing.seal_ledger(outcome.decisions)
+            held = memories or {}
+
+            def version_of(_user: str, memory_id: str) -> int | None:
+                record = held.get(memory_id)
+                return None if record is None or record.forgotten else record.version
+
+            written = self.sealing.seal_ledger(outcome.decisions, version_of, anew)
         for decision, sealed in zip(outcome.decisions, written, strict=True):
             emission.ledger.append(
                 OutRecord(

@@ -166,6 +166,10 @@ class Settings:
     # of the user is left in the data files; each table is locked while it is rewritten) or
     # PLAIN (no lock; deleted bytes may stay in pages' free space until written over).
     erasure_vacuum: str = "FULL"
+    # What a memory's personal fields are sealed with: MEMORY, keys of the memory's own (so
+    # forgetting one memory erases it from every copy: docs/security.md), or USER, the user's
+    # data key alone (forgetting a memory then leaves its old records readable).
+    erasure_keys: str = "MEMORY"
 
     @property
     def sealing(self) -> bool:
@@ -287,6 +291,7 @@ _FIELD_KINDS: dict[str, type] = {
     "master_key": str,
     "keys_database_url": str,
     "erasure_vacuum": str,
+    "erasure_keys": str,
 }
 
 # Settings with a closed set of values (compared case-insensitively, stored upper-case).
@@ -300,6 +305,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "embedder": ("MINILM", "HASHING"),
     "wire_format": WIRE_FORMATS,
     "erasure_vacuum": ("FULL", "PLAIN"),
+    "erasure_keys": ("MEMORY", "USER"),
 }
 
 

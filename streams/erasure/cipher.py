@@ -13,6 +13,10 @@ moved to another user's record or another field and still open.
 
 A sealed value is ``VERSION || nonce (12) || ciphertext || tag (16)``; text fields carry it as
 ``ms1:`` + URL-safe base64 (no padding), so they stay valid Avro strings and valid JSON.
+
+A value sealed with a memory's key (``streams.erasure.memory_keys``) is
+``MEMORY_VERSION || generation (8) || nonce || ciphertext || tag``, text ``ms2:``: the header
+names which of the memory's keys opens it, and is bound into the associated data.
 """
 
 from __future__ import annotations
@@ -20,15 +24,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 VERSION = b"\x01"
+MEMORY_VERSION = b"\x02"  # sealed with a memory's key (streams/erasure/memory_keys.py)
+GENERATION_BYTES = 8
 NONCE_BYTES = 12
 TAG_BYTES = 16
 KEY_BYTES = 32
 TEXT_PREFIX = "ms1:"
+MEMORY_TEXT_PREFIX = "ms2:"
 
 
 class Unreadable(ValueError):
@@ -44,13 +52,32 @@ def _subkey(data_key: bytes, purpose: bytes) -> bytes:
 class FieldCipher:
     """Seals and opens the personal fields of one user with that user's data key."""
 
-    __slots__ = ("_aead", "_nonce_key")
+    __slots__ = ("_aead", "_nonce_key", "_wrap_key")
 
     def __init__(self, data_key: bytes) -> None:
         if len(data_key) != KEY_BYTES:
             raise ValueError(f"a data key is {KEY_BYTES} bytes (AES-256), not {len(data_key)}")
         self._aead = AESGCM(_subkey(data_key, b"seal"))
         self._nonce_key = _subkey(data_key, b"nonce")
+        self._wrap_key = _subkey(data_key, b"wrap")
+
+    def wrap(self, key: bytes, context: bytes) -> bytes:
+        """``key`` (a memory's key) wrapped under this user's data key, random nonce: the row
+        a key store keeps, useless without this key (so forgetting the user voids it)."""
+        nonce = os.urandom(NONCE_BYTES)
+        return nonce + AESGCM(self._wrap_key).encrypt(nonce, key, context)
+
+    def unwrap(self, wrapped: bytes, context: bytes) -> bytes:
+        """The key :meth:`wrap` wrapped; :class:`Unreadable` when it does not unwrap."""
+        try:
+            return AESGCM(self._wrap_key).decrypt(
+                wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], context
+            )
+        except InvalidTag as exc:
+            raise Unreadable(
+                "a memory key does not unwrap with its user's data key: the row was altered, "
+                "or the user's key was made again after an erasure"
+            ) from exc
 
     def seal(self, plaintext: bytes, context: bytes) -> bytes:
         """``plaintext`` sealed for ``context`` (the user and the field: see module doc)."""
@@ -91,7 +118,7 @@ class FieldCipher:
 
 def is_sealed_text(value: str) -> bool:
     """Whether a text field holds a sealed value (analytics may count these without a key)."""
-    return value.startswith(TEXT_PREFIX)
+    return value.startswith(TEXT_PREFIX) or value.startswith(MEMORY_TEXT_PREFIX)
 
 
 def field_context(user_id: str, field: str) -> bytes:

@@ -11,7 +11,10 @@ variable. Rotating it re-wraps the data keys (:meth:`PostgresKeyStore.rewrap`) a
 log record: they are sealed with the data keys, which do not change.
 
 A data key is made once per user, by whichever process first needs it; concurrent makers agree
-on the first one stored (``INSERT … ON CONFLICT DO NOTHING``, then read back).
+on the first one stored (``INSERT … ON CONFLICT DO NOTHING``, then read back). The same goes
+for the per-memory keys (``memstream_memory_keys``, :mod:`streams.erasure.memory_keys`), which
+are wrapped under their user's data key rather than the master: rotation re-wraps the users'
+keys alone, and a forgotten user's memory keys open nothing even before they are deleted.
 """
 
 from __future__ import annotations
@@ -30,12 +33,18 @@ import psycopg
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from streams.erasure.cipher import KEY_BYTES, NONCE_BYTES, FieldCipher
+from streams.erasure.cipher import KEY_BYTES, NONCE_BYTES, FieldCipher, Unreadable
+from streams.erasure.memory_keys import INPUT_GENERATIONS, MemoryCipher, MemoryKeyId, wrap_context
 
 TABLE = "memstream_data_keys"  # projections/migrations/011_data_keys.sql
+MEMORY_TABLE = "memstream_memory_keys"  # projections/migrations/012_memory_keys.sql
 CACHED_KEYS = 10_000
 """Unwrapped keys a process keeps: a hot user's records are sealed and opened without a query
 (the worker holds up to MEMSTREAM_HOT_USERS users, 10,000 by default)."""
+CACHED_MEMORY_KEYS = 200_000
+"""Unwrapped memory keys a process keeps (about 200 bytes each): a user's recent memories."""
+
+MemoryPair = tuple[str, str]  # (user id, memory id)
 
 
 class MasterKeyError(ValueError):
@@ -133,6 +142,7 @@ class PostgresKeyStore:
         self.masters: Mapping[str, MasterKey] = {key.key_id: key for key in (*retired, master)}
         self._cache: OrderedDict[str, FieldCipher] = OrderedDict()
         self._cached = cached
+        self._memory_cache: OrderedDict[MemoryKeyId, MemoryCipher] = OrderedDict()
         self._conn: psycopg.Connection | None = None
 
     # -- connections ------------------------------------------------------------------------
@@ -186,18 +196,150 @@ class PostgresKeyStore:
         return found
 
     def erase(self, user_id: str) -> bool:
-        """Destroy the user's data key (True if there was one). Every record sealed with it is
-        unreadable from now on, wherever it is."""
-        self._cache.pop(user_id, None)
+        """Destroy the user's data key and memory keys (True if there was a data key). Every
+        record sealed with them is unreadable from now on, wherever it is."""
+        self.forget_cached(user_id)
         with self._connection().transaction():
             gone = self._connection().execute(
                 f"DELETE FROM {TABLE} WHERE key_user_id = %s", (user_id,)
             )
+            self._connection().execute(
+                f"DELETE FROM {MEMORY_TABLE} WHERE key_user_id = %s", (user_id,)
+            )
         return bool(gone.rowcount)
 
     def forget_cached(self, user_id: str) -> None:
-        """Drop this process's copy of the user's key (another process erased it)."""
+        """Drop this process's copy of the user's keys (another process erased them)."""
         self._cache.pop(user_id, None)
+        for key_id in [k for k in self._memory_cache if k[0] == user_id]:
+            del self._memory_cache[key_id]
+
+    # -- memory keys ------------------------------------------------------------------------
+
+    def memory_keys(self, pairs: Iterable[MemoryPair]) -> dict[MemoryPair, dict[int, MemoryCipher]]:
+        """The live keys of each (user, memory), by generation, in one round trip; a pair
+        without any (never made, or erased) maps to an empty dict. A user without a data key
+        has none that open: theirs are left out."""
+        wanted = list(dict.fromkeys(pairs))
+        found: dict[MemoryPair, dict[int, MemoryCipher]] = {p: {} for p in wanted}
+        if not wanted:
+            return found
+        users = self.existing_ciphers(u for u, _ in wanted)
+        rows = (
+            self._connection()
+            .execute(
+                f"SELECT k.key_user_id, k.key_memory_id, k.generation, k.wrapped_key "
+                f"FROM {MEMORY_TABLE} k JOIN unnest(%s::text[], %s::text[]) AS w(u, m) "
+                f"ON k.key_user_id = w.u AND k.key_memory_id = w.m",
+                ([u for u, _ in wanted], [m for _, m in wanted]),
+            )
+            .fetchall()
+        )
+        for user_id, memory_id, generation, wrapped in rows:
+            user = users.get(user_id)
+            if user is None:
+                continue
+            try:
+                cipher = self._memory_cipher(user, (user_id, memory_id, generation), bytes(wrapped))
+            except Unreadable:
+                continue  # not this user key's: as good as erased
+            found[(user_id, memory_id)][generation] = cipher
+        return found
+
+    def make_memory_keys(self, key_ids: Iterable[MemoryKeyId]) -> dict[MemoryKeyId, MemoryCipher]:
+        """The keys ``key_ids`` name, made where missing (their users' data keys too), in two
+        round trips; concurrent makers agree on the first stored."""
+        wanted = list(dict.fromkeys(key_ids))
+        if not wanted:
+            return {}
+        users = self.ciphers(u for u, _, _ in wanted)
+        made = [
+            (u, m, g, users[u].wrap(os.urandom(KEY_BYTES), wrap_context(u, m, g)))
+            for u, m, g in wanted
+        ]
+        conn = self._connection()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {MEMORY_TABLE} (key_user_id, key_memory_id, generation, wrapped_key) "
+                f"VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                made,
+            )
+        rows = conn.execute(
+            f"SELECT k.key_user_id, k.key_memory_id, k.generation, k.wrapped_key "
+            f"FROM {MEMORY_TABLE} k JOIN unnest(%s::text[], %s::text[], %s::bigint[]) "
+            f"AS w(u, m, g) ON k.key_user_id = w.u AND k.key_memory_id = w.m "
+            f"AND k.generation = w.g",
+            ([u for u, _, _ in wanted], [m for _, m, _ in wanted], [g for _, _, g in wanted]),
+        ).fetchall()
+        found = {}
+        for user_id, memory_id, generation, wrapped in rows:
+            key_id = (user_id, memory_id, generation)
+            found[key_id] = self._memory_cipher(users[user_id], key_id, bytes(wrapped))
+        return found
+
+    def input_keys(
+        self, pairs: Iterable[MemoryPair], now_us: int
+    ) -> dict[MemoryPair, MemoryCipher]:
+        """The key a publisher seals each (user, memory)'s write with: the memory's newest live
+        key, else one made now at a generation below zero (:func:`input_generation`), in one
+        round trip (plus one for a user's first data key)."""
+        wanted = list(dict.fromkeys(pairs))
+        if not wanted:
+            return {}
+        users = self.ciphers(u for u, _ in wanted)
+        generation = INPUT_GENERATIONS + now_us
+        wrapped = [
+            users[u].wrap(os.urandom(KEY_BYTES), wrap_context(u, m, generation)) for u, m in wanted
+        ]
+        conn = self._connection()
+        with conn.transaction():
+            rows = conn.execute(
+                f"WITH w(u, m, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bytea[])), "
+                f"made AS (INSERT INTO {MEMORY_TABLE} "
+                f"(key_user_id, key_memory_id, generation, wrapped_key) "
+                f"SELECT w.u, w.m, %s, w.k FROM w WHERE NOT EXISTS (SELECT 1 FROM {MEMORY_TABLE} t "
+                f"WHERE t.key_user_id = w.u AND t.key_memory_id = w.m) ON CONFLICT DO NOTHING "
+                f"RETURNING key_user_id, key_memory_id, generation, wrapped_key) "
+                f"SELECT * FROM made UNION ALL SELECT t.key_user_id, t.key_memory_id, "
+                f"t.generation, t.wrapped_key FROM {MEMORY_TABLE} t JOIN w "
+                f"ON t.key_user_id = w.u AND t.key_memory_id = w.m",
+                ([u for u, _ in wanted], [m for _, m in wanted], wrapped, generation),
+            ).fetchall()
+        newest: dict[MemoryPair, tuple[int, bytes]] = {}
+        for user_id, memory_id, gen, key in rows:
+            pair = (user_id, memory_id)
+            if pair not in newest or gen > newest[pair][0]:
+                newest[pair] = (gen, bytes(key))
+        return {
+            pair: self._memory_cipher(users[pair[0]], (*pair, gen), key)
+            for pair, (gen, key) in newest.items()
+        }
+
+    def erase_memory_keys(self, erasures: Iterable[MemoryKeyId]) -> int:
+        """Destroy, for each (user, memory, through), the memory's keys of generations up to
+        ``through``, in one statement; the number destroyed. What they sealed never opens
+        again; a later generation (the memory written anew) is left alone."""
+        wanted = list(dict.fromkeys(erasures))
+        if not wanted:
+            return 0
+        for user_id, memory_id, through in wanted:
+            for key_id in [
+                k for k in self._memory_cache if k[:2] == (user_id, memory_id) and k[2] <= through
+            ]:
+                del self._memory_cache[key_id]
+        conn = self._connection()
+        with conn.transaction():
+            gone = conn.execute(
+                f"DELETE FROM {MEMORY_TABLE} k USING unnest(%s::text[], %s::text[], "
+                f"%s::bigint[]) AS w(u, m, g) WHERE k.key_user_id = w.u "
+                f"AND k.key_memory_id = w.m AND k.generation <= w.g",
+                (
+                    [u for u, _, _ in wanted],
+                    [m for _, m, _ in wanted],
+                    [g for _, _, g in wanted],
+                ),
+            )
+        return gone.rowcount
 
     def rewrap(self, batch: int = 500) -> int:
         """Re-wrap every data key not wrapped by the current master key; the number re-wrapped.
@@ -227,6 +369,19 @@ class PostgresKeyStore:
                 return done
 
     # -- internals --------------------------------------------------------------------------
+
+    def _memory_cipher(
+        self, user: FieldCipher, key_id: MemoryKeyId, wrapped: bytes
+    ) -> MemoryCipher:
+        cipher = self._memory_cache.get(key_id)
+        if cipher is None:
+            user_id, memory_id, generation = key_id
+            key = user.unwrap(wrapped, wrap_context(user_id, memory_id, generation))
+            cipher = MemoryCipher(key, memory_id, generation)
+            self._memory_cache[key_id] = cipher
+            if len(self._memory_cache) > CACHED_MEMORY_KEYS:
+                self._memory_cache.popitem(last=False)
+        return cipher
 
     def _cached_cipher(self, user_id: str) -> FieldCipher | None:
         cipher = self._cache.get(user_id)

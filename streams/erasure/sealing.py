@@ -1,7 +1,9 @@
 """Sealing and opening the personal fields of the engine's values at the Kafka boundary.
 
 The engine (``streams/engine/``) stays plaintext and pure; what crosses a topic or the worker's
-local store is sealed here with the user's data key (:mod:`streams.erasure.cipher`):
+local store is sealed here (:mod:`streams.erasure.cipher`), with a key of the memory it is
+about (:mod:`streams.erasure.memory_keys`) or, for what belongs to no one memory, the user's
+data key:
 
 - a memory (input, ledger, state): ``content``, ``speaker``, ``metadata`` values,
   ``trigger_conditions`` and ``embedding`` (the packed float32 bytes sealed as bytes);
@@ -10,6 +12,16 @@ local store is sealed here with the user's data key (:mod:`streams.erasure.ciphe
   embeddings);
 - the worker's state entries that hold those: a memory's entry (``m``) and the user's record
   (``u``, with the identity anchor), sealed whole.
+
+With memory keys (the default), a memory's fields, its state entry and a narrative's threads
+are sealed with the memory's key of the generation its version falls in; a contradiction's
+explanation with both memories' keys, one inside the other, so forgetting either erases it;
+the identity anchor (a mean over all of the user's memories), the user's record and a
+forgotten memory's entry (nothing personal left in it) with the user's key. A record whose
+memory key is erased reads as erased: :meth:`Sealing.open_ledger` raises
+:class:`~streams.erasure.memory_keys.MemoryErased`, and the projector's
+:meth:`Sealing.open_ledger_keeping` keeps the record with that memory's fields blank, so its
+clear fields (ids, versions, links, the audit line) apply as before.
 
 Ids, times, layers, kinds, tags, scores, counts, versions, event types and every enum stay in
 clear, so routing, ordering, deduplication and analytics on the shape of the log keep
@@ -25,17 +37,20 @@ This module never opens a connection itself: the key store it is given does.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+import orjson
 import psycopg
 
 from streams.config.settings import Settings
 from streams.engine import ledger
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.erasure.cipher import (
+    MEMORY_VERSION,
     NONCE_BYTES,
     TAG_BYTES,
     VERSION,
@@ -44,14 +59,35 @@ from streams.erasure.cipher import (
     field_context,
     is_sealed_text,
 )
-from streams.erasure.data_keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
-from streams.state.changelog import Entry, split_key
+from streams.erasure.data_keys import (
+    LocalMasterKey,
+    MasterKeyError,
+    MemoryKeyId,
+    MemoryPair,
+    PostgresKeyStore,
+)
+from streams.erasure.memory_keys import (
+    MemoryCipher,
+    MemoryErased,
+    generation_for,
+    generation_of,
+    starts_generation,
+    text_generation,
+)
+from streams.state.changelog import MEMORY, Entry, split_key
 
 SEALED_OVERHEAD = len(VERSION) + NONCE_BYTES + TAG_BYTES  # 29 bytes per sealed value
+_T = TypeVar("_T")
 SEALED_TABLES = ("m", "u")  # state tables whose values are sealed (streams/state/changelog.py)
+
+Cipher = FieldCipher | MemoryCipher
+"""A user's cipher or a memory's: the same seal and open methods."""
+MemoryCipherOf = Callable[[str, int], "MemoryCipher | None"]
+"""(memory id, generation) → that memory key's cipher; None: erased (or never made)."""
 
 __all__ = [
     "KeySource",
+    "MemoryErased",
     "KeysUnavailable",
     "Sealing",
     "Unreadable",
@@ -70,28 +106,37 @@ __all__ = [
 # --- one memory --------------------------------------------------------------------------------
 
 
-def _seal_text(cipher: FieldCipher, user: str, name: str, text: str) -> str:
+def _seal_text(cipher: Cipher, user: str, name: str, text: str) -> str:
     return cipher.seal_text(text, field_context(user, name))
 
 
-def _open_text(cipher: FieldCipher, user: str, name: str, text: str) -> str:
+def _open_text(cipher: Cipher, user: str, name: str, text: str) -> str:
     if not is_sealed_text(text):
         return text  # written before sealing was on
     return cipher.open_text(text, field_context(user, name))
 
 
-def _seal_bytes(cipher: FieldCipher, user: str, name: str, raw: bytes) -> bytes:
+def _seal_bytes(cipher: Cipher, user: str, name: str, raw: bytes) -> bytes:
     return cipher.seal(raw, field_context(user, name))
 
 
-def _open_bytes(cipher: FieldCipher, user: str, name: str, raw: bytes) -> bytes:
-    # packed float32 is a multiple of 4 bytes; a sealed value is 29 bytes longer (never one)
+def _open_bytes(cipher: Cipher, user: str, name: str, raw: bytes) -> bytes:
+    # packed float32 is a multiple of 4 bytes; a sealed value is 29 bytes longer with a user
+    # key, 37 with a memory key (never a multiple of 4 either way)
     if len(raw) % 4 == 0:
         return raw
     return cipher.open(raw, field_context(user, name))
 
 
-def seal_memory(memory: Memory, cipher: FieldCipher) -> Memory:
+def blank_memory(memory: Memory) -> Memory:
+    """``memory`` as a reader sees it once its key is erased: ids, layer, times and scores
+    kept, every personal field empty."""
+    return memory.evolve(
+        content="", speaker=None, metadata={}, trigger_conditions=(), embedding=None
+    )
+
+
+def seal_memory(memory: Memory, cipher: Cipher) -> Memory:
     """``memory`` with its personal fields sealed for its user."""
     user = memory.user_id
     return memory.evolve(
@@ -111,13 +156,26 @@ def seal_memory(memory: Memory, cipher: FieldCipher) -> Memory:
     )
 
 
-def open_memory(memory: Memory, cipher: FieldCipher | None) -> Memory:
+def open_memory(
+    memory: Memory, cipher: FieldCipher | None, memory_keys: MemoryCipherOf | None = None
+) -> Memory:
     """``memory`` with its sealed fields opened; :class:`Unreadable` if one does not open
-    (``cipher`` None: the user's key is erased)."""
+    (``cipher`` None: the user's key is erased), :class:`MemoryErased` when they are sealed
+    with a memory key that is gone (``memory_keys`` finds the memory's keys)."""
     if cipher is None:
         if _has_sealed_field(memory):
             raise Unreadable("the user's data key is erased")
         return memory
+    generation = text_generation(memory.content)
+    if generation is not None:
+        found = memory_keys(memory.memory_id, generation) if memory_keys is not None else None
+        if found is None:
+            raise MemoryErased(memory.memory_id, generation)
+        return _open_fields(memory, found)
+    return _open_fields(memory, cipher)
+
+
+def _open_fields(memory: Memory, cipher: Cipher) -> Memory:
     user = memory.user_id
     return memory.evolve(
         content=_open_text(cipher, user, "memory.content", memory.content),
@@ -148,7 +206,7 @@ def _has_sealed_field(memory: Memory) -> bool:
 # --- input events ------------------------------------------------------------------------------
 
 
-def seal_input_event(event: MemoryEvent, cipher: FieldCipher) -> MemoryEvent:
+def seal_input_event(event: MemoryEvent, cipher: Cipher) -> MemoryEvent:
     """An input event as a service publishes it with sealing on (only a write carries
     personal fields)."""
     if isinstance(event.payload, MemoryWritten):
@@ -156,9 +214,11 @@ def seal_input_event(event: MemoryEvent, cipher: FieldCipher) -> MemoryEvent:
     return event
 
 
-def open_input_event(event: MemoryEvent, cipher: FieldCipher | None) -> MemoryEvent:
+def open_input_event(
+    event: MemoryEvent, cipher: FieldCipher | None, memory_keys: MemoryCipherOf | None = None
+) -> MemoryEvent:
     if isinstance(event.payload, MemoryWritten):
-        return event.with_written(open_memory(event.payload.memory, cipher))
+        return event.with_written(open_memory(event.payload.memory, cipher, memory_keys))
     return event
 
 
@@ -176,23 +236,54 @@ _MEMORY_FIELDS: dict[type, str] = {
 }
 
 
+_VERSION_FIELDS: dict[type, str] = {
+    ledger.MemoryStored: "version",
+    ledger.MemoryPromoted: "promoted_version",
+    ledger.PatternDetected: "version",
+    ledger.MemoryMerged: "survivor_version",
+    ledger.SessionConsolidated: "version",
+    ledger.EpisodesSummarized: "version",
+    ledger.ProceduralSynthesized: "version",
+    ledger.ScopePromoted: "version",
+}
+"""Where each record that carries a memory keeps that memory's version."""
+
+
+def carried_memory(payload: ledger.LedgerPayload) -> tuple[Memory, int] | None:
+    """The memory a ledger record carries and its version (None: it carries none)."""
+    name = _MEMORY_FIELDS.get(type(payload))
+    if name is None:
+        return None
+    return getattr(payload, name), getattr(payload, _VERSION_FIELDS[type(payload)])
+
+
 def seal_ledger_event(
-    event: ledger.ConsolidationEvent, cipher: FieldCipher
+    event: ledger.ConsolidationEvent,
+    cipher: FieldCipher,
+    memory_ciphers: Mapping[str, MemoryCipher] | None = None,
 ) -> ledger.ConsolidationEvent:
-    """A ledger record with its personal fields sealed for its user."""
+    """A ledger record with its personal fields sealed for its user: a memory's with its
+    memory key from ``memory_ciphers`` (else the user's), a contradiction's explanation
+    with the keys of both memories, one inside the other."""
+    keys = memory_ciphers or {}
     payload = event.payload
     user = event.user_id
     name = _MEMORY_FIELDS.get(type(payload))
     if name is not None:
-        sealed = seal_memory(getattr(payload, name), cipher)
-        payload = replace(payload, **{name: sealed})  # type: ignore[arg-type]
+        memory = getattr(payload, name)
+        key: Cipher = keys.get(memory.memory_id, cipher)
+        payload = replace(payload, **{name: seal_memory(memory, key)})  # type: ignore[arg-type]
         if isinstance(payload, ledger.SessionConsolidated) and payload.unresolved_threads:
             threads = tuple(
-                _seal_text(cipher, user, "ledger.thread", t) for t in payload.unresolved_threads
+                _seal_text(key, user, "ledger.thread", t) for t in payload.unresolved_threads
             )
             payload = replace(payload, unresolved_threads=threads)
     elif isinstance(payload, ledger.ContradictionDetected):
-        explanation = _seal_text(cipher, user, "ledger.explanation", payload.explanation)
+        inner: Cipher = keys.get(payload.memory_id, cipher)
+        explanation = _seal_text(inner, user, "ledger.explanation", payload.explanation)
+        outer = keys.get(payload.other_memory_id)
+        if outer is not None:
+            explanation = _seal_text(outer, user, "ledger.explanation", explanation)
         payload = replace(payload, explanation=explanation)
     elif isinstance(payload, ledger.IdentityDriftMeasured):
         payload = replace(
@@ -204,24 +295,51 @@ def seal_ledger_event(
 
 
 def open_ledger_event(
-    event: ledger.ConsolidationEvent, cipher: FieldCipher | None
+    event: ledger.ConsolidationEvent,
+    cipher: FieldCipher | None,
+    memory_keys: MemoryCipherOf | None = None,
+    *,
+    keep_erased: bool = False,
 ) -> ledger.ConsolidationEvent:
     """A ledger record opened; :class:`Unreadable` if a sealed field does not open (``cipher``
     None: the user's key is erased, and the record is readable only if it holds nothing
-    sealed)."""
+    sealed); :class:`MemoryErased` if a memory key it needs is gone, unless ``keep_erased``:
+    then that memory's fields (or the explanation) come back blank."""
     payload = event.payload
     user = event.user_id
     name = _MEMORY_FIELDS.get(type(payload))
     if name is not None:
-        opened = open_memory(getattr(payload, name), cipher)
+        memory = getattr(payload, name)
+        try:
+            opened = open_memory(memory, cipher, memory_keys)
+        except MemoryErased:
+            if not keep_erased:
+                raise
+            opened = blank_memory(memory)
+            if isinstance(payload, ledger.SessionConsolidated):
+                payload = replace(payload, unresolved_threads=())
         payload = replace(payload, **{name: opened})  # type: ignore[arg-type]
         if isinstance(payload, ledger.SessionConsolidated) and payload.unresolved_threads:
+            layers = (payload.narrative.memory_id,)
             threads = tuple(
-                _open_with(cipher, user, "ledger.thread", t) for t in payload.unresolved_threads
+                _open_layered(cipher, memory_keys, user, "ledger.thread", t, layers)
+                for t in payload.unresolved_threads
             )
             payload = replace(payload, unresolved_threads=threads)
     elif isinstance(payload, ledger.ContradictionDetected):
-        explanation = _open_with(cipher, user, "ledger.explanation", payload.explanation)
+        try:
+            explanation = _open_layered(
+                cipher,
+                memory_keys,
+                user,
+                "ledger.explanation",
+                payload.explanation,
+                (payload.other_memory_id, payload.memory_id),
+            )
+        except MemoryErased:
+            if not keep_erased:
+                raise
+            explanation = ""
         payload = replace(payload, explanation=explanation)
     elif isinstance(payload, ledger.IdentityDriftMeasured):
         anchor = payload.anchor
@@ -235,11 +353,36 @@ def open_ledger_event(
     return replace(event, payload=payload)
 
 
-def _open_with(cipher: FieldCipher | None, user: str, name: str, text: str) -> str:
+def _open_layered(
+    cipher: FieldCipher | None,
+    memory_keys: MemoryCipherOf | None,
+    user: str,
+    name: str,
+    text: str,
+    layers: Sequence[str],
+) -> str:
+    """A text sealed with the keys of some of ``layers`` (memory ids), one inside the other,
+    then maybe the user's: a layer's header (``ms2:``) names its generation, and of the
+    memories' keys of that generation the one that opens it is its (the associated data
+    binds the memory id)."""
     if cipher is None:
         if is_sealed_text(text):
             raise Unreadable("the user's data key is erased")
         return text
+    remaining = list(layers)
+    while (generation := text_generation(text)) is not None:
+        for i, memory_id in enumerate(remaining):
+            found = memory_keys(memory_id, generation) if memory_keys is not None else None
+            if found is None:
+                continue
+            try:
+                text = found.open_text(text, field_context(user, name))
+            except Unreadable:
+                continue  # a layer of the other memory
+            del remaining[i]
+            break
+        else:
+            raise MemoryErased(remaining[0] if remaining else "?", generation)
     return _open_text(cipher, user, name, text)
 
 
@@ -254,24 +397,47 @@ def carries_personal_fields(event: ledger.ConsolidationEvent) -> bool:
 # --- state entries -----------------------------------------------------------------------------
 
 
-def seal_entry_value(user_id: str, table: str, value: bytes, cipher: FieldCipher) -> bytes:
-    """A state entry's value sealed whole (JSON never starts with the version byte)."""
+def seal_entry_value(user_id: str, table: str, value: bytes, cipher: Cipher) -> bytes:
+    """A state entry's value sealed whole (JSON never starts with a version byte)."""
     return cipher.seal(value, field_context(user_id, "state." + table))
 
 
 def open_entry_value(
-    user_id: str, table: str, value: bytes, cipher: FieldCipher | None
+    user_id: str,
+    table: str,
+    value: bytes,
+    cipher: FieldCipher | None,
+    memory_keys: MemoryCipherOf | None = None,
+    entry_id: str = "",
 ) -> bytes | None:
     """A state entry's value opened; None when it is sealed and does not open (erased): the
-    entry is then as good as a tombstone."""
-    if not value.startswith(VERSION):
+    entry is then as good as a tombstone. A memory's entry sealed with its memory key is
+    opened with the key its header names (``entry_id``: the memory id)."""
+    generation = generation_of(value) if value.startswith(MEMORY_VERSION) else None
+    if generation is None and not value.startswith(VERSION):
         return value  # JSON, written before sealing was on (or a table never sealed)
     if cipher is None:
         return None
+    key: Cipher | None = cipher
+    if generation is not None:
+        key = memory_keys(entry_id, generation) if memory_keys is not None else None
+        if key is None:
+            return None
     try:
-        return cipher.open(value, field_context(user_id, "state." + table))
+        return key.open(value, field_context(user_id, "state." + table))  # type: ignore[union-attr]
     except Unreadable:
         return None
+
+
+def memory_entry_version(value: bytes) -> int | None:
+    """The version a memory's state entry (plain JSON) records; None for a forgotten memory's
+    (nothing personal is left in it: it is sealed with the user's key, which outlives the
+    memory's, so a restore still knows the memory was forgotten)."""
+    data = orjson.loads(value)
+    if data.get("_forgotten"):
+        return None
+    version = data.get("_version")
+    return version if isinstance(version, int) else None
 
 
 def _table_of(key: bytes) -> str:
@@ -301,131 +467,335 @@ class KeySource(Protocol):
 
     def forget_cached(self, user_id: str) -> None: ...
 
+    def memory_keys(
+        self, pairs: Iterable[MemoryPair]
+    ) -> dict[MemoryPair, dict[int, MemoryCipher]]: ...
+
+    def make_memory_keys(
+        self, key_ids: Iterable[MemoryKeyId]
+    ) -> dict[MemoryKeyId, MemoryCipher]: ...
+
+    def input_keys(
+        self, pairs: Iterable[MemoryPair], now_us: int
+    ) -> dict[MemoryPair, MemoryCipher]: ...
+
+    def erase_memory_keys(self, erasures: Iterable[MemoryKeyId]) -> int: ...
+
+
+LIVE_PAIRS = 100_000
+"""Memories whose live keys a process remembers between :meth:`Sealing.new_batch` calls (a
+reader that never calls it, like ``tail``, starts again past this many)."""
+
+SealRequest = tuple[str, int, bool]  # (memory id, version, starts a new generation)
+
 
 class Sealing:
     """Seals what a process writes and opens what it reads, with keys from ``keys``.
 
     Writers get a user's key made on first use (:meth:`writing`); readers only ever use a key
     that exists (:meth:`reading`), so reading an erased user's records makes no new key.
+    ``per_memory`` (MEMSTREAM_MEMORY_KEYS, on by default): a memory's fields are sealed with
+    its own keys, so forgetting one memory erases it (module doc); off, with the user's only.
+
+    Which keys each memory has is read once per batch (:meth:`new_batch` forgets what the last
+    batch read: another worker may have made a generation since, after a rebalance), in one
+    round trip for the memories the batch names; the unwrapped keys stay cached in the store.
     Safe to share between threads (the worker restores partitions in an executor): one lock
     around the store, whose connection is not."""
 
-    def __init__(self, keys: KeySource) -> None:
+    def __init__(self, keys: KeySource, *, per_memory: bool = True) -> None:
         self.keys = keys
+        self.per_memory = per_memory
         self._lock = threading.Lock()
+        self._live: dict[MemoryPair, dict[int, MemoryCipher]] = {}
+
+    def _store(self, action: Callable[[], _T], what: str) -> _T:
+        with self._lock:
+            try:
+                return action()
+            except (psycopg.Error, MasterKeyError) as exc:
+                raise KeysUnavailable(f"the {what} could not be read: {exc}") from exc
 
     def writing(self, user_ids: Iterable[str]) -> dict[str, FieldCipher]:
         """Each user's cipher, made if missing: one round trip for the users not cached."""
-        with self._lock:
-            try:
-                return self.keys.ciphers(user_ids)
-            except (psycopg.Error, MasterKeyError) as exc:
-                raise KeysUnavailable(f"the data keys could not be read: {exc}") from exc
+        return self._store(lambda: self.keys.ciphers(user_ids), "data keys")
 
     def reading(self, user_id: str) -> FieldCipher | None:
         """The user's cipher, None once the user's key is erased."""
-        with self._lock:
-            try:
-                return self.keys.existing(user_id)
-            except (psycopg.Error, MasterKeyError) as exc:
-                raise KeysUnavailable(f"the data keys could not be read: {exc}") from exc
+        return self._store(lambda: self.keys.existing(user_id), "data keys")
 
     def reading_many(self, user_ids: Iterable[str]) -> dict[str, FieldCipher]:
         """The ciphers of those of ``user_ids`` who have a key, in one round trip."""
-        with self._lock:
-            try:
-                return self.keys.existing_ciphers(user_ids)
-            except (psycopg.Error, MasterKeyError) as exc:
-                raise KeysUnavailable(f"the data keys could not be read: {exc}") from exc
+        return self._store(lambda: self.keys.existing_ciphers(user_ids), "data keys")
 
     def close(self) -> None:
         with self._lock:
             self.keys.close()
 
     def erase(self, user_id: str) -> bool:
-        """Destroy the user's data key (True if there was one): every record sealed with it,
-        wherever it is, never opens again."""
+        """Destroy the user's data key and memory keys (True if there was a data key): every
+        record sealed with them, wherever it is, never opens again."""
         with self._lock:
+            self._live = {p: k for p, k in self._live.items() if p[0] != user_id}
             try:
                 return self.keys.erase(user_id)
             except psycopg.Error as exc:
                 raise KeysUnavailable(f"the data key could not be erased: {exc}") from exc
 
     def forget_cached(self, user_id: str) -> None:
-        """Drop this process's copy of the user's key (another process erased it)."""
+        """Drop this process's copy of the user's keys (another process erased them)."""
         with self._lock:
+            self._live = {p: k for p, k in self._live.items() if p[0] != user_id}
             self.keys.forget_cached(user_id)
+
+    def erase_memory_keys(self, erasures: Iterable[MemoryKeyId]) -> int:
+        """Destroy, for each (user, memory, through), the memory's keys of generations up to
+        ``through`` (what :func:`memory_key_erasures` finds in applied ledger records)."""
+        wanted = list(erasures)
+        with self._lock:
+            for user_id, memory_id, through in wanted:
+                live = self._live.get((user_id, memory_id))
+                if live is not None:
+                    for generation in [g for g in live if g <= through]:
+                        del live[generation]
+            try:
+                return self.keys.erase_memory_keys(wanted)
+            except psycopg.Error as exc:
+                raise KeysUnavailable(f"the memory keys could not be erased: {exc}") from exc
+
+    # -- memory keys ----------------------------------------------------------------------------
+
+    def new_batch(self) -> None:
+        """Forget which keys each memory has: the next batch reads them again."""
+        with self._lock:
+            self._live.clear()
+
+    def _load_live(self, pairs: Iterable[MemoryPair]) -> None:
+        """Read the live keys of the memories not read since :meth:`new_batch` (lock held)."""
+        missing = [p for p in dict.fromkeys(pairs) if p not in self._live]
+        if not missing:
+            return
+        if len(self._live) + len(missing) > LIVE_PAIRS:
+            self._live.clear()
+        try:
+            self._live.update(self.keys.memory_keys(missing))
+        except (psycopg.Error, MasterKeyError) as exc:
+            raise KeysUnavailable(f"the memory keys could not be read: {exc}") from exc
+
+    def prefetch(self, pairs: Iterable[MemoryPair]) -> None:
+        """Read the keys of these memories in one round trip (a batch's readers ask first)."""
+        with self._lock:
+            self._load_live(pairs)
+
+    def memory_key_of(self, user_id: str) -> MemoryCipherOf:
+        """How a reader of ``user_id``'s records finds a memory key (one round trip for a
+        memory not read in this batch; None: erased)."""
+
+        def find(memory_id: str, generation: int) -> MemoryCipher | None:
+            with self._lock:
+                self._load_live([(user_id, memory_id)])
+                return self._live[(user_id, memory_id)].get(generation)
+
+        return find
+
+    def sealing_keys(self, user_id: str, requests: Sequence[SealRequest]) -> list[MemoryCipher]:
+        """The key each request (memory, version, new generation?) seals with, made where
+        missing: one round trip for the memories not read in this batch, one to make keys."""
+        with self._lock:
+            self._load_live((user_id, m) for m, _, _ in requests)
+            chosen: list[tuple[str, int]] = []
+            to_make: list[MemoryKeyId] = []
+            planned: dict[MemoryPair, set[int]] = {}
+            for memory_id, version, fresh in requests:
+                pair = (user_id, memory_id)
+                live = planned.setdefault(pair, set(self._live[pair]))
+                generation, make = generation_for(live, version, fresh)
+                if make:
+                    live.add(generation)
+                    to_make.append((user_id, memory_id, generation))
+                chosen.append((memory_id, generation))
+            if to_make:
+                try:
+                    made = self.keys.make_memory_keys(to_make)
+                except (psycopg.Error, MasterKeyError) as exc:
+                    raise KeysUnavailable(f"the memory keys could not be made: {exc}") from exc
+                for (user, memory_id, generation), cipher in made.items():
+                    self._live[(user, memory_id)][generation] = cipher
+            return [self._live[(user_id, m)][g] for m, g in chosen]
 
     # -- whole batches, as the boundary handles them -------------------------------------------
 
     def seal_inputs(self, events: Sequence[MemoryEvent]) -> list[MemoryEvent]:
-        ciphers = self.writing(e.user_id for e in events)
-        return [seal_input_event(e, ciphers[e.user_id]) for e in events]
+        if not self.per_memory:
+            ciphers = self.writing(e.user_id for e in events)
+            return [seal_input_event(e, ciphers[e.user_id]) for e in events]
+        pairs = [
+            (e.user_id, e.payload.memory.memory_id)
+            for e in events
+            if isinstance(e.payload, MemoryWritten)
+        ]
+        now_us = time.time_ns() // 1000
+        keys = self._store(lambda: self.keys.input_keys(pairs, now_us), "memory keys")
+        return [
+            seal_input_event(e, keys[(e.user_id, e.payload.memory.memory_id)])
+            if isinstance(e.payload, MemoryWritten)
+            else e
+            for e in events
+        ]
 
     def open_inputs(self, events: Sequence[MemoryEvent]) -> list[MemoryEvent | Unreadable]:
         """Each event opened, or the :class:`Unreadable` it raised. The keys of the batch's
-        writers are read in one round trip, never made: a sealed input's key was made by its
-        publisher, so a missing one is an erased one."""
+        writers are read in one round trip (and their memories' in another), never made: a
+        sealed input's key was made by its publisher, so a missing one is an erased one."""
         writes = [e for e in events if isinstance(e.payload, MemoryWritten)]
         ciphers = self.reading_many(e.user_id for e in writes) if writes else {}
+        self.prefetch(
+            (e.user_id, e.payload.memory.memory_id)  # type: ignore[union-attr]
+            for e in writes
+            if text_generation(e.payload.memory.content) is not None  # type: ignore[union-attr]
+        )
         opened: list[MemoryEvent | Unreadable] = []
         for event in events:
             if not isinstance(event.payload, MemoryWritten):
                 opened.append(event)
                 continue
             try:
-                opened.append(open_input_event(event, ciphers.get(event.user_id)))
+                found = ciphers.get(event.user_id)
+                opened.append(open_input_event(event, found, self.memory_key_of(event.user_id)))
             except Unreadable as exc:
                 opened.append(exc)
         return opened
 
     def seal_entries(self, user_id: str, entries: Sequence[Entry]) -> list[Entry]:
-        """One user's state entries with the values of the sealed tables sealed."""
-        if not any(e.value is not None and _table_of(e.key) in SEALED_TABLES for e in entries):
+        """One user's state entries with the values of the sealed tables sealed: a memory's
+        with the key of its version (a forgotten memory's, and the user's record, with the
+        user's key)."""
+        sealed_tables = [
+            e for e in entries if e.value is not None and _table_of(e.key) in SEALED_TABLES
+        ]
+        if not sealed_tables:
             return list(entries)
         [cipher] = self.writing([user_id]).values()
+        requests: dict[bytes, SealRequest] = {}
+        if self.per_memory:
+            for entry in sealed_tables:
+                _, table, memory_id = split_key(entry.key)
+                if table == MEMORY:
+                    version = memory_entry_version(entry.value)  # type: ignore[arg-type]
+                    if version is not None:
+                        requests[entry.key] = (memory_id, version, False)
+        found = self.sealing_keys(user_id, list(requests.values()))
+        keys = dict(zip(requests, found, strict=True))
         sealed = []
         for entry in entries:
             table = _table_of(entry.key)
             if entry.value is not None and table in SEALED_TABLES:
-                entry = Entry(entry.key, seal_entry_value(user_id, table, entry.value, cipher))
+                key: Cipher = keys.get(entry.key, cipher)
+                entry = Entry(entry.key, seal_entry_value(user_id, table, entry.value, key))
             sealed.append(entry)
         return sealed
 
     def open_input(self, event: MemoryEvent) -> MemoryEvent:
-        """:class:`Unreadable` when the event is sealed and its user's key is erased."""
+        """:class:`Unreadable` when the event is sealed and its key is erased."""
         if not isinstance(event.payload, MemoryWritten):
             return event
-        return open_input_event(event, self.reading(event.user_id))
+        return open_input_event(
+            event, self.reading(event.user_id), self.memory_key_of(event.user_id)
+        )
 
     def seal_ledger(
-        self, events: Sequence[ledger.ConsolidationEvent]
+        self,
+        events: Sequence[ledger.ConsolidationEvent],
+        version_of: Callable[[str, str], int | None] | None = None,
+        rewritten: Collection[str] = (),
     ) -> list[ledger.ConsolidationEvent]:
+        """``events`` sealed. ``version_of(user, memory)``: a memory's version now (what a
+        contradiction's explanation is sealed at); ``rewritten``: ids of the memories whose
+        record here starts a new generation besides the forget cascade's rewrites (a memory
+        id written again after its forget)."""
         users = {e.user_id for e in events if carries_personal_fields(e)}
         if not users:
             return list(events)
         ciphers = self.writing(users)
+        if not self.per_memory:
+            return [
+                seal_ledger_event(e, ciphers[e.user_id]) if e.user_id in ciphers else e
+                for e in events
+            ]
+        by_user: dict[str, list[tuple[int, SealRequest]]] = {}
+        for index, event in enumerate(events):
+            for request in _seal_requests(event, version_of, rewritten):
+                by_user.setdefault(event.user_id, []).append((index, request))
+        keys: dict[int, dict[str, MemoryCipher]] = {}
+        for user_id, wanted in by_user.items():
+            found = self.sealing_keys(user_id, [r for _, r in wanted])
+            for (index, request), cipher in zip(wanted, found, strict=True):
+                keys.setdefault(index, {})[request[0]] = cipher
         return [
-            seal_ledger_event(e, ciphers[e.user_id]) if e.user_id in ciphers else e for e in events
+            seal_ledger_event(e, ciphers[e.user_id], keys.get(i)) if e.user_id in ciphers else e
+            for i, e in enumerate(events)
         ]
 
     def open_ledger(self, event: ledger.ConsolidationEvent) -> ledger.ConsolidationEvent:
-        """:class:`Unreadable` when a sealed field does not open."""
+        """:class:`Unreadable` when a sealed field does not open (:class:`MemoryErased` when
+        it is a memory's key that is gone)."""
         if not carries_personal_fields(event):
             return event
-        return open_ledger_event(event, self.reading(event.user_id))
+        return open_ledger_event(
+            event, self.reading(event.user_id), self.memory_key_of(event.user_id)
+        )
 
-    def seal_entry(self, user_id: str, table: str, value: bytes | None) -> bytes | None:
-        if value is None or table not in SEALED_TABLES:
-            return value
-        [cipher] = self.writing([user_id]).values()
-        return seal_entry_value(user_id, table, value, cipher)
+    def open_ledger_keeping(
+        self, event: ledger.ConsolidationEvent
+    ) -> tuple[ledger.ConsolidationEvent, bool]:
+        """The record opened, with the fields of an erased memory blank, and whether there was
+        one; :class:`Unreadable` when the user's key is erased (the record is then skipped).
+        A replay keeps an erased memory's records so that what follows them (its forget, its
+        version written anew) lands as it did live."""
+        if not carries_personal_fields(event):
+            return event, False
+        cipher = self.reading(event.user_id)
+        memory_keys = self.memory_key_of(event.user_id)
+        try:
+            return open_ledger_event(event, cipher, memory_keys), False
+        except MemoryErased:
+            return open_ledger_event(event, cipher, memory_keys, keep_erased=True), True
 
-    def open_entry(self, user_id: str, table: str, value: bytes) -> bytes | None:
+    def open_entry(
+        self, user_id: str, table: str, value: bytes, entry_id: str = ""
+    ) -> bytes | None:
         """The entry's value, None when it was sealed with an erased key."""
-        if not value.startswith(VERSION):
+        if not value.startswith(VERSION) and not value.startswith(MEMORY_VERSION):
             return value
-        return open_entry_value(user_id, table, value, self.reading(user_id))
+        return open_entry_value(
+            user_id, table, value, self.reading(user_id), self.memory_key_of(user_id), entry_id
+        )
+
+
+def _seal_requests(
+    event: ledger.ConsolidationEvent,
+    version_of: Callable[[str, str], int | None] | None,
+    rewritten: Collection[str],
+) -> list[SealRequest]:
+    """The memory keys a ledger record is sealed with: its memory's at its version (a new
+    generation where the forget cascade wrote it again, or it is written anew after its
+    forget); a contradiction's two memories' at their versions now."""
+    carried = carried_memory(event.payload)
+    if carried is not None:
+        memory, version = carried
+        fresh = starts_generation(event) or (
+            memory.memory_id in rewritten and isinstance(event.payload, ledger.MemoryStored)
+        )
+        return [(memory.memory_id, version, fresh)]
+    payload = event.payload
+    if isinstance(payload, ledger.ContradictionDetected) and version_of is not None:
+        found = []
+        for memory_id in (payload.memory_id, payload.other_memory_id):
+            now = version_of(event.user_id, memory_id)
+            if now is not None:
+                found.append((memory_id, now, False))
+        return found
+    return []
 
 
 def master_key_of(settings: Settings) -> LocalMasterKey | None:
@@ -445,4 +815,4 @@ def sealing_of(settings: Settings, conninfo: str | None = None) -> Sealing | Non
     if master is None:
         return None
     where = conninfo or settings.keys_database_url or settings.database_url
-    return Sealing(PostgresKeyStore(where, master))
+    return Sealing(PostgresKeyStore(where, master), per_memory=settings.erasure_keys == "MEMORY")

@@ -73,9 +73,10 @@ _memory_fields = field_reader(Memory)
 _SESSION_FIELDS = tuple(f.name for f in dataclasses.fields(SessionWindow) if f.name != "member_ids")
 
 
-EntryOpener = Callable[[str, str, bytes], "bytes | None"]
-"""(user id, table, stored value) → the value to apply; None: it was sealed with an erased key,
-so the entry counts as gone (``streams.erasure.sealing.Sealing.open_entry``)."""
+EntryOpener = Callable[[str, str, bytes, str], "bytes | None"]
+"""(user id, table, stored value, entry id) → the value to apply; None: it was sealed with an
+erased key, so the entry counts as gone (``streams.erasure.sealing.Sealing.open_entry``; a
+memory's entry may be sealed with the key of that memory, which the entry id names)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +307,7 @@ class UserStateBuilder:
         """Put one entry in; ``value`` None is a tombstone (the entry is gone)."""
         state = self.state
         if value is not None and self._open_value is not None:
-            value = self._open_value(state.user_id, table, value)
+            value = self._open_value(state.user_id, table, value, entry_id)
         if table == MEMORY:
             state.forget_derived()
             self._epochs.pop(entry_id, None)

@@ -106,8 +106,9 @@ def restore_partition(
 
 
 def _sealed(sealing: Sealing, entry: Entry) -> Entry:
-    user_id, table, _ = split_key(entry.key)
-    return Entry(entry.key, sealing.seal_entry(user_id, table, entry.value))
+    user_id, _, _ = split_key(entry.key)
+    [sealed] = sealing.seal_entries(user_id, [entry])
+    return sealed
 
 
 def _restore(
@@ -211,12 +212,15 @@ def _changelog_into_store(
 
 
 def _opened(sealing: Sealing, events: Iterable[ConsolidationEvent]) -> Iterator[ConsolidationEvent]:
-    """The ledger records opened; those that do not open (their user is erased) left out."""
+    """The ledger records opened; those that do not open (their user is erased) left out. A
+    record of a memory whose key is erased is kept with that memory's fields blank: its forget,
+    or its version written anew, follows it in the ledger and lands on it as it did live."""
     for event in events:
         try:
-            yield sealing.open_ledger(event)
+            opened, _ = sealing.open_ledger_keeping(event)
         except Unreadable:
             continue
+        yield opened
 
 
 def _read_store(

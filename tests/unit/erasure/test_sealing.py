@@ -11,6 +11,7 @@ import pytest
 from streams.engine import ledger
 from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
 from streams.erasure.cipher import FieldCipher, Unreadable, is_sealed_text
+from streams.erasure.memory_keys import MemoryCipher, input_generation
 from streams.erasure.sealing import (
     Sealing,
     open_entry_value,
@@ -45,6 +46,39 @@ class Keys:
 
     def __init__(self) -> None:
         self.keys: dict[str, FieldCipher] = {}
+        self.memory: dict[tuple[str, str, int], bytes] = {}
+
+    def memory_keys(self, pairs):
+        found: dict[tuple[str, str], dict[int, MemoryCipher]] = {p: {} for p in pairs}
+        for (user, memory_id, generation), key in self.memory.items():
+            if (user, memory_id) in found and user in self.keys:
+                found[(user, memory_id)][generation] = MemoryCipher(key, memory_id, generation)
+        return found
+
+    def make_memory_keys(self, key_ids):
+        key_ids = list(key_ids)
+        self.ciphers(u for u, _, _ in key_ids)
+        return {
+            k: MemoryCipher(self.memory.setdefault(k, os.urandom(32)), k[1], k[2]) for k in key_ids
+        }
+
+    def input_keys(self, pairs, now_us):
+        found = {}
+        for user, memory_id in pairs:
+            live = [g for (u, m, g) in self.memory if (u, m) == (user, memory_id)]
+            generation, _ = input_generation(live, now_us)
+            key_id = (user, memory_id, generation)
+            found[(user, memory_id)] = self.make_memory_keys([key_id])[key_id]
+        return found
+
+    def erase_memory_keys(self, erasures):
+        erasures = list(erasures)
+        gone = [
+            k for k in self.memory if any(k[:2] == (u, m) and k[2] <= t for u, m, t in erasures)
+        ]
+        for key_id in gone:
+            del self.memory[key_id]
+        return len(gone)
 
     def ciphers(self, user_ids):
         return {u: self.keys.setdefault(u, FieldCipher(os.urandom(32))) for u in user_ids}
@@ -59,6 +93,8 @@ class Keys:
         pass
 
     def erase(self, user_id: str) -> bool:
+        for key_id in [k for k in self.memory if k[0] == user_id]:
+            del self.memory[key_id]
         return self.keys.pop(user_id, None) is not None
 
     def forget_cached(self, user_id: str) -> None:

@@ -1,0 +1,269 @@
+"""Forgetting one memory for real (issue 43): on a sealed pipeline, a forgotten memory's text
+and embedding, and the old versions of what consolidation derived from it, no longer open
+anywhere the log went, with the key store and the master key in hand, while the user's other
+memories still do; no database file holds them, nor the destroyed keys; the read models
+equal the oracle's, and a projector replaying the whole ledger into an empty database
+reaches the same tables."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from memstream.stack.ports import pick_port
+from projections.schema import migrated_database
+from streams.config.kafka_security import confluent_config
+from streams.engine.model import ForgetRequested, MemoryEvent, MemoryWritten
+from streams.engine.oracle import OracleRun
+from streams.erasure.cipher import Unreadable
+from streams.erasure.data_keys import PostgresKeyStore
+from streams.erasure.sealing import Sealing, master_key_of
+from streams.kafka import codec
+from streams.state.changelog import split_key
+from streams.state.restore import state_topic
+from tests.integration.test_forget_user import scan
+from tests.support import Pipeline
+from tests.workloads import cycle_heavy_workload, expected_rows
+
+pytestmark = pytest.mark.integration
+
+VICTIM_USER = "user-1"
+
+
+@pytest.fixture
+def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
+    p = Pipeline.create(stack, tmp_path_factory.mktemp("forget-memory"))
+    p.settings = p.settings.with_overrides(
+        master_key=base64.b64encode(os.urandom(32)).decode("ascii")
+    )
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def quoted_victim(events: list[MemoryEvent], run: OracleRun) -> tuple[str, str]:
+    """A live memory of the victim user that an observation quotes word for word: its id and
+    the observation's."""
+    state = run.users[VICTIM_USER]
+    for event in events:
+        payload = event.payload
+        if event.user_id != VICTIM_USER or not isinstance(payload, MemoryWritten):
+            continue
+        record = state.memories.get(payload.memory.memory_id)
+        if record is None or record.forgotten:
+            continue
+        for other in state.memories.values():
+            if (
+                other.memory.memory_id != payload.memory.memory_id
+                and not other.forgotten
+                and payload.memory.content in other.memory.content
+            ):
+                return payload.memory.memory_id, other.memory.memory_id
+    raise AssertionError("the workload has no memory an observation quotes: change its seed")
+
+
+def forgotten_values(
+    events: list[MemoryEvent], before: OracleRun, after: OracleRun
+) -> tuple[set[bytes], set[bytes]]:
+    """The contents and embeddings of every written memory the final state has forgotten (as
+    the state held them before they were forgotten, the worker's embedding included), and of
+    every memory derived from one that the forget cascade forgot with it."""
+    texts: set[bytes] = set()
+    embeddings: set[bytes] = set()
+    for user, state in after.users.items():
+        for memory_id, record in state.memories.items():
+            if not record.forgotten:
+                continue
+            held = before.users[user].memories.get(memory_id)
+            if held is not None and not held.forgotten:
+                texts.add(held.memory.content.encode())
+                if held.memory.embedding:
+                    embeddings.add(held.memory.embedding)
+    for event in events:
+        payload = event.payload
+        if isinstance(payload, MemoryWritten):
+            final = after.users[event.user_id].memories.get(payload.memory.memory_id)
+            if final is not None and final.forgotten:
+                texts.add(payload.memory.content.encode())
+                if payload.memory.embedding:
+                    embeddings.add(payload.memory.embedding)
+    return texts, embeddings
+
+
+def every_record(pipeline: Pipeline, topic: str) -> list[tuple[bytes | None, bytes]]:
+    """Every (key, value) of ``topic`` the broker holds, aborted transactions' included."""
+    consumer = Consumer(
+        {
+            **confluent_config(pipeline.settings),
+            "group.id": f"scan-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_uncommitted",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
+        left, records = set(partitions), list[tuple[bytes | None, bytes]]()
+        while left:
+            for message in consumer.consume(500, 1.0):
+                error = message.error()
+                if error is not None and error.code() == KafkaError._PARTITION_EOF:
+                    left.discard(message.partition())
+                elif error is None and (value := message.value()) is not None:
+                    records.append((message.key(), value))
+        return records
+    finally:
+        consumer.close()
+
+
+def opened_log(pipeline: Pipeline, sealing: Sealing) -> tuple[bytes, int]:
+    """What every record of the input topic, the ledger and the state changelog opens to with
+    the key store as it is now (the master key in hand): the plaintext an attacker holding
+    both would read, and how many records stayed closed."""
+    settings = pipeline.settings
+    opened: list[bytes] = []
+    closed = 0
+    for _, value in every_record(pipeline, settings.events_topic):
+        try:
+            event = sealing.open_input(codec.decode_event(value))
+        except (Unreadable, codec.DecodeError):
+            closed += 1
+            continue
+        opened.append(codec.encode_event(event))
+    for _, value in every_record(pipeline, settings.ledger_topic):
+        try:
+            record, erased = sealing.open_ledger_keeping(codec.decode_ledger(value))
+        except Unreadable:
+            closed += 1
+            continue
+        closed += erased
+        opened.append(codec.encode_ledger(record))
+    for key, value in every_record(pipeline, state_topic(settings)):
+        if key is None:
+            continue
+        user, table, entry_id = split_key(key)
+        plain = sealing.open_entry(user, table, value, entry_id)
+        if plain is None:
+            closed += 1
+        else:
+            opened.append(plain)
+    return b"\x00".join(opened), closed
+
+
+def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
+    sealed: Pipeline, stack: object
+) -> None:
+    """Given a sealed pipeline that processed three users' conversations with forgets, and a
+    memory of user-1 that an observation quotes word for word,
+    when user-1 forgets that memory,
+    then its keys are gone (and vacuumed out of the database's files), no record on the input
+    topic, the ledger or the state changelog, aborted ones included, opens to the text or
+    embedding of it or of any memory the workload forgot, while user-1's other memories
+    still open; the read models equal the oracle; and a projector replaying the ledger from
+    the start into an empty database reaches the same tables."""
+    events = cycle_heavy_workload(240, users=3, seed=4343, forgets=0.08)
+    before = sealed.oracle(events)
+    victim, observation = quoted_victim(events, before)
+    forget = MemoryEvent(
+        str(uuid.uuid4()),
+        VICTIM_USER,
+        events[-1].occurred_at + 1000,
+        ForgetRequested(victim, "user_request"),
+        source="tests",
+    )
+    after = sealed.oracle([*events, forget])
+    sealed.start_all()
+    for event in events:
+        sealed.publisher.publish(event)
+    sealed.publisher.flush()
+    sealed.wait_for_log_count(len(before.decisions))
+    doomed = sealed.query(
+        "SELECT wrapped_key FROM memstream_memory_keys WHERE key_user_id = %s "
+        "AND key_memory_id = ANY(%s)",
+        (VICTIM_USER, [victim, observation]),
+    )
+    assert doomed, "the victim and its observation have keys of their own"
+
+    sealed.publisher.publish(forget)
+    sealed.publisher.flush()
+    sealed.wait_for_log_count(len(after.decisions))
+
+    forgotten_ids = [
+        (user, memory_id)
+        for user, state in after.users.items()
+        for memory_id, record in state.memories.items()
+        if record.forgotten
+    ]
+    assert (VICTIM_USER, victim) in forgotten_ids and (VICTIM_USER, observation) in forgotten_ids
+    assert not sealed.query(
+        "SELECT 1 FROM memstream_memory_keys k JOIN unnest(%s::text[], %s::text[]) AS f(u, m) "
+        "ON k.key_user_id = f.u AND k.key_memory_id = f.m",
+        ([u for u, _ in forgotten_ids], [m for _, m in forgotten_ids]),
+    )
+    assert sealed.memory_rows() == expected_rows(after)
+
+    texts, embeddings = forgotten_values(events, before, after)
+    victim_text = next(
+        e.payload.memory.content.encode()
+        for e in events
+        if isinstance(e.payload, MemoryWritten) and e.payload.memory.memory_id == victim
+    )
+    assert victim_text in texts and len(texts) > 10
+    master = master_key_of(sealed.settings)
+    assert master is not None
+    sealing = Sealing(PostgresKeyStore(sealed.settings.database_url, master))
+    try:
+        plaintext, closed = opened_log(sealed, sealing)
+    finally:
+        sealing.close()
+    assert closed > 0
+    still_found = [t for t in texts if t in plaintext]
+    still_found += [
+        b"an embedding" for e in embeddings if e in plaintext or base64.b64encode(e) in plaintext
+    ]
+    assert still_found == []
+    live = [
+        r.memory.content.encode()
+        for r in after.users[VICTIM_USER].memories.values()
+        if not r.forgotten and re.search(r"fact number \d+", r.memory.content)
+    ]
+    assert live and all(t in plaintext for t in live)  # the user's other memories still open
+
+    sealed.processes["worker"].stop()
+    with psycopg.connect(sealed.settings.database_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+    assert scan(sealed, stack, texts, embeddings) == []
+    pgdata = Path(stack.state_dir) / "postgres" / "pgdata"  # type: ignore[attr-defined]
+    files = b"\x00".join(
+        p.read_bytes()
+        for p in pgdata.rglob("*")
+        if p.is_file() and "pg_wal" not in p.parts and not p.name.startswith("postmaster")
+    )
+    assert [k for (k,) in doomed if bytes(k) in files] == []
+
+    live_tables = sealed.dump_tables()
+    replica_url = migrated_database(
+        stack.database_url,  # type: ignore[attr-defined]
+        f"r_{uuid.uuid4().hex[:10]}",
+        sealed.settings.embedding_dim,
+    )
+    sealed.settings = sealed.settings.with_overrides(
+        keys_database_url=sealed.settings.database_url,
+        database_url=replica_url,
+        projector_group=sealed.settings.projector_group + "-replay",
+        projector_metrics_port=pick_port(None)[0],
+    )
+    sealed.start("projector-replay", ["project"])
+    sealed.wait_for_log_count(len(live_tables["consolidation_log"]))
+    assert sealed.dump_tables() == live_tables
+    assert sealed.processes["projector-replay"].alive()
