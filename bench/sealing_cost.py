@@ -1,6 +1,9 @@
 """The throughput cost of sealing (issue 43; docs/security.md, 'Erasure'): the worker and the
 projector with a master key against the same without one, in one run, as ratios (target:
-sealed ≥ 0.85× plain for each).
+sealed ≥ 0.85× plain for each). Sealed twice: with per-memory keys (``memory``, the default,
+which lets forgetting one memory erase it) and with the user's key alone (``user``), so the
+run also gives the price of per-memory keys against per-user sealing. A third phase times what
+a publisher (and so the HTTP API) pays per write, one write at a time, in each sealed mode.
 
 Each round measures both modes back to back on fresh topics and databases with the same
 workload: the worker phase publishes the workload as a service would (sealed by the
@@ -38,7 +41,8 @@ from streams.engine.model import MemoryEvent
 from streams.erasure.sealing import sealing_of
 from streams.kafka import codec
 
-MODES = ("plain", "sealed")
+MODES = ("plain", "user", "memory")
+PUBLISHED_ONE_BY_ONE = 500  # writes the publisher phase seals one at a time, per mode
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -59,7 +63,7 @@ def one_mode(
     processes = default_processes(harness.partitions)
     tag = f"{mode}{round_}"
 
-    progress.phase(f"[{tag}] worker: {len(events)} events, sealing {mode}")
+    progress.phase(f"[{tag}] worker: {len(events)} events, sealing: {mode}")
     # a database of its own: the sealed worker's keys, made with this run's master key
     worker_settings = harness.pipeline(f"worker-{tag}", database=True)
     records = input_records(encoded(events, worker_settings), harness.partitions)
@@ -80,6 +84,20 @@ def one_mode(
     return rates
 
 
+def publisher_cost(settings: Settings, events: list[MemoryEvent]) -> float:
+    """Microseconds a publisher spends sealing one write, sealed one at a time as the HTTP API
+    does (its key made in one round trip to the key store with memory keys)."""
+    sealing = sealing_of(settings)
+    assert sealing is not None
+    try:
+        started = time.perf_counter()
+        for event in events:
+            sealing.seal_inputs([event])
+        return (time.perf_counter() - started) / len(events) * 1e6
+    finally:
+        sealing.close()
+
+
 def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str, Any]:
     settings = Settings.from_env()
     stack = LocalStack(settings).up(progress=progress.note)
@@ -94,12 +112,29 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
         for round_ in range(1, rounds + 1):
             for mode in MODES:
                 base = harness.base
-                key = master if mode == "sealed" else ""
-                harness.base = base.with_overrides(master_key=key, master_key_file="")
+                key = "" if mode == "plain" else master
+                harness.base = base.with_overrides(
+                    master_key=key, master_key_file="", erasure_keys=mode.upper()
+                )
                 try:
                     measured[mode].append(one_mode(harness, mode, workload, round_))
                 finally:
                     harness.base = base
+        progress.phase(f"publisher: {PUBLISHED_ONE_BY_ONE} writes sealed one at a time")
+        keys_at = harness.pipeline("publisher", database=True)
+        one_by_one = written_events(PUBLISHED_ONE_BY_ONE, users, settings.embedding_dim)
+        publisher_us = {
+            mode: round(
+                publisher_cost(
+                    keys_at.with_overrides(
+                        master_key=master, master_key_file="", erasure_keys=mode.upper()
+                    ),
+                    one_by_one,
+                ),
+                1,
+            )
+            for mode in ("user", "memory")
+        }
         completed = True
     finally:
         harness.stop_all()
@@ -124,40 +159,46 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
         },
         "seconds": round(time.perf_counter() - started, 1),
         "rates": {m: {k: round(v, 1) for k, v in r.items()} for m, r in medians.items()},
-        "worker_sealed_vs_plain": round(
-            medians["sealed"]["worker"] / medians["plain"]["worker"], 3
-        ),
-        "projector_sealed_vs_plain": round(
-            medians["sealed"]["projector"] / medians["plain"]["projector"], 3
-        ),
+        "ratios": {
+            f"{role}_{a}_vs_{b}": round(medians[a][role] / medians[b][role], 3)
+            for role in ("worker", "projector")
+            for a, b in (("memory", "plain"), ("user", "plain"), ("memory", "user"))
+        },
+        "publisher_us_per_write": publisher_us,
         "rounds": measured,
     }
 
 
 def render(results: dict[str, Any]) -> str:
-    p, r = results["parameters"], results["rates"]
-    return (
-        "\n".join(
-            [
-                f"# Sealing cost: {results['date']}, commit {results['commit']}",
-                "",
-                f"{p['events']} MemoryWritten events, {p['users']} users, {p['partitions']} "
-                f"partitions, {p['processes']} process(es) per role, {p['rounds']} round(s) "
-                f"(medians); {results['machine']['cores']} cores "
-                f"({results['machine']['cpu']}), load average "
-                f"{results['machine']['load_average_at_start']} at start, "
-                f"{results['load_average_at_end']} at end; {results['seconds']} s.",
-                "",
-                "| role | plain ev/s | sealed ev/s | sealed / plain (≥ 0.85) |",
-                "|---|---:|---:|---:|",
-                f"| worker | {r['plain']['worker']:,.0f} | {r['sealed']['worker']:,.0f} | "
-                f"{results['worker_sealed_vs_plain']:.2f} |",
-                f"| projector | {r['plain']['projector']:,.0f} | "
-                f"{r['sealed']['projector']:,.0f} | {results['projector_sealed_vs_plain']:.2f} |",
-            ]
+    p, r, q = results["parameters"], results["rates"], results["ratios"]
+    lines = [
+        f"# Sealing cost: {results['date']}, commit {results['commit']}",
+        "",
+        f"{p['events']} MemoryWritten events, {p['users']} users, {p['partitions']} "
+        f"partitions, {p['processes']} process(es) per role, {p['rounds']} round(s) "
+        f"(medians); {results['machine']['cores']} cores "
+        f"({results['machine']['cpu']}), load average "
+        f"{results['machine']['load_average_at_start']} at start, "
+        f"{results['load_average_at_end']} at end; {results['seconds']} s.",
+        "",
+        "| role | plain ev/s | user key ev/s | memory keys ev/s | memory / plain (≥ 0.85) "
+        "| user / plain | memory / user |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for role in ("worker", "projector"):
+        lines.append(
+            f"| {role} | {r['plain'][role]:,.0f} | {r['user'][role]:,.0f} | "
+            f"{r['memory'][role]:,.0f} | {q[f'{role}_memory_vs_plain']:.2f} | "
+            f"{q[f'{role}_user_vs_plain']:.2f} | {q[f'{role}_memory_vs_user']:.2f} |"
         )
-        + "\n"
-    )
+    us = results["publisher_us_per_write"]
+    lines += [
+        "",
+        f"A publisher sealing one write at a time (the HTTP API's path): {us['user']:,.0f} µs "
+        f"per write with the user's key, {us['memory']:,.0f} µs with memory keys (one round "
+        f"trip to the key store per write).",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
