@@ -198,10 +198,16 @@ def _realmem(
     profile = args.profiles[0] if args.profiles else "default"
     names = args.personas or realmem.persona_names()
     outcomes = []
+
+    def engine_embed(texts: Sequence[str]) -> list[bytes]:
+        # what the engine's cycles write is embedded by the worker's embedder (one thread);
+        # MiniLM is deterministic byte for byte, so the cache serves it as well
+        return cache.embed(texts, worker_embedder.embed)
+
     for name in names:
         progress.phase(f"RealMem {name}: loading, embedding, replaying under {profile}")
         persona = realmem.load(name, sessions=args.sessions)
-        outcomes.append(run_persona(persona, embedder.embed, cache, worker_embedder.embed, profile))
+        outcomes.append(run_persona(persona, embedder.embed, cache, engine_embed, profile))
     parameters = {"personas": names, "sessions": args.sessions, "threads": args.threads}
     data = realmem_report.results(
         outcomes, profile, command, parameters, time.perf_counter() - started

@@ -325,6 +325,7 @@ def run_persona(
         driver.feed(event)
     counter.finish()
     driver.advance(persona.sessions[-1].ended_at + TAIL_MS)
+    cache.save()  # what the engine's cycles wrote, if it embeds through the cache
     final = driver.recallable()
     final_lineage = driver.lineage()
     outcome.systems[profile] = {
