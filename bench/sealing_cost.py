@@ -114,7 +114,9 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
                 base = harness.base
                 key = "" if mode == "plain" else master
                 harness.base = base.with_overrides(
-                    master_key=key, master_key_file="", erasure_keys=mode.upper()
+                    master_key=key,
+                    master_key_file="",
+                    erasure_keys="USER" if mode == "user" else "MEMORY",
                 )
                 try:
                     measured[mode].append(one_mode(harness, mode, workload, round_))
