@@ -172,7 +172,7 @@ def cmd_keys_rotate(args: argparse.Namespace) -> int:
     """Master-key rotation: every data key wrapped by a retired master key is re-wrapped by
     the configured one. No log record changes: they are sealed with the data keys."""
     from streams.erasure.data_keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
-    from streams.erasure.sealing import master_key_of
+    from streams.erasure.sealing import master_key_of, retired_master_keys_of
 
     settings = _settings(args)
     try:
@@ -184,6 +184,7 @@ def cmd_keys_rotate(args: argparse.Namespace) -> int:
             )
             return 2
         retired = [LocalMasterKey.from_file(Path(p)) for p in args.retired_key_file]
+        retired += retired_master_keys_of(settings)  # MEMSTREAM_MASTER_KEY_RETIRED_FILES
         store = PostgresKeyStore(
             settings.keys_database_url or settings.database_url, master, retired=retired
         )

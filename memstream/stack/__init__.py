@@ -13,6 +13,8 @@ line or ``postmaster.pid``) and must never delete data.
 
 from __future__ import annotations
 
+import base64
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -69,6 +71,7 @@ class LocalStack:
         progress: Progress = print,
         secure: bool | None = None,
         registry: bool = False,
+        sealed: bool = False,
     ) -> StackInfo:
         """Start whatever is not running yet and return how to reach the stack.
 
@@ -78,7 +81,9 @@ class LocalStack:
         ``None`` keeps what the state dir holds (plaintext for a new one). A stack never
         changes mode: its data and clients were made for one. ``registry=True`` also starts
         the local Schema Registry (Apicurio; :mod:`memstream.stack.apicurio`); one
-        already running is kept either way.
+        already running is kept either way. ``sealed=True`` makes the stack a master key
+        (``secrets/master.key``) if it has none, so every process it configures seals
+        personal fields (docs/security.md, "Erasure"); a stack that has one keeps it.
         """
         self.layout.create_dirs()
         with file_lock(self.layout.lock_file):
@@ -95,6 +100,8 @@ class LocalStack:
             save_state(self.layout.state_file, state)
             if registry or self.registry.running() is not None:
                 self.registry.up(progress)
+            if sealed:
+                self._ensure_master_key(progress)
             info = self._info(state)
             if not info.schema_registry_url:
                 self._forget_local_registry_url()
@@ -444,6 +451,17 @@ class LocalStack:
             del env[name]
             write_env_file(self.layout.env_file, env)
 
+    def _ensure_master_key(self, progress: Progress) -> None:
+        """A local master key, made once (random, 0600 in the 0700 ``secrets/``): never
+        replaced, since records sealed with it open with it alone."""
+        path = self.layout.master_key_file
+        if path.exists():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.chmod(0o700)
+        secure.write_private(path, base64.b64encode(os.urandom(32)).decode("ascii") + "\n")
+        progress(f"sealing: a master key made in {path} (back it up: without it nothing opens)")
+
     def _info(self, state: StackState) -> StackInfo:
         assert state.kafka_pid is not None and state.postgres_pid is not None
         registry = self.registry.running()
@@ -463,6 +481,9 @@ class LocalStack:
                 self.layout.reader_grant_key_file
                 if self.layout.reader_grant_key_file.exists()
                 else None
+            ),
+            master_key_file=(
+                self.layout.master_key_file if self.layout.master_key_file.exists() else None
             ),
             schema_registry_url=registry.url if registry else "",
             schema_registry_pid=registry.pid if registry else None,

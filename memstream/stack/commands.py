@@ -62,6 +62,13 @@ def add_stack_commands(subparsers: Any) -> None:
         "from Maven Central once, ~142 MB) and export MEMSTREAM_SCHEMA_REGISTRY_URL; set "
         "MEMSTREAM_WIRE_FORMAT=confluent to write its ids",
     )
+    up.add_argument(
+        "--sealed",
+        action="store_true",
+        help="make the stack a master key (secrets/master.key, 0600) if it has none and "
+        "export MEMSTREAM_MASTER_KEY_FILE: personal fields are sealed and forgetting erases "
+        "them (docs/security.md); a stack with a key keeps it on every later up",
+    )
     up.set_defaults(func=run_up)
 
     down = subparsers.add_parser(
@@ -86,6 +93,7 @@ def run_up(args: argparse.Namespace) -> int:
             progress=_progress,
             secure=args.secure,
             registry=args.registry,
+            sealed=args.sealed,
         )
     except (StackError, SettingsError) as exc:
         return _fail(exc)

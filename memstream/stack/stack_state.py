@@ -94,6 +94,13 @@ class StackLayout:
         ``memstream_reader`` login: 0600, in the 0700 ``secrets/`` directory."""
         return self.state_dir / "secrets" / "reader-grant.key"
 
+    @property
+    def master_key_file(self) -> Path:
+        """The local stack's master key (``up --sealed``): 32 random bytes as base64, 0600, in
+        the 0700 ``secrets/`` directory. Its presence makes the stack sealed for good: what
+        was sealed with it opens with it alone."""
+        return self.state_dir / "secrets" / "master.key"
+
     def create_dirs(self) -> None:
         for directory in (self.kafka_data_dir, self.kafka_logs_dir, self.postgres_dir):
             directory.mkdir(parents=True, exist_ok=True)
@@ -157,6 +164,8 @@ class StackInfo:
     kafka_client_env: dict[str, str] = field(default_factory=dict)
     # The file holding the database's reader key (its name, never the key).
     reader_grant_key_file: Path | None = None
+    # `up --sealed`: the file holding the local master key (its name, never the key).
+    master_key_file: Path | None = None
     # `up --registry`: the local Schema Registry's Confluent-compatible API, and its pid.
     schema_registry_url: str = ""
     schema_registry_pid: int | None = None
@@ -172,6 +181,11 @@ class StackInfo:
             **(
                 {f"{ENV_PREFIX}READER_GRANT_KEY_FILE": str(self.reader_grant_key_file)}
                 if self.reader_grant_key_file is not None
+                else {}
+            ),
+            **(
+                {f"{ENV_PREFIX}MASTER_KEY_FILE": str(self.master_key_file)}
+                if self.master_key_file is not None
                 else {}
             ),
             **(

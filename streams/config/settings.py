@@ -159,6 +159,9 @@ class Settings:
     # sealed. A file (mount a secret) or the value itself, base64 of 32 bytes, not both.
     master_key_file: str = ""
     master_key: str = field(default="", repr=False)
+    # During a master-key rotation: the retired master keys' files (comma-separated), so a
+    # process can unwrap the data keys `memstream keys rotate` has not re-wrapped yet.
+    master_key_retired_files: str = ""
     # Where the users' data keys are (memstream_data_keys): empty, the read-model database.
     # One key store for every process, however many read-model databases are built.
     keys_database_url: str = ""
@@ -289,6 +292,7 @@ _FIELD_KINDS: dict[str, type] = {
     "schema_registry_wait_seconds": float,
     "master_key_file": str,
     "master_key": str,
+    "master_key_retired_files": str,
     "keys_database_url": str,
     "erasure_vacuum": str,
     "erasure_keys": str,
@@ -348,6 +352,11 @@ _BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
+def retired_key_files(settings: Settings) -> list[str]:
+    """The retired master keys' files MEMSTREAM_MASTER_KEY_RETIRED_FILES lists."""
+    return [p.strip() for p in settings.master_key_retired_files.split(",") if p.strip()]
+
+
 def check_master_key(settings: Settings) -> None:
     """The master key settings, checked before anything starts (the key itself is read and
     its length checked by ``streams.erasure.data_keys.master_key_of``)."""
@@ -356,6 +365,13 @@ def check_master_key(settings: Settings) -> None:
             f"set {ENV_PREFIX}MASTER_KEY_FILE or {ENV_PREFIX}MASTER_KEY, not both (prefer the "
             f"file: a mounted secret)"
         )
+    for retired in retired_key_files(settings):
+        if not Path(retired).is_file():
+            raise SettingsError(
+                f"{ENV_PREFIX}MASTER_KEY_RETIRED_FILES names {retired!r}, which is not a file: "
+                f"list the old master keys' files (comma-separated) until `memstream keys "
+                f"rotate` has re-wrapped every data key, then unset it"
+            )
     if settings.master_key_file and not Path(settings.master_key_file).is_file():
         raise SettingsError(
             f"{ENV_PREFIX}MASTER_KEY_FILE={settings.master_key_file!r} is not a file: make one "

@@ -424,6 +424,7 @@ class PostgresKeyStore:
         if master is None:
             raise MasterKeyError(
                 f"the data key of a user was wrapped by master key {master_id}, which is not "
-                f"configured: add it as a retired key until `memstream keys rotate` re-wraps it"
+                f"configured: list its file in MEMSTREAM_MASTER_KEY_RETIRED_FILES (a retired "
+                f"key) until `memstream keys rotate` re-wraps it"
             )
         return master.unwrap(wrapped, _wrap_context(user_id))

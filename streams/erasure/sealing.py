@@ -46,7 +46,7 @@ from typing import Protocol, TypeVar
 import orjson
 import psycopg
 
-from streams.config.settings import Settings
+from streams.config.settings import Settings, retired_key_files
 from streams.engine import ledger
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.erasure.cipher import (
@@ -808,6 +808,12 @@ def master_key_of(settings: Settings) -> LocalMasterKey | None:
     return None
 
 
+def retired_master_keys_of(settings: Settings) -> list[LocalMasterKey]:
+    """The retired master keys MEMSTREAM_MASTER_KEY_RETIRED_FILES lists: a process holding
+    them unwraps the data keys a rotation has not re-wrapped yet, instead of stopping."""
+    return [LocalMasterKey.from_file(Path(p)) for p in retired_key_files(settings)]
+
+
 def sealing_of(settings: Settings, conninfo: str | None = None) -> Sealing | None:
     """The process's sealing, keys in ``conninfo`` (default MEMSTREAM_KEYS_DATABASE_URL, else
     MEMSTREAM_DATABASE_URL); None when no master key is configured (sealing off)."""
@@ -815,4 +821,5 @@ def sealing_of(settings: Settings, conninfo: str | None = None) -> Sealing | Non
     if master is None:
         return None
     where = conninfo or settings.keys_database_url or settings.database_url
-    return Sealing(PostgresKeyStore(where, master), per_memory=settings.erasure_keys == "MEMORY")
+    store = PostgresKeyStore(where, master, retired=retired_master_keys_of(settings))
+    return Sealing(store, per_memory=settings.erasure_keys == "MEMORY")

@@ -4,11 +4,14 @@ passes its own mapping and a temporary state dir."""
 
 from __future__ import annotations
 
+import base64
+import os
 from pathlib import Path
 
 import pytest
 
 from streams.config.settings import Settings, SettingsError, read_env_file, write_env_file
+from streams.erasure.sealing import retired_master_keys_of
 
 
 def env_for(state_dir: Path, **values: str) -> dict[str, str]:
@@ -252,3 +255,17 @@ def test_a_secure_stack_env_file_configures_kafka_security(tmp_path: Path) -> No
 
     assert settings.kafka_security_protocol == "SASL_SSL"
     assert settings.kafka_password_file == str(tmp_path / "secrets" / "memstream.password")
+
+
+def test_retired_master_key_files_must_exist_and_are_read_in_order(tmp_path: Path) -> None:
+    """A rotation's retired keys (MEMSTREAM_MASTER_KEY_RETIRED_FILES): a name that is not a
+    file stops the process with what to do; the files listed are each read as a key."""
+    old, older = tmp_path / "old.key", tmp_path / "older.key"
+    secrets = [os.urandom(32), os.urandom(32)]
+    for path, secret in zip((old, older), secrets, strict=True):
+        path.write_text(base64.b64encode(secret).decode() + "\n")
+
+    with pytest.raises(SettingsError, match="MASTER_KEY_RETIRED_FILES"):
+        Settings.from_env(env_for(tmp_path, MASTER_KEY_RETIRED_FILES=str(tmp_path / "gone.key")))
+    settings = Settings.from_env(env_for(tmp_path, MASTER_KEY_RETIRED_FILES=f"{old}, {older}"))
+    assert [k.secret for k in retired_master_keys_of(settings)] == secrets
