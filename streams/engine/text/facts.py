@@ -373,6 +373,8 @@ class _Scan:
 
 def _entity_word(word: str) -> str | None:
     """The case-folded entity word ``word`` is, or None for common and starter words."""
+    if word.islower():
+        return None  # the common case, decided in C: no capital letter anywhere
     if not (word[0].isupper() or any(c.isupper() for c in word[1:])):
         return None
     plain = _POSSESSIVE.sub("", word).replace("’", "'")

@@ -177,7 +177,7 @@ def content_words(text: str, names: frozenset[str] = frozenset()) -> list[str]:
         previous = low
         if low in PHATIC_WORDS or low in names or vocative:
             continue
-        if len(low) > 3 and _ELONGATED.sub(r"\1", low) in PHATIC_WORDS:
+        if len(low) > 3 and low[-1] == low[-2] and _ELONGATED.sub(r"\1", low) in PHATIC_WORDS:
             continue  # "heyy", "sooo", "yesss": an interjection said longer
         if word[:1].isupper() and _shortened(low, names):
             continue  # "Sam" for Samuel, "Mel" for Melanie: a participant called by a short name
