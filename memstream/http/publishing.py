@@ -58,7 +58,12 @@ class AckingPublisher(MemoryPublisher):
         with self._lock:
             self._waiting[event.event_id].append((loop, future))
         try:
-            self.publish(event)
+            if self.sealing is not None:
+                # sealing a write makes its memory's key (a committed row): off the event loop,
+                # so concurrent writes share the key store's commits instead of queueing
+                await asyncio.to_thread(self.publish, event)
+            else:
+                self.publish(event)
         except BaseException:
             with self._lock:
                 self._waiting.pop(event.event_id, None)

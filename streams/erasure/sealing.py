@@ -508,6 +508,11 @@ class Sealing:
         self.per_memory = per_memory
         self._lock = threading.Lock()
         self._live: dict[MemoryPair, dict[int, MemoryCipher]] = {}
+        self._input_keys = _GroupCommit(self._make_input_keys)
+
+    def _make_input_keys(self, pairs: list[MemoryPair]) -> dict[MemoryPair, MemoryCipher]:
+        now_us = time.time_ns() // 1000
+        return self._store(lambda: self.keys.input_keys(pairs, now_us), "memory keys")
 
     def _store(self, action: Callable[[], _T], what: str) -> _T:
         with self._lock:
@@ -634,8 +639,7 @@ class Sealing:
             for e in events
             if isinstance(e.payload, MemoryWritten)
         ]
-        now_us = time.time_ns() // 1000
-        keys = self._store(lambda: self.keys.input_keys(pairs, now_us), "memory keys")
+        keys = self._input_keys.run(pairs)
         return [
             seal_input_event(e, keys[(e.user_id, e.payload.memory.memory_id)])
             if isinstance(e.payload, MemoryWritten)
@@ -770,6 +774,57 @@ class Sealing:
         return open_entry_value(
             user_id, table, value, self.reading(user_id), self.memory_key_of(user_id), entry_id
         )
+
+
+class _GroupCommit:
+    """Makes the keys of concurrent publishers' writes in one statement: a write's key is a
+    committed row (its WAL flush is most of the cost), so writes arriving while one commit
+    runs wait for it and then share the next, one commit for all of them (the HTTP API
+    publishes from many threads at once). A failure reaches every write of its round."""
+
+    def __init__(self, make: Callable[[list[MemoryPair]], dict[MemoryPair, MemoryCipher]]) -> None:
+        self._make = make
+        self._cond = threading.Condition()
+        self._pending: list[MemoryPair] = []
+        self._round = 0  # the round the pending pairs will be made in
+        self._busy = False
+        self._results: dict[int, tuple[dict[MemoryPair, MemoryCipher], BaseException | None]] = {}
+        self._waiting: dict[int, int] = {}
+
+    def run(self, pairs: Sequence[MemoryPair]) -> dict[MemoryPair, MemoryCipher]:
+        if not pairs:
+            return {}
+        with self._cond:
+            self._pending.extend(pairs)
+            mine = self._round
+            self._waiting[mine] = self._waiting.get(mine, 0) + 1
+            while mine not in self._results:
+                if not self._busy and self._round == mine:
+                    self._lead()
+                else:
+                    self._cond.wait()
+            found, error = self._results[mine]
+            self._waiting[mine] -= 1
+            if not self._waiting[mine]:
+                del self._waiting[mine], self._results[mine]
+        if error is not None:
+            raise error
+        return found
+
+    def _lead(self) -> None:
+        """Make this round's keys (the condition held on entry and on return)."""
+        taken, self._pending = list(dict.fromkeys(self._pending)), []
+        this, self._round, self._busy = self._round, self._round + 1, True
+        self._cond.release()
+        try:
+            found, error = self._make(taken), None
+        except BaseException as exc:  # noqa: BLE001 - handed to every writer of the round
+            found, error = {}, exc
+        finally:
+            self._cond.acquire()
+        self._results[this] = (found, error)
+        self._busy = False
+        self._cond.notify_all()
 
 
 def _seal_requests(

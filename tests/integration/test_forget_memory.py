@@ -267,3 +267,57 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
     sealed.wait_for_log_count(len(live_tables["consolidation_log"]))
     assert sealed.dump_tables() == live_tables
     assert sealed.processes["projector-replay"].alive()
+
+
+def test_a_worker_killed_during_a_memory_forget_finishes_it_after_the_restart(
+    sealed: Pipeline, stack: object
+) -> None:
+    """Given a sealed pipeline that processed three users' conversations with forgets,
+    when user-1 forgets a memory an observation quotes and the worker is SIGKILLed right
+    after, then the restarted worker completes the forget and its cascade: the read models
+    equal the oracle's, the forgotten memories have no key left, and no record opens to the
+    text of any of them."""
+    events = cycle_heavy_workload(240, users=3, seed=4343, forgets=0.08)
+    before = sealed.oracle(events)
+    victim, _ = quoted_victim(events, before)
+    forget = MemoryEvent(
+        str(uuid.uuid4()),
+        VICTIM_USER,
+        events[-1].occurred_at + 1000,
+        ForgetRequested(victim, "user_request"),
+        source="tests",
+    )
+    after = sealed.oracle([*events, forget])
+    sealed.start_all()
+    for event in events:
+        sealed.publisher.publish(event)
+    sealed.publisher.flush()
+    sealed.wait_for_log_count(len(before.decisions))
+
+    sealed.publisher.publish(forget)
+    sealed.publisher.flush()
+    sealed.processes["worker"].kill()
+    sealed.start("worker-2", ["worker"])
+
+    sealed.wait_for_log_count(len(after.decisions), timeout=120)
+    assert sealed.memory_rows() == expected_rows(after)
+    forgotten_ids = [
+        (user, memory_id)
+        for user, state in after.users.items()
+        for memory_id, record in state.memories.items()
+        if record.forgotten
+    ]
+    assert not sealed.query(
+        "SELECT 1 FROM memstream_memory_keys k JOIN unnest(%s::text[], %s::text[]) AS f(u, m) "
+        "ON k.key_user_id = f.u AND k.key_memory_id = f.m",
+        ([u for u, _ in forgotten_ids], [m for _, m in forgotten_ids]),
+    )
+    texts, _ = forgotten_values(events, before, after)
+    master = master_key_of(sealed.settings)
+    assert master is not None
+    sealing = Sealing(PostgresKeyStore(sealed.settings.database_url, master))
+    try:
+        plaintext, _ = opened_log(sealed, sealing)
+    finally:
+        sealing.close()
+    assert [t for t in texts if t in plaintext] == []

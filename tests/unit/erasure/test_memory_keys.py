@@ -7,6 +7,7 @@ records with blank fields instead of stopping."""
 from __future__ import annotations
 
 import os
+import threading
 
 import orjson
 import pytest
@@ -27,7 +28,7 @@ from streams.erasure.memory_keys import (
     starts_generation,
     text_generation,
 )
-from streams.erasure.sealing import Sealing
+from streams.erasure.sealing import KeysUnavailable, Sealing, _GroupCommit
 from streams.kafka import codec
 from streams.state.changelog import Entry, encode_memory_record, entry_key
 from tests.unit.erasure.test_sealing import Keys
@@ -270,3 +271,48 @@ def test_forgetting_the_user_destroys_the_memory_keys_too() -> None:
     sealing.erase("alice")
 
     assert not keys.memory
+
+
+def test_concurrent_writes_share_one_key_store_commit_and_each_gets_its_own_key() -> None:
+    """Given a commit in progress, writes that arrive meanwhile wait for it and are then made
+    together in one commit; every writer gets the key of its own memory, and a failure
+    reaches every writer of its round."""
+    made: list[list[tuple[str, str]]] = []
+    first_running, release = threading.Event(), threading.Event()
+
+    def make(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], MemoryCipher]:
+        made.append(pairs)
+        if len(made) == 1:
+            first_running.set()
+            release.wait()
+        return {p: MemoryCipher(os.urandom(32), p[1], -1) for p in pairs}
+
+    group = _GroupCommit(make)
+    found: dict[str, MemoryCipher] = {}
+
+    def write(memory_id: str) -> None:
+        found[memory_id] = group.run([("alice", memory_id)])[("alice", memory_id)]
+
+    first = threading.Thread(target=write, args=("m0",))
+    first.start()
+    first_running.wait()
+    others = [threading.Thread(target=write, args=(f"m{i}",)) for i in range(1, 6)]
+    for thread in others:
+        thread.start()
+    while True:  # all five queued behind the running commit
+        with group._cond:
+            if len(group._pending) == 5:
+                break
+    release.set()
+    for thread in (first, *others):
+        thread.join()
+
+    assert made[0] == [("alice", "m0")]
+    assert sorted(made[1]) == [("alice", f"m{i}") for i in range(1, 6)] and len(made) == 2
+    assert {m: c.memory_id for m, c in found.items()} == {f"m{i}": f"m{i}" for i in range(6)}
+
+    def failing(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], MemoryCipher]:
+        raise KeysUnavailable("the key store is down")
+
+    with pytest.raises(KeysUnavailable):
+        _GroupCommit(failing).run([("alice", "m9")])
