@@ -385,7 +385,9 @@ def test_hedges_and_leading_fillers_are_left_out() -> None:
     assert observation.content == "8 May 2023, Caroline: the new job is great"
 
 
-def test_a_remark_pointing_back_at_the_main_sentence_is_left_out() -> None:
+def test_between_people_every_sentence_that_states_something_is_kept() -> None:
+    # a follow-up that points back ("about it") or says little still states a fact: what the
+    # mum does is as much a fact as the plants (issue 38: facts after a turn's first sentence)
     [observation] = write_observations(
         [
             turn(
@@ -398,16 +400,10 @@ def test_a_remark_pointing_back_at_the_main_sentence_is_left_out() -> None:
     )
     assert observation.content == (
         "8 May 2023: Caroline repotted all the plants on the windowsill after work. "
+        "Caroline's mum keeps asking them about it every time she calls. "
         "we adopted a beagle called Toby."
     )
-
-
-def test_a_clause_that_says_more_than_the_first_is_no_commentary() -> None:
-    [observation] = write_observations(
-        [turn(0, "Caroline", "big change, i switched careers, i'm a nurse these days")]
-    )
-    assert "switched careers" in observation.content and "nurse" in observation.content
-    [trimmed] = write_observations(
+    [felt] = write_observations(
         [
             turn(
                 0,
@@ -416,7 +412,15 @@ def test_a_clause_that_says_more_than_the_first_is_no_commentary() -> None:
             )
         ]
     )
-    assert "exhausting" not in trimmed.content
+    assert "exhausting" in felt.content  # how it was is part of what happened
+    [changed] = write_observations(
+        [turn(0, "Caroline", "big change, i switched careers, i'm a nurse these days")]
+    )
+    assert "switched careers" in changed.content and "nurse" in changed.content
+    [greeted] = write_observations(
+        [turn(0, "Caroline", "Hey Mel! Thanks so much. i went to the lake on Sunday. haha")]
+    )
+    assert greeted.content == "8 May 2023: Caroline went to the lake on Sunday."  # no "haha"
 
 
 def test_small_talk_questions_and_their_answers_make_no_observation() -> None:
@@ -626,7 +630,10 @@ def test_a_vocative_is_a_participant_s_name_and_any_other_name_is_a_fact() -> No
         "screen all day at work"
     )
     [observation] = write_observations([turn(0, "Priyanka", text)])
-    assert observation.content == "8 May 2023, Priyanka: big news, we moved! we're in Lisbon now."
+    assert observation.content == (
+        "8 May 2023, Priyanka: big news, we moved! we're in Lisbon now. it's been a nice change "
+        "from staring at a screen all day at work"
+    )
     assert is_phatic("Oh Andrew, that's awful.", frozenset({"andrew"}))
     [named] = write_observations([turn(0, "Priyanka", "Oscar, my guinea pig, turned 3 today.")])
     assert "Oscar" in named.content and "3" in named.content
