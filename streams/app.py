@@ -64,7 +64,7 @@ from streams import worker_metrics
 from streams.config.settings import Settings
 from streams.engine.rules.due import next_due_at
 from streams.engine.user_state import InMemoryUserState
-from streams.erasure.sealing import sealing_of
+from streams.erasure.sealing import EntryOpening, sealing_of
 from streams.ingest_processor import IngestProcessor, Input
 from streams.kafka.deadletter import source_headers
 from streams.kafka.faust_app import faust_app, raw_topic
@@ -109,8 +109,9 @@ def build_app(settings: Settings) -> Worker:
     events = raw_topic(app, settings.events_topic, settings)
     embedder = worker_embedder(settings)
     config = engine_config(settings, embedder)
-    # with a master key, personal fields are sealed on every topic and in the state
-    sealing = sealing_of(settings)
+    # with a master key, personal fields are sealed on every topic and in the state (the keys
+    # a batch makes are flushed once, at its end: IngestProcessor.process_batch)
+    sealing = sealing_of(settings, deferred=True)
 
     def due_of(state: InMemoryUserState) -> int | None:
         return next_due_at(state, config.policy)
@@ -118,7 +119,7 @@ def build_app(settings: Settings) -> Worker:
     def new_states() -> UserStates:
         """Hot users bounded by MEMSTREAM_HOT_USERS; the others are read back from the
         local store when an input of theirs comes."""
-        open_value = sealing.open_entry if sealing is not None else None
+        open_value = EntryOpening(sealing) if sealing is not None else None
         return UserStates(
             settings.hot_users, partial(load_user, store, open_value=open_value), due_of
         )

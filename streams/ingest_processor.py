@@ -34,7 +34,7 @@ from streams.engine.model import MemoryEvent, MemoryWritten, UserForgotten
 from streams.engine.step import EngineConfig, step
 from streams.engine.user_state import MemoryRecord
 from streams.engine.validation import MAX_EVENT_BYTES, Limits, Rejection
-from streams.erasure.sealing import KeysUnavailable, Sealing, Unreadable
+from streams.erasure.sealing import EntryOpening, KeysUnavailable, Sealing, Unreadable
 from streams.kafka import codec
 from streams.kafka.deadletter import Headers, letter_headers
 from streams.state.changelog import (
@@ -207,6 +207,9 @@ class IngestProcessor:
                 self._restore_user(event.user_id, item.partition, emissions)
                 emission = self._failed(item, event, exc)
             emissions.append(emission)
+        if self.sealing is not None:
+            # the keys this batch made or destroyed are durable before its records can be
+            self.sealing.flush()
         return emissions
 
     def _opened(
@@ -269,7 +272,7 @@ class IngestProcessor:
             for e in emission.state
             if e.key.startswith(prefix)
         ]
-        open_value = self.sealing.open_entry if self.sealing is not None else None
+        open_value = EntryOpening(self.sealing) if self.sealing is not None else None
         state, _ = restored_user(user_id, entries, open_value)
         self.states.replace(user_id, state)
 

@@ -135,8 +135,14 @@ class PostgresKeyStore:
         *,
         retired: Iterable[MasterKey] = (),
         cached: int = CACHED_KEYS,
+        deferred: bool = False,
     ) -> None:
-        """``retired``: master keys data keys may still be wrapped with, until rotation."""
+        """``retired``: master keys data keys may still be wrapped with, until rotation.
+        ``deferred``: writes commit without waiting for the WAL flush, and :meth:`flush` makes
+        them all durable at once (the worker flushes once per batch, before its records are
+        committed to Kafka: a key row's flush, per cycle, was most of what memory keys cost)."""
+        self.deferred = deferred
+        self._unflushed = False
         self.conninfo = conninfo
         self.master = master
         self.masters: Mapping[str, MasterKey] = {key.key_id: key for key in (*retired, master)}
@@ -150,7 +156,23 @@ class PostgresKeyStore:
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(self.conninfo, autocommit=True)
+            if self.deferred:
+                self._conn.execute("SET synchronous_commit = off")
         return self._conn
+
+    def _wrote(self) -> None:
+        self._unflushed = self.deferred
+
+    def flush(self) -> None:
+        """Make every key written since the last flush durable: one commit that waits for the
+        WAL, which holds them all (nothing to do when not ``deferred`` or nothing written)."""
+        if not self._unflushed:
+            return
+        conn = self._connection()
+        with conn.transaction():
+            conn.execute("SET LOCAL synchronous_commit = on")
+            conn.execute("SELECT pg_current_xact_id()")  # a commit record to wait for
+        self._unflushed = False
 
     def close(self) -> None:
         if self._conn is not None:
@@ -199,6 +221,7 @@ class PostgresKeyStore:
         """Destroy the user's data key and memory keys (True if there was a data key). Every
         record sealed with them is unreadable from now on, wherever it is."""
         self.forget_cached(user_id)
+        self._wrote()
         with self._connection().transaction():
             gone = self._connection().execute(
                 f"DELETE FROM {TABLE} WHERE key_user_id = %s", (user_id,)
@@ -258,6 +281,7 @@ class PostgresKeyStore:
             for u, m, g in wanted
         ]
         conn = self._connection()
+        self._wrote()
         with conn.transaction(), conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO {MEMORY_TABLE} (key_user_id, key_memory_id, generation, wrapped_key) "
@@ -292,6 +316,7 @@ class PostgresKeyStore:
             users[u].wrap(os.urandom(KEY_BYTES), wrap_context(u, m, generation)) for u, m in wanted
         ]
         conn = self._connection()
+        self._wrote()
         with conn.transaction():
             rows = conn.execute(
                 f"WITH w(u, m, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bytea[])), "
@@ -328,6 +353,7 @@ class PostgresKeyStore:
             ]:
                 del self._memory_cache[key_id]
         conn = self._connection()
+        self._wrote()
         with conn.transaction():
             gone = conn.execute(
                 f"DELETE FROM {MEMORY_TABLE} k USING unnest(%s::text[], %s::text[], "
@@ -397,6 +423,7 @@ class PostgresKeyStore:
     def _load(self, user_ids: list[str], *, create: bool) -> dict[str, FieldCipher]:
         conn = self._connection()
         if create:
+            self._wrote()
             made = [
                 (u, self.master.key_id, self.master.wrap(os.urandom(KEY_BYTES), _wrap_context(u)))
                 for u in user_ids

@@ -481,6 +481,8 @@ class KeySource(Protocol):
 
     def erase_memory_keys(self, erasures: Iterable[MemoryKeyId]) -> int: ...
 
+    def flush(self) -> None: ...
+
 
 LIVE_PAIRS = 100_000
 """Memories whose live keys a process remembers between :meth:`Sealing.new_batch` calls (a
@@ -569,6 +571,11 @@ class Sealing:
                 raise KeysUnavailable(f"the memory keys could not be erased: {exc}") from exc
 
     # -- memory keys ----------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Make the keys written so far durable (a store that defers its commits' WAL flush:
+        the worker, once per batch, before the batch's records are committed to Kafka)."""
+        self._store(self.keys.flush, "memory keys")
 
     def new_batch(self) -> None:
         """Forget which keys each memory has: the next batch reads them again."""
@@ -776,6 +783,22 @@ class Sealing:
         )
 
 
+class EntryOpening:
+    """:meth:`Sealing.open_entry` for a restore or a cold user's load, which also reads the
+    keys of all the user's memories in one round trip first
+    (``streams.state.changelog.PrefetchingOpener``)."""
+
+    def __init__(self, sealing: Sealing) -> None:
+        self.sealing = sealing
+
+    def __call__(self, user_id: str, table: str, value: bytes, entry_id: str = "") -> bytes | None:
+        return self.sealing.open_entry(user_id, table, value, entry_id)
+
+    def prefetch_entries(self, user_id: str, memory_ids: list[str]) -> None:
+        if self.sealing.per_memory and memory_ids:
+            self.sealing.prefetch((user_id, m) for m in memory_ids)
+
+
 class _GroupCommit:
     """Makes the keys of concurrent publishers' writes in one statement: a write's key is a
     committed row (its WAL flush is most of the cost), so writes arriving while one commit
@@ -869,12 +892,17 @@ def retired_master_keys_of(settings: Settings) -> list[LocalMasterKey]:
     return [LocalMasterKey.from_file(Path(p)) for p in retired_key_files(settings)]
 
 
-def sealing_of(settings: Settings, conninfo: str | None = None) -> Sealing | None:
+def sealing_of(
+    settings: Settings, conninfo: str | None = None, *, deferred: bool = False
+) -> Sealing | None:
     """The process's sealing, keys in ``conninfo`` (default MEMSTREAM_KEYS_DATABASE_URL, else
-    MEMSTREAM_DATABASE_URL); None when no master key is configured (sealing off)."""
+    MEMSTREAM_DATABASE_URL); None when no master key is configured (sealing off).
+    ``deferred``: key writes are made durable by :meth:`Sealing.flush` (the worker's)."""
     master = master_key_of(settings)
     if master is None:
         return None
     where = conninfo or settings.keys_database_url or settings.database_url
-    store = PostgresKeyStore(where, master, retired=retired_master_keys_of(settings))
+    store = PostgresKeyStore(
+        where, master, retired=retired_master_keys_of(settings), deferred=deferred
+    )
     return Sealing(store, per_memory=settings.erasure_keys == "MEMORY")

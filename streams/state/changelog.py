@@ -49,7 +49,7 @@ import base64
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -77,6 +77,17 @@ EntryOpener = Callable[[str, str, bytes, str], "bytes | None"]
 """(user id, table, stored value, entry id) → the value to apply; None: it was sealed with an
 erased key, so the entry counts as gone (``streams.erasure.sealing.Sealing.open_entry``; a
 memory's entry may be sealed with the key of that memory, which the entry id names)."""
+
+
+@runtime_checkable
+class PrefetchingOpener(Protocol):
+    """An :data:`EntryOpener` that reads the keys of a user's memories in one round trip
+    before their entries are opened (``streams.erasure.sealing.EntryOpening``): a cold
+    user's load costs one query, not one per memory."""
+
+    def __call__(self, user_id: str, table: str, value: bytes, entry_id: str) -> bytes | None: ...
+
+    def prefetch_entries(self, user_id: str, memory_ids: list[str]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,8 +448,11 @@ def restored_user(
     """One user's state from its ``(key, value)`` entries, and the entries the changelog
     still owes it (see :class:`UserStateBuilder`)."""
     builder = UserStateBuilder(user_id, open_value)
-    for key, value in entries:
-        _, table, entry_id = split_key(key)
+    split = [(split_key(key), value) for key, value in entries]
+    if isinstance(open_value, PrefetchingOpener):
+        memories = [i for (_, table, i), value in split if table == MEMORY and value is not None]
+        open_value.prefetch_entries(user_id, memories)
+    for (_, table, entry_id), value in split:
         builder.apply(table, entry_id, value)
     return builder.finish()
 

@@ -25,11 +25,10 @@ from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
 from streams.engine.ledger import ConsolidationEvent
 from streams.engine.user_state import InMemoryUserState
-from streams.erasure.sealing import Sealing, Unreadable
+from streams.erasure.sealing import EntryOpening, Sealing, Unreadable
 from streams.state.changelog import (
     Entry,
     EntryOpener,
-    UserStateBuilder,
     all_entries,
     restored_user,
     split_key,
@@ -118,7 +117,7 @@ def _restore(
     new_states: Callable[[], UserStates],
     sealing: Sealing | None,
 ) -> Restored:
-    open_value = sealing.open_entry if sealing is not None else None
+    open_value = EntryOpening(sealing) if sealing is not None else None
     topic = state_topic(settings)
     checkpoint = store.checkpoint(partition) if store is not None else None
     if store is not None and checkpoint is not None:
@@ -153,14 +152,13 @@ def _restore(
         store.discard(partition)
     else:
         read = _Read()
-        builders: dict[str, UserStateBuilder] = {}
+        by_user: dict[str, list[tuple[bytes, bytes | None]]] = {}
         for entry in _entries(read_committed(settings, topic, partition), read):
-            user_id, table, entry_id = split_key(entry.key)
-            if user_id not in builders:
-                builders[user_id] = UserStateBuilder(user_id, open_value)
-            builders[user_id].apply(table, entry_id, entry.value)
+            by_user.setdefault(split_key(entry.key)[0], []).append((entry.key, entry.value))
         if read.count:
-            built = (builder.finish() for builder in builders.values())
+            # one user at a time, in changelog order: a sealed user's memory keys are read in
+            # one round trip per user (changelog.PrefetchingOpener)
+            built = (restored_user(u, entries, open_value) for u, entries in by_user.items())
             states, owed = _installed(new_states(), partition, built)
             return Restored(states, "changelog", read.count, owed)
     states = new_states()

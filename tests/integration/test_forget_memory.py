@@ -35,6 +35,9 @@ from tests.workloads import cycle_heavy_workload, expected_rows
 
 pytestmark = pytest.mark.integration
 
+# Seeds of their own: the byte scans of test_forget_user.py read every database of the shared
+# stack, and must not find the live memories of these tests' users (nor these theirs).
+
 VICTIM_USER = "user-1"
 
 
@@ -171,7 +174,7 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
     embedding of it or of any memory the workload forgot, while user-1's other memories
     still open; the read models equal the oracle; and a projector replaying the ledger from
     the start into an empty database reaches the same tables."""
-    events = cycle_heavy_workload(240, users=3, seed=4343, forgets=0.08)
+    events = cycle_heavy_workload(240, users=3, seed=4346, forgets=0.08)
     before = sealed.oracle(events)
     victim, observation = quoted_victim(events, before)
     forget = MemoryEvent(
@@ -277,7 +280,7 @@ def test_a_worker_killed_during_a_memory_forget_finishes_it_after_the_restart(
     after, then the restarted worker completes the forget and its cascade: the read models
     equal the oracle's, the forgotten memories have no key left, and no record opens to the
     text of any of them."""
-    events = cycle_heavy_workload(240, users=3, seed=4343, forgets=0.08)
+    events = cycle_heavy_workload(240, users=3, seed=4347, forgets=0.08)
     before = sealed.oracle(events)
     victim, _ = quoted_victim(events, before)
     forget = MemoryEvent(

@@ -28,9 +28,9 @@ from streams.erasure.memory_keys import (
     starts_generation,
     text_generation,
 )
-from streams.erasure.sealing import KeysUnavailable, Sealing, _GroupCommit
+from streams.erasure.sealing import EntryOpening, KeysUnavailable, Sealing, _GroupCommit
 from streams.kafka import codec
-from streams.state.changelog import Entry, encode_memory_record, entry_key
+from streams.state.changelog import Entry, encode_memory_record, entry_key, restored_user
 from tests.unit.erasure.test_sealing import Keys
 
 EMBEDDING = codec.pack_embedding([0.5, -0.25, 0.75, 1.0])
@@ -316,3 +316,34 @@ def test_concurrent_writes_share_one_key_store_commit_and_each_gets_its_own_key(
 
     with pytest.raises(KeysUnavailable):
         _GroupCommit(failing).run([("alice", "m9")])
+
+
+def test_a_cold_users_entries_open_with_one_read_of_their_memory_keys() -> None:
+    """Given a user's state entries sealed with ten memories' keys, when the user is loaded
+    back (a cold user, a restore), then the keys are read in one round trip, not ten, and
+    every memory comes back."""
+    keys = Keys()
+    sealing = Sealing(keys)
+    records = [MemoryRecord(memory(f"m{i}", f"fact {i}"), 1, False) for i in range(10)]
+    entries = sealing.seal_entries(
+        "alice",
+        [
+            Entry(entry_key("alice", "m", r.memory.memory_id), encode_memory_record(r))
+            for r in records
+        ],
+    )
+    reads: list[list[tuple[str, str]]] = []
+    read = keys.memory_keys
+
+    def counted(pairs):
+        reads.append(list(pairs))
+        return read(reads[-1])
+
+    keys.memory_keys = counted  # type: ignore[method-assign]
+    sealing.new_batch()
+
+    state, _ = restored_user("alice", [(e.key, e.value) for e in entries], EntryOpening(sealing))
+
+    assert len(reads) == 1
+    assert sorted(state.memories) == sorted(r.memory.memory_id for r in records)
+    assert state.memories["m3"].memory.content == "fact 3"

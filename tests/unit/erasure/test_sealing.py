@@ -100,6 +100,9 @@ class Keys:
     def forget_cached(self, user_id: str) -> None:
         pass
 
+    def flush(self) -> None:
+        pass
+
 
 def test_a_sealed_write_hides_its_personal_fields_and_keeps_ids_and_shape_in_clear() -> None:
     cipher = FieldCipher(os.urandom(32))
