@@ -181,9 +181,6 @@ class IngestProcessor:
         that raises is dead-lettered (``internal_error``) and the batch goes on."""
         decoded = [self._decode_or_fail(i) for i in inputs]
         if self.sealing is not None:
-            # which keys each memory has is read afresh per batch (another worker may have
-            # made a generation since this one last owned the partition)
-            self.sealing.new_batch()
             decoded = self._opened(inputs, decoded, self.sealing)
         events = [d for d in decoded if isinstance(d, MemoryEvent)]
         # what the ledger records, so nothing downstream (cycles, projector, recall)

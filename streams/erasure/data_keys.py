@@ -24,7 +24,7 @@ import binascii
 import hashlib
 import os
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -269,36 +269,55 @@ class PostgresKeyStore:
             found[(user_id, memory_id)][generation] = cipher
         return found
 
-    def make_memory_keys(self, key_ids: Iterable[MemoryKeyId]) -> dict[MemoryKeyId, MemoryCipher]:
-        """The keys ``key_ids`` name, made where missing (their users' data keys too), in two
-        round trips; concurrent makers agree on the first stored."""
-        wanted = list(dict.fromkeys(key_ids))
-        if not wanted:
+    def ensure_memory_keys(
+        self, user_id: str, asks: Sequence[tuple[str, int, bool]]
+    ) -> dict[str, dict[int, MemoryCipher]]:
+        """Every live key of the memories ``asks`` names, after making, in the same statement,
+        the generation each ask (memory, version, forced) needs: ``forced``, its version;
+        otherwise its version only when the memory has no key of a generation up to it (as
+        :func:`~streams.erasure.memory_keys.generation_for` decides). One round trip; the
+        user's data key made if missing; concurrent makers agree on the first stored."""
+        if not asks:
             return {}
-        users = self.ciphers(u for u, _, _ in wanted)
-        made = [
-            (u, m, g, users[u].wrap(os.urandom(KEY_BYTES), wrap_context(u, m, g)))
-            for u, m, g in wanted
-        ]
+        [user] = self.ciphers([user_id]).values()
+        made = {
+            (m, g): user.wrap(os.urandom(KEY_BYTES), wrap_context(user_id, m, g))
+            for m, g, _ in asks
+        }
+        forced = {(m, g): f for m, g, f in asks}
         conn = self._connection()
         self._wrote()
-        with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(
-                f"INSERT INTO {MEMORY_TABLE} (key_user_id, key_memory_id, generation, wrapped_key) "
-                f"VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                made,
-            )
+        # one statement, its own transaction (autocommit): one round trip
         rows = conn.execute(
-            f"SELECT k.key_user_id, k.key_memory_id, k.generation, k.wrapped_key "
-            f"FROM {MEMORY_TABLE} k JOIN unnest(%s::text[], %s::text[], %s::bigint[]) "
-            f"AS w(u, m, g) ON k.key_user_id = w.u AND k.key_memory_id = w.m "
-            f"AND k.generation = w.g",
-            ([u for u, _, _ in wanted], [m for _, m, _ in wanted], [g for _, _, g in wanted]),
+            f"WITH w(m, g, forced, k) AS (SELECT * FROM unnest(%s::text[], %s::bigint[], "
+            f"%s::bool[], %s::bytea[])), "
+            f"made AS (INSERT INTO {MEMORY_TABLE} "
+            f"(key_user_id, key_memory_id, generation, wrapped_key) "
+            f"SELECT %s, w.m, w.g, w.k FROM w WHERE w.forced OR NOT EXISTS (SELECT 1 "
+            f"FROM {MEMORY_TABLE} x WHERE x.key_user_id = %s AND x.key_memory_id = w.m "
+            f"AND x.generation <= w.g) ON CONFLICT DO NOTHING "
+            f"RETURNING key_memory_id, generation, wrapped_key) "
+            f"SELECT * FROM made UNION ALL SELECT x.key_memory_id, x.generation, "
+            f"x.wrapped_key FROM {MEMORY_TABLE} x WHERE x.key_user_id = %s "
+            f"AND x.key_memory_id = ANY(%s)",
+            (
+                [m for m, _ in made],
+                [g for _, g in made],
+                [forced[k] for k in made],
+                list(made.values()),
+                user_id,
+                user_id,
+                user_id,
+                list({m for m, _ in made}),
+            ),
         ).fetchall()
-        found = {}
-        for user_id, memory_id, generation, wrapped in rows:
+        found: dict[str, dict[int, MemoryCipher]] = {m: {} for m, _ in made}
+        for memory_id, generation, wrapped in rows:
             key_id = (user_id, memory_id, generation)
-            found[key_id] = self._memory_cipher(users[user_id], key_id, bytes(wrapped))
+            try:
+                found[memory_id][generation] = self._memory_cipher(user, key_id, bytes(wrapped))
+            except Unreadable:
+                continue  # not this user key's: as good as erased
         return found
 
     def input_keys(
@@ -317,19 +336,19 @@ class PostgresKeyStore:
         ]
         conn = self._connection()
         self._wrote()
-        with conn.transaction():
-            rows = conn.execute(
-                f"WITH w(u, m, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bytea[])), "
-                f"made AS (INSERT INTO {MEMORY_TABLE} "
-                f"(key_user_id, key_memory_id, generation, wrapped_key) "
-                f"SELECT w.u, w.m, %s, w.k FROM w WHERE NOT EXISTS (SELECT 1 FROM {MEMORY_TABLE} t "
-                f"WHERE t.key_user_id = w.u AND t.key_memory_id = w.m) ON CONFLICT DO NOTHING "
-                f"RETURNING key_user_id, key_memory_id, generation, wrapped_key) "
-                f"SELECT * FROM made UNION ALL SELECT t.key_user_id, t.key_memory_id, "
-                f"t.generation, t.wrapped_key FROM {MEMORY_TABLE} t JOIN w "
-                f"ON t.key_user_id = w.u AND t.key_memory_id = w.m",
-                ([u for u, _ in wanted], [m for _, m in wanted], wrapped, generation),
-            ).fetchall()
+        # one statement, its own transaction (autocommit): one round trip
+        rows = conn.execute(
+            f"WITH w(u, m, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bytea[])), "
+            f"made AS (INSERT INTO {MEMORY_TABLE} "
+            f"(key_user_id, key_memory_id, generation, wrapped_key) "
+            f"SELECT w.u, w.m, %s, w.k FROM w WHERE NOT EXISTS (SELECT 1 FROM {MEMORY_TABLE} t "
+            f"WHERE t.key_user_id = w.u AND t.key_memory_id = w.m) ON CONFLICT DO NOTHING "
+            f"RETURNING key_user_id, key_memory_id, generation, wrapped_key) "
+            f"SELECT * FROM made UNION ALL SELECT t.key_user_id, t.key_memory_id, "
+            f"t.generation, t.wrapped_key FROM {MEMORY_TABLE} t JOIN w "
+            f"ON t.key_user_id = w.u AND t.key_memory_id = w.m",
+            ([u for u, _ in wanted], [m for _, m in wanted], wrapped, generation),
+        ).fetchall()
         newest: dict[MemoryPair, tuple[int, bytes]] = {}
         for user_id, memory_id, gen, key in rows:
             pair = (user_id, memory_id)

@@ -471,9 +471,9 @@ class KeySource(Protocol):
         self, pairs: Iterable[MemoryPair]
     ) -> dict[MemoryPair, dict[int, MemoryCipher]]: ...
 
-    def make_memory_keys(
-        self, key_ids: Iterable[MemoryKeyId]
-    ) -> dict[MemoryKeyId, MemoryCipher]: ...
+    def ensure_memory_keys(
+        self, user_id: str, asks: Sequence[tuple[str, int, bool]]
+    ) -> dict[str, dict[int, MemoryCipher]]: ...
 
     def input_keys(
         self, pairs: Iterable[MemoryPair], now_us: int
@@ -499,9 +499,10 @@ class Sealing:
     ``per_memory`` (MEMSTREAM_MEMORY_KEYS, on by default): a memory's fields are sealed with
     its own keys, so forgetting one memory erases it (module doc); off, with the user's only.
 
-    Which keys each memory has is read once per batch (:meth:`new_batch` forgets what the last
-    batch read: another worker may have made a generation since, after a rebalance), in one
-    round trip for the memories the batch names; the unwrapped keys stay cached in the store.
+    Which keys each memory has is read once, in one round trip for the memories a batch names,
+    and remembered until :meth:`new_batch` (another worker may have made a generation since,
+    after a rebalance); a reader missing a generation reads its memory again; the unwrapped
+    keys stay cached in the store.
     Safe to share between threads (the worker restores partitions in an executor): one lock
     around the store, whose connection is not."""
 
@@ -578,7 +579,9 @@ class Sealing:
         self._store(self.keys.flush, "memory keys")
 
     def new_batch(self) -> None:
-        """Forget which keys each memory has: the next batch reads them again."""
+        """Forget which keys each memory has: they are read again when next needed. The
+        worker calls it when partitions are assigned to it (another worker may have made
+        generations of their users' memories meanwhile), the projector once per batch."""
         with self._lock:
             self._live.clear()
 
@@ -604,36 +607,56 @@ class Sealing:
         memory not read in this batch; None: erased)."""
 
         def find(memory_id: str, generation: int) -> MemoryCipher | None:
+            pair = (user_id, memory_id)
             with self._lock:
-                self._load_live([(user_id, memory_id)])
-                return self._live[(user_id, memory_id)].get(generation)
+                live = self._live.get(pair)
+                if live is None or generation not in live:
+                    # not read yet, or read before another process made this generation (a
+                    # publisher's key for a forgotten id written anew): read it again
+                    self._live.pop(pair, None)
+                    self._load_live([pair])
+                return self._live[pair].get(generation)
 
         return find
 
     def sealing_keys(self, user_id: str, requests: Sequence[SealRequest]) -> list[MemoryCipher]:
         """The key each request (memory, version, new generation?) seals with, made where
-        missing: one round trip for the memories not read in this batch, one to make keys."""
+        missing, in at most one round trip: the memories not read yet are read, and the keys
+        their requests need made, by one statement (``PostgresKeyStore.ensure_memory_keys``)."""
         with self._lock:
-            self._load_live((user_id, m) for m, _, _ in requests)
-            chosen: list[tuple[str, int]] = []
-            to_make: list[MemoryKeyId] = []
-            planned: dict[MemoryPair, set[int]] = {}
+            asks: list[tuple[str, int, bool]] = []
+            first: set[str] = set()
+            planned: dict[str, set[int]] = {}
             for memory_id, version, fresh in requests:
-                pair = (user_id, memory_id)
-                live = planned.setdefault(pair, set(self._live[pair]))
-                generation, make = generation_for(live, version, fresh)
+                live = self._live.get((user_id, memory_id))
+                if live is None:
+                    # not read yet: the statement decides, as generation_for would, from
+                    # what the store holds (its first request, and every fresh one)
+                    if fresh or memory_id not in first:
+                        asks.append((memory_id, version, fresh))
+                        first.add(memory_id)
+                    continue
+                known = planned.setdefault(memory_id, set(live))
+                generation, make = generation_for(known, version, fresh)
                 if make:
-                    live.add(generation)
-                    to_make.append((user_id, memory_id, generation))
-                chosen.append((memory_id, generation))
-            if to_make:
+                    known.add(generation)
+                    asks.append((memory_id, generation, True))
+            if asks:
                 try:
-                    made = self.keys.make_memory_keys(to_make)
+                    found = self.keys.ensure_memory_keys(user_id, asks)
                 except (psycopg.Error, MasterKeyError) as exc:
                     raise KeysUnavailable(f"the memory keys could not be made: {exc}") from exc
-                for (user, memory_id, generation), cipher in made.items():
-                    self._live[(user, memory_id)][generation] = cipher
-            return [self._live[(user_id, m)][g] for m, g in chosen]
+                for memory_id, ciphers in found.items():
+                    self._live.setdefault((user_id, memory_id), {}).update(ciphers)
+            chosen = []
+            choosing: dict[str, set[int]] = {}
+            for memory_id, version, fresh in requests:
+                live = self._live[(user_id, memory_id)]
+                known = choosing.setdefault(memory_id, set(live))
+                generation, _ = generation_for(known, version, fresh)
+                known.add(generation)
+                chosen.append(live[generation])
+            return chosen
 
     # -- whole batches, as the boundary handles them -------------------------------------------
 

@@ -58,6 +58,10 @@ class PartitionRebuilds:
         self.snapshots: dict[int, list[Entry]] = {}  # owed to the changelog after a rebuild
 
     def start(self, partitions: set[int]) -> None:
+        if self.sealing is not None and partitions - set(self.tasks):
+            # another worker may have made generations of these users' memory keys while it
+            # owned them: what this one remembers of them is read again
+            self.sealing.new_batch()
         for partition in partitions:
             if partition not in self.tasks:
                 self.tasks[partition] = asyncio.ensure_future(self._rebuild(partition))

@@ -55,12 +55,24 @@ class Keys:
                 found[(user, memory_id)][generation] = MemoryCipher(key, memory_id, generation)
         return found
 
-    def make_memory_keys(self, key_ids):
-        key_ids = list(key_ids)
-        self.ciphers(u for u, _, _ in key_ids)
-        return {
-            k: MemoryCipher(self.memory.setdefault(k, os.urandom(32)), k[1], k[2]) for k in key_ids
-        }
+    def ensure_memory_keys(self, user_id, asks):
+        """As PostgresKeyStore's one statement: make what each ask needs, seen from before it."""
+        self.ciphers([user_id])
+        before = set(self.memory)
+        for memory_id, generation, forced in asks:
+            if forced or not any(
+                k[:2] == (user_id, memory_id) and k[2] <= generation for k in before
+            ):
+                self.memory.setdefault((user_id, memory_id, generation), os.urandom(32))
+        names = {m for m, _, _ in asks}
+        found: dict[str, dict[int, MemoryCipher]] = {m: {} for m in names}
+        for (user, memory_id, generation), key in self.memory.items():
+            if user == user_id and memory_id in names:
+                found[memory_id][generation] = MemoryCipher(key, memory_id, generation)
+        return found
+
+    def _make(self, key_id):
+        return MemoryCipher(self.memory.setdefault(key_id, os.urandom(32)), key_id[1], key_id[2])
 
     def input_keys(self, pairs, now_us):
         found = {}
@@ -68,7 +80,8 @@ class Keys:
             live = [g for (u, m, g) in self.memory if (u, m) == (user, memory_id)]
             generation, _ = input_generation(live, now_us)
             key_id = (user, memory_id, generation)
-            found[(user, memory_id)] = self.make_memory_keys([key_id])[key_id]
+            self.ciphers([user])
+            found[(user, memory_id)] = self._make(key_id)
         return found
 
     def erase_memory_keys(self, erasures):
