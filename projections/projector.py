@@ -521,7 +521,8 @@ class Projector:
             # (a wrapped one opens with its user's living key), must not stay readable in dead
             # tuples (docs/security.md)
             full = self.settings.erasure_vacuum == "FULL"
-            self._with_retries(lambda: vacuum_erased(self.settings.database_url, full))
+            keys_at = self.settings.keys_database_url or None
+            self._with_retries(lambda: vacuum_erased(self.settings.database_url, full, keys_at))
             log.info(
                 "erased %d user(s) and %d memory key range(s), and vacuumed",
                 len(batch.erased),

@@ -310,17 +310,27 @@ def _erase_users(cur: psycopg.Cursor, batch: RowBatch) -> None:
         cur.execute(f"DELETE FROM {table} WHERE user_id = ANY(%s)", (users,))
 
 
-def vacuum_erased(conninfo: str, full: bool = True) -> None:
+KEY_TABLES = ("memstream_data_keys", "memstream_memory_keys")
+"""The key store's tables (migrations 011, 012): a dead tuple of a destroyed memory key opens
+with its user's living key, so they are vacuumed with the read models."""
+
+
+def vacuum_erased(conninfo: str, full: bool = True, keys_conninfo: str | None = None) -> None:
     """VACUUM the tables an erasure deleted from, so the user's rows do not stay in dead
     tuples (docs/security.md, "What stays"). ``full``: rewrite them, indexes included, so
     no byte of the deleted rows stays in the data files either (a plain VACUUM leaves them in
     the pages' free space until written over); each table is locked while it is rewritten.
     Either removes only the tuples no open transaction can still see; the WAL and backups are
-    the operator's retention."""
+    the operator's retention. ``keys_conninfo``: the key store's database, when it is not
+    ``conninfo`` (MEMSTREAM_KEYS_DATABASE_URL): its key tables are vacuumed there."""
     command = "VACUUM (FULL)" if full else "VACUUM"
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        for table in (*USER_TABLES, "memstream_data_keys", "memstream_memory_keys"):
+        for table in (*USER_TABLES, *KEY_TABLES):
             conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
+    if keys_conninfo and keys_conninfo != conninfo:
+        with psycopg.connect(keys_conninfo, autocommit=True) as conn:
+            for table in KEY_TABLES:
+                conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
 
 
 def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:
