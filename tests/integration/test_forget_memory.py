@@ -12,6 +12,7 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -72,6 +73,38 @@ def quoted_victim(events: list[MemoryEvent], run: OracleRun) -> tuple[str, str]:
             ):
                 return payload.memory.memory_id, other.memory.memory_id
     raise AssertionError("the workload has no memory an observation quotes: change its seed")
+
+
+@dataclass(frozen=True)
+class ForgetRun:
+    events: list[MemoryEvent]
+    before: OracleRun  # the oracle of ``events``
+    after: OracleRun  # ... and of the forget after them
+    forget: MemoryEvent
+    victim: str  # the memory forgotten
+    observation: str  # an observation quoting it
+
+
+def processed_before_a_forget(sealed: Pipeline, seed: int) -> ForgetRun:
+    """Three users' conversations with forgets, processed by the sealed pipeline, and the
+    forget (not yet published) of a memory of user-1 that an observation quotes."""
+    events = cycle_heavy_workload(240, users=3, seed=seed, forgets=0.08)
+    before = sealed.oracle(events)
+    victim, observation = quoted_victim(events, before)
+    forget = MemoryEvent(
+        str(uuid.uuid4()),
+        VICTIM_USER,
+        events[-1].occurred_at + 1000,
+        ForgetRequested(victim, "user_request"),
+        source="tests",
+    )
+    after = sealed.oracle([*events, forget])
+    sealed.start_all()
+    for event in events:
+        sealed.publisher.publish(event)
+    sealed.publisher.flush()
+    sealed.wait_for_log_count(len(before.decisions))
+    return ForgetRun(events, before, after, forget, victim, observation)
 
 
 def forgotten_values(
@@ -174,22 +207,9 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
     embedding of it or of any memory the workload forgot, while user-1's other memories
     still open; the read models equal the oracle; and a projector replaying the ledger from
     the start into an empty database reaches the same tables."""
-    events = cycle_heavy_workload(240, users=3, seed=4346, forgets=0.08)
-    before = sealed.oracle(events)
-    victim, observation = quoted_victim(events, before)
-    forget = MemoryEvent(
-        str(uuid.uuid4()),
-        VICTIM_USER,
-        events[-1].occurred_at + 1000,
-        ForgetRequested(victim, "user_request"),
-        source="tests",
-    )
-    after = sealed.oracle([*events, forget])
-    sealed.start_all()
-    for event in events:
-        sealed.publisher.publish(event)
-    sealed.publisher.flush()
-    sealed.wait_for_log_count(len(before.decisions))
+    run = processed_before_a_forget(sealed, seed=4346)
+    events, before, after, forget = run.events, run.before, run.after, run.forget
+    victim, observation = run.victim, run.observation
     doomed = sealed.query(
         "SELECT wrapped_key FROM memstream_memory_keys WHERE key_user_id = %s "
         "AND key_memory_id = ANY(%s)",
@@ -280,22 +300,8 @@ def test_a_worker_killed_during_a_memory_forget_finishes_it_after_the_restart(
     after, then the restarted worker completes the forget and its cascade: the read models
     equal the oracle's, the forgotten memories have no key left, and no record opens to the
     text of any of them."""
-    events = cycle_heavy_workload(240, users=3, seed=4347, forgets=0.08)
-    before = sealed.oracle(events)
-    victim, _ = quoted_victim(events, before)
-    forget = MemoryEvent(
-        str(uuid.uuid4()),
-        VICTIM_USER,
-        events[-1].occurred_at + 1000,
-        ForgetRequested(victim, "user_request"),
-        source="tests",
-    )
-    after = sealed.oracle([*events, forget])
-    sealed.start_all()
-    for event in events:
-        sealed.publisher.publish(event)
-    sealed.publisher.flush()
-    sealed.wait_for_log_count(len(before.decisions))
+    run = processed_before_a_forget(sealed, seed=4347)
+    events, before, after, forget = run.events, run.before, run.after, run.forget
 
     sealed.publisher.publish(forget)
     sealed.publisher.flush()
