@@ -70,6 +70,24 @@ def pipeline(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 @pytest.fixture
+def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A pipeline whose processes seal personal fields, under a master key made for it."""
+    import base64
+    import os
+
+    from tests.support import Pipeline
+
+    p = Pipeline.create(stack, tmp_path_factory.mktemp("sealed"))
+    p.settings = p.settings.with_overrides(
+        master_key=base64.b64encode(os.urandom(32)).decode("ascii")
+    )
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+@pytest.fixture
 def profile_pipeline(
     stack: object, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[object]:

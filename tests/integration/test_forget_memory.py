@@ -8,10 +8,8 @@ reaches the same tables."""
 from __future__ import annotations
 
 import base64
-import os
 import re
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,18 +38,6 @@ pytestmark = pytest.mark.integration
 # stack, and must not find the live memories of these tests' users (nor these theirs).
 
 VICTIM_USER = "user-1"
-
-
-@pytest.fixture
-def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
-    p = Pipeline.create(stack, tmp_path_factory.mktemp("forget-memory"))
-    p.settings = p.settings.with_overrides(
-        master_key=base64.b64encode(os.urandom(32)).decode("ascii")
-    )
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def quoted_victim(events: list[MemoryEvent], run: OracleRun) -> tuple[str, str]:

@@ -6,10 +6,7 @@ database reaches the same read models without stopping."""
 
 from __future__ import annotations
 
-import base64
-import os
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -31,18 +28,6 @@ pytestmark = pytest.mark.integration
 VICTIM = "user-1"
 NAME = "Zebulon Quarkworth"
 SECRET = "Zebulon keeps the spare key under the blue flowerpot by the gate"
-
-
-@pytest.fixture
-def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
-    p = Pipeline.create(stack, tmp_path_factory.mktemp("forget"))
-    p.settings = p.settings.with_overrides(
-        master_key=base64.b64encode(os.urandom(32)).decode("ascii")
-    )
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def workload() -> list[MemoryEvent]:

@@ -5,12 +5,9 @@ with the key prints plaintext, without it only sealed text."""
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 import shutil
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,18 +20,6 @@ from tests.support import Pipeline
 from tests.workloads import LINK_QUERY, cycle_heavy_workload, expected_links, expected_rows
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def sealed(stack: object, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
-    p = Pipeline.create(stack, tmp_path_factory.mktemp("sealed"))
-    p.settings = p.settings.with_overrides(
-        master_key=base64.b64encode(os.urandom(32)).decode("ascii")
-    )
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def raw_values(pipeline: Pipeline, topic: str) -> bytes:
