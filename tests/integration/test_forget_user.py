@@ -17,6 +17,7 @@ from memstream.waiting import wait_until
 from projections.schema import migrated_database
 from projections.writer import USER_TABLES
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
+from streams.engine.oracle import OracleRun
 from streams.kafka import codec
 from streams.state.restore import state_topic
 from tests.integration.test_sealing import files_under, personal_values, raw_values
@@ -83,6 +84,31 @@ def others_rows(pipeline: Pipeline) -> dict:
     return {k: v for k, v in pipeline.memory_rows().items() if k[1] != VICTIM}
 
 
+def assert_no_row_of_the_victim_and_the_others_as_the_oracle(
+    sealed: Pipeline, oracle: OracleRun
+) -> None:
+    for table in USER_TABLES:
+        left = sealed.query(
+            f"SELECT count(*) FROM {table} WHERE user_id = %s "  # noqa: S608 - our tables
+            + ("AND action <> 'UserErased'" if table == "consolidation_log" else ""),
+            (VICTIM,),
+        )
+        assert left == [(0,)], table
+    assert others_rows(sealed) == {k: v for k, v in expected_rows(oracle).items() if k[1] != VICTIM}
+
+
+def assert_nothing_of_the_victim_on_disk(
+    sealed: Pipeline, stack: object, events: list[MemoryEvent], worker: str
+) -> None:
+    """The worker stopped and a checkpoint taken (what VACUUM left is on disk, as it would be
+    in time), no byte of the victim's texts, name or embeddings is in any copy."""
+    sealed.processes[worker].stop()
+    with psycopg.connect(sealed.settings.database_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+    texts, embeddings = victims_values(events)
+    assert scan(sealed, stack, texts, embeddings) == []
+
+
 def test_forgetting_a_user_leaves_nothing_of_them_anywhere_and_a_replay_agrees(
     sealed: Pipeline, stack: object
 ) -> None:
@@ -115,14 +141,7 @@ def test_forgetting_a_user_leaves_nothing_of_them_anywhere_and_a_replay_agrees(
         what="the projector to apply the erasure",
         describe=sealed.logs,
     )
-    for table in USER_TABLES:
-        left = sealed.query(
-            f"SELECT count(*) FROM {table} WHERE user_id = %s "  # noqa: S608 - our tables
-            + ("AND action <> 'UserErased'" if table == "consolidation_log" else ""),
-            (VICTIM,),
-        )
-        assert left == [(0,)], table
-    assert others_rows(sealed) == {k: v for k, v in expected_rows(oracle).items() if k[1] != VICTIM}
+    assert_no_row_of_the_victim_and_the_others_as_the_oracle(sealed, oracle)
     after = sealed.dump_tables()
     for table, rows in before.items():
         assert [r for r in after[table] if VICTIM not in r] == [
@@ -130,12 +149,8 @@ def test_forgetting_a_user_leaves_nothing_of_them_anywhere_and_a_replay_agrees(
         ], table
     assert [r[6] for rows in after.values() for r in rows if VICTIM in r] == ["UserErased"]
 
-    sealed.processes["worker"].stop()
-    with psycopg.connect(sealed.settings.database_url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")  # what VACUUM left is on disk, as it would be in time
-    texts, embeddings = victims_values(events)
-    assert {NAME.encode(), SECRET.encode()} <= texts
-    assert scan(sealed, stack, texts, embeddings) == []
+    assert {NAME.encode(), SECRET.encode()} <= victims_values(events)[0]  # the scan seeks them
+    assert_nothing_of_the_victim_on_disk(sealed, stack, events, "worker")
 
     replica_url = migrated_database(
         stack.database_url,  # type: ignore[attr-defined]
@@ -195,16 +210,5 @@ def test_a_worker_killed_during_a_forget_finishes_it_after_the_restart(
         what="the restarted worker and the projector to apply the erasure",
         describe=sealed.logs,
     )
-    for table in USER_TABLES:
-        left = sealed.query(
-            f"SELECT count(*) FROM {table} WHERE user_id = %s "  # noqa: S608 - our tables
-            + ("AND action <> 'UserErased'" if table == "consolidation_log" else ""),
-            (VICTIM,),
-        )
-        assert left == [(0,)], table
-    assert others_rows(sealed) == {k: v for k, v in expected_rows(oracle).items() if k[1] != VICTIM}
-    sealed.processes["worker-2"].stop()
-    with psycopg.connect(sealed.settings.database_url, autocommit=True) as conn:
-        conn.execute("CHECKPOINT")
-    texts, embeddings = victims_values(events)
-    assert scan(sealed, stack, texts, embeddings) == []
+    assert_no_row_of_the_victim_and_the_others_as_the_oracle(sealed, oracle)
+    assert_nothing_of_the_victim_on_disk(sealed, stack, events, "worker-2")
