@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 
 with warnings.catch_warnings():
     # pgserver asks platformdirs for a runtime dir it does not need here; without
@@ -35,6 +36,12 @@ from projections.schema import ensure_database, migrate
 DATABASE = "memstream"
 SUPERUSER = "postgres"
 STOP_TIMEOUT_S = 30
+# Server settings of the local stack, as the Kubernetes manifest sets them (k8s/postgres.yaml).
+# PostgreSQL's default 128 MB of shared buffers is smaller than one large user's read model:
+# recall's exact scan of 50,000 memories (~130 MB) then reads every page through a small ring
+# from the OS cache on each query, about twice the time of a scan from shared buffers
+# (docs/benchmarks.md, "Recall latency").
+SERVER_SETTINGS = {"shared_buffers": "512MB"}
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,35 @@ def start(pgdata: Path) -> tuple[RunningPostgres, bool]:
     server = running_server(pgdata)
     if server is None:
         raise StackError(f"PostgreSQL did not stay up on {pgdata}; see {pgdata / 'log'}")
+    if _configure(server):
+        stop(pgdata)  # what was changed needs a restart (shared memory is sized at start)
+        return start(pgdata)
     return server, True
+
+
+def _configure(server: RunningPostgres) -> bool:
+    """Set :data:`SERVER_SETTINGS` that differ (``ALTER SYSTEM``: kept in the data directory
+    across restarts); return whether any did, i.e. whether the server must restart. Only on a
+    new data directory or after this module's settings changed."""
+    changed = False
+    try:
+        with psycopg.connect(server.url(SUPERUSER), autocommit=True) as conn:
+            for name, value in SERVER_SETTINGS.items():
+                if conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone() == (
+                    value,
+                ):
+                    continue
+                conn.execute(
+                    sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        sql.Identifier(name), sql.Literal(value)
+                    )
+                )
+                changed = True
+    except psycopg.Error as exc:
+        raise StackError(
+            f"could not configure PostgreSQL at {server.url(SUPERUSER)}: {exc}"
+        ) from exc
+    return changed
 
 
 def stop(pgdata: Path, timeout: int = STOP_TIMEOUT_S) -> int | None:

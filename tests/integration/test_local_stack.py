@@ -18,8 +18,9 @@ import psutil
 import psycopg
 import pytest
 from confluent_kafka.admin import AdminClient
+from psycopg import sql
 
-from memstream.stack import LocalStack, StackError, StackInfo, kafka_broker
+from memstream.stack import LocalStack, StackError, StackInfo, kafka_broker, postgres
 from memstream.stack.commands import add_stack_commands
 from memstream.stack.ports import free_port, pick_port, port_is_free
 from memstream.stack.stack_state import StackLayout, StackState, load_state, save_state
@@ -113,6 +114,8 @@ def test_up_is_idempotent_and_data_survives_down_up(stack: LocalStack) -> None:
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
         ).fetchall()
         assert {row[0] for row in rows} >= READ_MODEL_TABLES
+        # The stack's server settings apply from the first up (a restart inside it).
+        assert server_settings(conn) == postgres.SERVER_SETTINGS
         conn.execute(
             "INSERT INTO sessions (user_id, session_id, memory_count) VALUES (%s, %s, %s)",
             ("u-stack-test", "s-1", 7),
@@ -136,8 +139,16 @@ def test_up_is_idempotent_and_data_survives_down_up(stack: LocalStack) -> None:
             "SELECT memory_count FROM sessions WHERE user_id = %s AND session_id = %s",
             ("u-stack-test", "s-1"),
         ).fetchone()
+        assert server_settings(conn) == postgres.SERVER_SETTINGS
     assert row == (7,)
     assert topic_partitions(second.kafka_bootstrap).get("memory.events") == PARTITIONS
+
+
+def server_settings(conn: psycopg.Connection) -> dict[str, str]:
+    return {
+        name: conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()[0]
+        for name in postgres.SERVER_SETTINGS
+    }
 
 
 @pytest.mark.integration
