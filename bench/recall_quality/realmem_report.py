@@ -112,7 +112,7 @@ def render(data: dict[str, Any]) -> str:
         "in event time). *Evidence @k*: the share of a question's needed memory points (those "
         "traced to a turn) whose turn is among the top k, or a memory of ≤ "
         f"{DERIVED_MAX_CHARS:,} characters derived from it holding ≥ half of the point's key "
-        "words. *Points @2,000*: the share of needed memory points whose key words (≥ half; "
+        "words or every content word of the turn (kept whole, as the turn counts). *Points @2,000*: the share of needed memory points whose key words (≥ half; "
         "≥ 80 % in the second column) are in the 2,000-character context; *chance*: the same "
         "for another question's points. Means over questions.",
         "",
@@ -173,7 +173,8 @@ def _diagnosis(points: list[dict[str, Any]], profile: str) -> list[str]:
         f"Needed memory points by the side of their source turn: found in the top 5 (raw / "
         f"`{profile}`), and where each stood in `{profile}`'s active memory when asked: "
         "*turn* (a source turn itself still active), *kept* (a derived memory keeps half the "
-        "point's words), *lost* (derived memories active, none keeps half), *gone* (nothing "
+        "point's words or its whole turn), *lost* (derived memories active, none keeps "
+        "either), *gone* (nothing "
         "active from its turns). *turn holds*: the mean share of the point's words its own "
         "turn holds.",
         "",

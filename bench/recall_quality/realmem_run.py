@@ -42,16 +42,14 @@ from bench.recall_quality.rankings import EMBEDDING_DIM, unit
 from bench.recall_quality.realmem import ASSISTANT, SIDES, USER, Persona, Question, Turn
 from bench.recall_quality.scoring import (
     BUDGETS,
-    DERIVED_MAX_CHARS,
     EVIDENCE_KS,
-    KEY_WORD_SHARE,
     POINT_SHARES,
     Lineage,
     Point,
     PointScore,
     Ranked,
     content_words,
-    holds,
+    keeps,
     point_decoys,
     point_words,
     score_points,
@@ -257,7 +255,8 @@ def run_persona(
     cache.save()
     outcome.timing["embedding_seconds"] = round(time.perf_counter() - started, 1)
 
-    points = {q.question_id: _points(q) for q in persona.questions}
+    turn_words = {t.turn_id: content_words(t.text) for t in turns}
+    points = {q.question_id: _points(q, turn_words) for q in persona.questions}
     decoy_index = point_decoys(
         [
             (q.question_id, frozenset(p.words for p in points[q.question_id]))
@@ -365,8 +364,15 @@ def run_persona(
     return outcome
 
 
-def _points(question: Question) -> list[Point]:
-    return [Point(point_words(p.text), frozenset(p.evidence)) for p in question.points]
+def _points(question: Question, turn_words: dict[str, frozenset[str]]) -> list[Point]:
+    return [
+        Point(
+            point_words(p.text),
+            frozenset(p.evidence),
+            tuple(turn_words[t] for t in p.evidence if t in turn_words),
+        )
+        for p in question.points
+    ]
 
 
 def _reach(point: Point, records: Sequence[MemoryRecord], lineage: Lineage) -> str:
@@ -383,9 +389,7 @@ def _reach(point: Point, records: Sequence[MemoryRecord], lineage: Lineage) -> s
             return "turn"
         if point.evidence & lineage.origins(memory.memory_id):
             derived = True
-            if len(memory.content) <= DERIVED_MAX_CHARS and holds(
-                point.words, content_words(memory.content), KEY_WORD_SHARE
-            ):
+            if keeps(point, memory.content):
                 return "kept"
     return "lost" if derived else "gone"
 

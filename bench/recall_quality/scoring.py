@@ -278,19 +278,30 @@ class Point:
 
     words: frozenset[str]
     evidence: frozenset[str]  # turn ids (empty: no single source turn)
+    # the content words of each evidence turn: a memory holding all of one's kept it whole
+    turns: tuple[frozenset[str], ...] = ()
 
 
 def point_found(point: Point, memory: Ranked, lineage: Lineage) -> bool:
     """``memory`` is a turn the point came from, or a memory of at most
     :data:`DERIVED_MAX_CHARS` derived from one of them (transitively) that holds at least
-    half of the point's key words: a condensed memory counts when it kept what was needed."""
+    half of the point's key words (a condensed memory counts when it kept what was needed)
+    or every content word of one of them (it kept the turn whole, as the turn counts)."""
     if memory.memory_id in point.evidence:
         return True
-    if len(memory.content) > DERIVED_MAX_CHARS:
-        return False
     if not point.evidence & lineage.origins(memory.memory_id):
         return False
-    return holds(point.words, content_words(memory.content), KEY_WORD_SHARE)
+    return keeps(point, memory.content)
+
+
+def keeps(point: Point, content: str) -> bool:
+    """A memory derived from the point's turns (of at most :data:`DERIVED_MAX_CHARS`) carries
+    it: ``content`` holds half the point's key words, or every content word of one of its
+    turns."""
+    if len(content) > DERIVED_MAX_CHARS:
+        return False
+    words = content_words(content)
+    return holds(point.words, words, KEY_WORD_SHARE) or any(t and t <= words for t in point.turns)
 
 
 def points_found(

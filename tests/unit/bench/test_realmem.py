@@ -36,6 +36,7 @@ from bench.recall_quality.scoring import (
     Lineage,
     Point,
     Ranked,
+    content_words,
     point_decoys,
     point_found,
     point_recall,
@@ -247,6 +248,18 @@ def test_a_memory_derived_from_the_turn_counts_when_it_keeps_half_the_words() ->
     lost = Ranked("obs", "Kenta talked about money.")
     assert point_found(POINT, kept, LINEAGE)
     assert not point_found(POINT, lost, LINEAGE)
+
+
+def test_a_memory_derived_from_the_turn_counts_when_it_keeps_the_turn_whole() -> None:
+    # The annotator's point says more than the turn: the turn holds 2 of its 7 words, and
+    # counts as the turn; a memory keeping every content word of the turn counts the same.
+    turn = "ok, that range works per night"
+    point = Point(BUDGET_WORDS, frozenset({"t3"}), (content_words(turn),))
+    assert point_found(
+        point, Ranked("obs", "9 June 2023, Kenta: ok, that range works per night."), LINEAGE
+    )
+    assert not point_found(point, Ranked("obs", "9 June 2023, Kenta: that range works."), LINEAGE)
+    assert not point_found(point, Ranked("other", turn), LINEAGE)  # not derived from it
 
 
 def test_a_memory_not_derived_from_the_turn_or_too_long_does_not_count() -> None:
