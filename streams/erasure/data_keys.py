@@ -45,6 +45,18 @@ CACHED_MEMORY_KEYS = 200_000
 """Unwrapped memory keys a process keeps (about 200 bytes each): a user's recent memories."""
 
 MemoryPair = tuple[str, str]  # (user id, memory id)
+BY_KEY_ONLY = ("SET enable_hashjoin = off", "SET enable_mergejoin = off")
+"""The key store's session joins only by primary-key lookups. Each of its statements reads or
+makes the keys of one batch (a few hundred memories) among all keys ever made; from a few
+thousand keys to about a million, PostgreSQL's planner prefers scanning and hashing or sorting
+the whole table over a few hundred index probes: 12 ms for 500 keys among 17,652 against 3.6 ms
+by index (docs/benchmarks.md, "Sealing cost"), a cost that grew with every key ever made."""
+LIVE_KEYS_SQL = (
+    f"SELECT k.key_user_id, k.key_memory_id, k.generation, k.wrapped_key "
+    f"FROM {MEMORY_TABLE} k JOIN unnest(%s::text[], %s::text[]) AS w(u, m) "
+    f"ON k.key_user_id = w.u AND k.key_memory_id = w.m"
+)
+"""Every key of the (user, memory) pairs given as two arrays."""
 
 
 class MasterKeyError(ValueError):
@@ -156,6 +168,8 @@ class PostgresKeyStore:
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
             self._conn = psycopg.connect(self.conninfo, autocommit=True)
+            for setting in BY_KEY_ONLY:
+                self._conn.execute(setting)
             if self.deferred:
                 self._conn.execute("SET synchronous_commit = off")
         return self._conn
@@ -250,12 +264,7 @@ class PostgresKeyStore:
         users = self.existing_ciphers(u for u, _ in wanted)
         rows = (
             self._connection()
-            .execute(
-                f"SELECT k.key_user_id, k.key_memory_id, k.generation, k.wrapped_key "
-                f"FROM {MEMORY_TABLE} k JOIN unnest(%s::text[], %s::text[]) AS w(u, m) "
-                f"ON k.key_user_id = w.u AND k.key_memory_id = w.m",
-                ([u for u, _ in wanted], [m for _, m in wanted]),
-            )
+            .execute(LIVE_KEYS_SQL, ([u for u, _ in wanted], [m for _, m in wanted]))
             .fetchall()
         )
         for user_id, memory_id, generation, wrapped in rows:

@@ -14,7 +14,12 @@ from psycopg.conninfo import make_conninfo
 
 from projections import grants
 from streams.erasure.cipher import Unreadable, field_context
-from streams.erasure.data_keys import LocalMasterKey, MasterKeyError, PostgresKeyStore
+from streams.erasure.data_keys import (
+    LIVE_KEYS_SQL,
+    LocalMasterKey,
+    MasterKeyError,
+    PostgresKeyStore,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -141,3 +146,33 @@ def test_a_reader_login_sees_and_makes_only_its_granted_users_key(
     with psycopg.connect(database) as conn:
         users = conn.execute("SELECT key_user_id FROM memstream_data_keys ORDER BY 1").fetchall()
     assert users == [("alice",), ("bob",), ("carol",)]
+
+
+def test_a_batchs_keys_are_read_by_primary_key_however_many_keys_exist(
+    database: str, master: LocalMasterKey
+) -> None:
+    # 20,000 keys of 200 users: a size at which PostgreSQL's planner would scan and sort
+    # (or hash) the whole table for a batch's few hundred keys, a cost that grows with every
+    # key ever made; the key store's session reads them by primary key.
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO memstream_memory_keys (key_user_id, key_memory_id, generation, "
+            "wrapped_key) SELECT 'u' || (i % 200), 'm' || i, 1, '\\x00'::bytea "
+            "FROM generate_series(1, 20000) AS i"
+        )
+        conn.execute("ANALYZE memstream_memory_keys")
+        batch = ([f"u{i % 200}" for i in range(1, 500)], [f"m{i}" for i in range(1, 500)])
+        anywhere = plan(conn, batch)
+        assert "Seq Scan" in anywhere, anywhere  # the plan a session of its own gets
+    keys = store(database, master)
+    try:
+        by_key = plan(keys._connection(), batch)
+        assert "Index Scan using memstream_memory_keys_pkey" in by_key, by_key
+        assert "Seq Scan" not in by_key, by_key
+    finally:
+        keys.close()
+
+
+def plan(conn: psycopg.Connection, batch: tuple[list[str], list[str]]) -> str:
+    rows = conn.execute("EXPLAIN " + LIVE_KEYS_SQL, batch).fetchall()
+    return "\n".join(row[0] for row in rows)
