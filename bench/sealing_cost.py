@@ -26,6 +26,7 @@ import statistics
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,18 @@ from bench.run import _projector, _throughput, default_processes
 from bench.workload import written_events
 from memstream.stack import LocalStack
 from streams.config.settings import Settings
-from streams.engine.model import MemoryEvent
-from streams.erasure.sealing import sealing_of
+from streams.engine.model import MemoryEvent, MemoryWritten
+from streams.erasure.memory_keys import text_generation
+from streams.erasure.sealing import carried_memory, sealing_of
+from streams.ingest_processor import IngestProcessor, Input
 from streams.kafka import codec
+from streams.worker_engine import engine_config
 
 MODES = ("plain", "user", "memory")
 PUBLISHED_ONE_BY_ONE = 1000  # writes the publisher phase seals one at a time, per mode
+IN_PROCESS_INPUTS = 3000  # inputs of the in-process phase, per mode and round
+IN_PROCESS_BATCH = 200  # inputs per process_batch call (a worker's batch)
+OPENED_BATCH = 500  # ledger records opened per batch (a projector's)
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -120,6 +127,76 @@ def publisher_cost(settings: Settings, events: list[MemoryEvent]) -> dict[str, f
         sealing.close()
 
 
+def in_process(
+    settings: Settings, master: str, events: list[MemoryEvent], rounds: int
+) -> dict[str, dict[str, float]]:
+    """Per mode, the median over ``rounds`` of: the worker's inputs/s through
+    ``process_batch`` (keys in ``settings``' database, made durable once per batch as the
+    worker does), and the records/s of decoding its ledger and opening it as the projector
+    does (a batch's memory keys read first). Each mode and round writes as users of its own,
+    so every key is made as it would be for new memories."""
+    rates: dict[str, dict[str, list[float]]] = {m: {"worker": [], "opened": []} for m in MODES}
+    for round_ in range(1, rounds + 1):
+        for mode in MODES:
+            progress.note(f"[in process {mode}{round_}] {len(events)} inputs")
+            mode_settings = settings.with_overrides(
+                master_key="" if mode == "plain" else master,
+                master_key_file="",
+                erasure_keys="USER" if mode == "user" else "MEMORY",
+            )
+            written = _as_users(events, f"-{mode}{round_}")
+            records = encoded(written, mode_settings)
+            sealing = sealing_of(mode_settings, deferred=True)
+            processor = IngestProcessor(engine_config(mode_settings), sealing=sealing)
+            ledger: list[bytes] = []
+            started = time.perf_counter()
+            for i in range(0, len(records), IN_PROCESS_BATCH):
+                batch = [Input(k, v, [], 0) for k, v in records[i : i + IN_PROCESS_BATCH]]
+                for emission in processor.process_batch(batch):
+                    ledger.extend(r.value for r in emission.ledger)
+            rates[mode]["worker"].append(len(records) / (time.perf_counter() - started))
+            if sealing is not None:
+                sealing.close()
+            reader = sealing_of(mode_settings)
+            started = time.perf_counter()
+            for i in range(0, len(ledger), OPENED_BATCH):
+                decoded = [codec.decode_ledger(v) for v in ledger[i : i + OPENED_BATCH]]
+                if reader is not None:
+                    _open_as_the_projector(reader, decoded)
+            rates[mode]["opened"].append(len(ledger) / (time.perf_counter() - started))
+            if reader is not None:
+                reader.close()
+    return {
+        mode: {role: statistics.median(values) for role, values in got.items()}
+        for mode, got in rates.items()
+    }
+
+
+def _open_as_the_projector(reader: Any, decoded: list[Any]) -> None:
+    """What ``Projector._open_all`` does with a batch (its key-store waits aside)."""
+    reader.new_batch()
+    reader.prefetch(
+        (e.user_id, carried[0].memory_id)
+        for e in decoded
+        if (carried := carried_memory(e.payload)) is not None
+        and text_generation(carried[0].content) is not None
+    )
+    for event in decoded:
+        reader.open_ledger_keeping(event)
+
+
+def _as_users(events: list[MemoryEvent], suffix: str) -> list[MemoryEvent]:
+    """``events`` written by users of their own (each user id with ``suffix``)."""
+    renamed = []
+    for event in events:
+        user = event.user_id + suffix
+        payload = event.payload
+        if isinstance(payload, MemoryWritten):
+            event = event.with_written(payload.memory.evolve(user_id=user))
+        renamed.append(replace(event, user_id=user))
+    return renamed
+
+
 def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str, Any]:
     settings = Settings.from_env()
     stack = LocalStack(settings).up(progress=progress.note)
@@ -156,6 +233,13 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
             )
             for mode in ("user", "memory")
         }
+        progress.phase("in one process: the worker's batches, then opening their ledger")
+        alone = in_process(
+            harness.pipeline("in-process", database=True),
+            master,
+            workload[:IN_PROCESS_INPUTS],
+            rounds,
+        )
         completed = True
     finally:
         harness.stop_all()
@@ -186,6 +270,7 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
             for a, b in (("memory", "plain"), ("user", "plain"), ("memory", "user"))
         },
         "publisher": publisher,
+        "in_process": {m: {k: round(v, 1) for k, v in r.items()} for m, r in alone.items()},
         "rounds": measured,
     }
 
@@ -222,6 +307,26 @@ def render(results: dict[str, Any]) -> str:
         f"{pub['user']['writes_per_s_concurrent']:,.0f} and "
         f"{pub['memory']['writes_per_s_concurrent']:,.0f} writes/s.",
     ]
+    alone = results.get("in_process")
+    if alone:
+        plain = alone["plain"]
+        lines += [
+            "",
+            f"In one process, no Kafka ({min(p['events'], IN_PROCESS_INPUTS):,} inputs in "
+            f"batches of {IN_PROCESS_BATCH}, medians of {p['rounds']} round(s)):",
+            "",
+            "| in one process | plain | user key | memory keys |",
+            "|---|---:|---:|---:|",
+        ]
+        for role, what in (
+            ("worker", "worker, inputs/s"),
+            ("opened", "decode and open a ledger record, records/s"),
+        ):
+            cells = [f"{plain[role]:,.0f}"] + [
+                f"{alone[m][role]:,.0f} ({alone[m][role] / plain[role]:.2f})"
+                for m in ("user", "memory")
+            ]
+            lines.append(f"| {what} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
