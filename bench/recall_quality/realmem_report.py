@@ -112,7 +112,8 @@ def render(data: dict[str, Any]) -> str:
         "in event time). *Evidence @k*: the share of a question's needed memory points (those "
         "traced to a turn) whose turn is among the top k, or a memory of ≤ "
         f"{DERIVED_MAX_CHARS:,} characters derived from it holding ≥ half of the point's key "
-        "words or every content word of the turn (kept whole, as the turn counts). *Points @2,000*: the share of needed memory points whose key words (≥ half; "
+        "words or every content word of the turn (kept whole, as the turn counts). "
+        "*Points @2,000*: the share of needed memory points whose key words (≥ half; "
         "≥ 80 % in the second column) are in the 2,000-character context; *chance*: the same "
         "for another question's points. Means over questions.",
         "",
