@@ -42,7 +42,8 @@ CACHED_KEYS = 10_000
 """Unwrapped keys a process keeps: a hot user's records are sealed and opened without a query
 (the worker holds up to MEMSTREAM_HOT_USERS users, 10,000 by default)."""
 CACHED_MEMORY_KEYS = 200_000
-"""Unwrapped memory keys a process keeps (about 200 bytes each): a user's recent memories."""
+"""Memories whose unwrapped keys a process keeps (about 200 bytes a key; most memories have
+one generation): a user's recent memories."""
 
 MemoryPair = tuple[str, str]  # (user id, memory id)
 BY_KEY_ONLY = ("SET enable_hashjoin = off", "SET enable_mergejoin = off")
@@ -160,7 +161,8 @@ class PostgresKeyStore:
         self.masters: Mapping[str, MasterKey] = {key.key_id: key for key in (*retired, master)}
         self._cache: OrderedDict[str, FieldCipher] = OrderedDict()
         self._cached = cached
-        self._memory_cache: OrderedDict[MemoryKeyId, MemoryCipher] = OrderedDict()
+        # by memory, then generation: a forget drops a memory's keys without a scan
+        self._memory_cache: OrderedDict[MemoryPair, dict[int, MemoryCipher]] = OrderedDict()
         self._conn: psycopg.Connection | None = None
 
     # -- connections ------------------------------------------------------------------------
@@ -248,8 +250,8 @@ class PostgresKeyStore:
     def forget_cached(self, user_id: str) -> None:
         """Drop this process's copy of the user's keys (another process erased them)."""
         self._cache.pop(user_id, None)
-        for key_id in [k for k in self._memory_cache if k[0] == user_id]:
-            del self._memory_cache[key_id]
+        for pair in [p for p in self._memory_cache if p[0] == user_id]:
+            del self._memory_cache[pair]
 
     # -- memory keys ------------------------------------------------------------------------
 
@@ -376,10 +378,11 @@ class PostgresKeyStore:
         if not wanted:
             return 0
         for user_id, memory_id, through in wanted:
-            for key_id in [
-                k for k in self._memory_cache if k[:2] == (user_id, memory_id) and k[2] <= through
-            ]:
-                del self._memory_cache[key_id]
+            cached = self._memory_cache.get((user_id, memory_id), {})
+            for generation in [g for g in cached if g <= through]:
+                del cached[generation]
+            if not cached:
+                self._memory_cache.pop((user_id, memory_id), None)
         conn = self._connection()
         self._wrote()
         with conn.transaction():
@@ -427,14 +430,17 @@ class PostgresKeyStore:
     def _memory_cipher(
         self, user: FieldCipher, key_id: MemoryKeyId, wrapped: bytes
     ) -> MemoryCipher:
-        cipher = self._memory_cache.get(key_id)
+        user_id, memory_id, generation = key_id
+        cached = self._memory_cache.get((user_id, memory_id))
+        cipher = None if cached is None else cached.get(generation)
         if cipher is None:
-            user_id, memory_id, generation = key_id
             key = user.unwrap(wrapped, wrap_context(user_id, memory_id, generation))
             cipher = MemoryCipher(key, memory_id, generation)
-            self._memory_cache[key_id] = cipher
-            if len(self._memory_cache) > CACHED_MEMORY_KEYS:
-                self._memory_cache.popitem(last=False)
+            if cached is None:
+                cached = self._memory_cache[(user_id, memory_id)] = {}
+                if len(self._memory_cache) > CACHED_MEMORY_KEYS:
+                    self._memory_cache.popitem(last=False)
+            cached[generation] = cipher
         return cipher
 
     def _cached_cipher(self, user_id: str) -> FieldCipher | None:

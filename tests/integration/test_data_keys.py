@@ -176,3 +176,24 @@ def test_a_batchs_keys_are_read_by_primary_key_however_many_keys_exist(
 def plan(conn: psycopg.Connection, batch: tuple[list[str], list[str]]) -> str:
     rows = conn.execute("EXPLAIN " + LIVE_KEYS_SQL, batch).fetchall()
     return "\n".join(row[0] for row in rows)
+
+
+def test_erased_memory_keys_leave_the_process_and_others_stay(
+    database: str, master: LocalMasterKey
+) -> None:
+    # An erased key must not stay unwrapped in a process's memory; the erasure finds the
+    # memory's cached keys directly (it once walked the whole cache for every memory erased).
+    keys = store(database, master)
+    try:
+        keys.ensure_memory_keys("alice", [("m1", 1, False), ("m2", 1, False)])
+        keys.ensure_memory_keys("alice", [("m1", 3, True)])
+        assert keys.erase_memory_keys([("alice", "m1", 2), ("alice", "m2", 1)]) == 2
+        cached = {pair: sorted(gens) for pair, gens in keys._memory_cache.items()}
+        assert cached == {("alice", "m1"): [3]}
+        live = keys.memory_keys([("alice", "m1"), ("alice", "m2")])
+        assert {pair: sorted(gens) for pair, gens in live.items()} == {
+            ("alice", "m1"): [3],
+            ("alice", "m2"): [],
+        }
+    finally:
+        keys.close()
