@@ -170,8 +170,15 @@ def starts_generation(event: ledger.ConsolidationEvent) -> bool:
     """Whether the record is a memory the forget cascade wrote again from what remained of its
     sources: its old versions quote the forgotten text, so it takes a new key from here on."""
     payload = event.payload
-    return isinstance(payload, ledger.MemoryStored) and event.event_id == ledger.derived_event_id(
-        event.user_id, event.causation_id, REDERIVED, payload.memory.memory_id
+    # a rewrite is a memory's next version, never its first: most records are told apart
+    # without deriving the id (a uuid5 per sealed record)
+    return (
+        isinstance(payload, ledger.MemoryStored)
+        and payload.version > 1
+        and event.event_id
+        == ledger.derived_event_id(
+            event.user_id, event.causation_id, REDERIVED, payload.memory.memory_id
+        )
     )
 
 
