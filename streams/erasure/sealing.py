@@ -39,15 +39,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import orjson
 import psycopg
 
 from streams.config.settings import Settings, retired_key_files
 from streams.engine import ledger
+from streams.engine.dataclass_speedups import slot_copier
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.erasure.cipher import (
     MEMORY_VERSION,
@@ -78,6 +78,7 @@ from streams.state.changelog import MEMORY, Entry, split_key
 
 SEALED_OVERHEAD = len(VERSION) + NONCE_BYTES + TAG_BYTES  # 29 bytes per sealed value
 _T = TypeVar("_T")
+_P = TypeVar("_P")
 SEALED_TABLES = ("m", "u")  # state tables whose values are sealed (streams/state/changelog.py)
 
 Cipher = FieldCipher | MemoryCipher
@@ -249,6 +250,21 @@ _VERSION_FIELDS: dict[type, str] = {
 """Where each record that carries a memory keeps that memory's version."""
 
 
+_copy_event = slot_copier(ledger.ConsolidationEvent)
+_PayloadCopier = Callable[[Any, Mapping[str, Any]], Any]
+_payload_copiers: dict[type, _PayloadCopier] = {}
+
+
+def _replaced(payload: _P, changes: Mapping[str, Any]) -> _P:
+    """``dataclasses.replace(payload, **changes)``, by setting the copy's slots
+    (:mod:`streams.engine.dataclass_speedups`: every sealed or opened record is copied twice,
+    4.4 µs for the event and 1.4 for its payload through ``replace``, 1.5 and 0.5 this way)."""
+    copier = _payload_copiers.get(type(payload))
+    if copier is None:
+        copier = _payload_copiers[type(payload)] = slot_copier(type(payload))
+    return cast(_P, copier(payload, changes))
+
+
 def carried_memory(payload: ledger.LedgerPayload) -> tuple[Memory, int] | None:
     """The memory a ledger record carries and its version (None: it carries none)."""
     name = _MEMORY_FIELDS.get(type(payload))
@@ -272,26 +288,26 @@ def seal_ledger_event(
     if name is not None:
         memory = getattr(payload, name)
         key: Cipher = keys.get(memory.memory_id, cipher)
-        payload = replace(payload, **{name: seal_memory(memory, key)})  # type: ignore[arg-type]
+        payload = _replaced(payload, {name: seal_memory(memory, key)})
         if isinstance(payload, ledger.SessionConsolidated) and payload.unresolved_threads:
             threads = tuple(
                 _seal_text(key, user, "ledger.thread", t) for t in payload.unresolved_threads
             )
-            payload = replace(payload, unresolved_threads=threads)
+            payload = _replaced(payload, {"unresolved_threads": threads})
     elif isinstance(payload, ledger.ContradictionDetected):
         inner: Cipher = keys.get(payload.memory_id, cipher)
         explanation = _seal_text(inner, user, "ledger.explanation", payload.explanation)
         outer = keys.get(payload.other_memory_id)
         if outer is not None:
             explanation = _seal_text(outer, user, "ledger.explanation", explanation)
-        payload = replace(payload, explanation=explanation)
+        payload = _replaced(payload, {"explanation": explanation})
     elif isinstance(payload, ledger.IdentityDriftMeasured):
-        payload = replace(
-            payload, anchor=_seal_bytes(cipher, user, "ledger.anchor", payload.anchor)
+        payload = _replaced(
+            payload, {"anchor": _seal_bytes(cipher, user, "ledger.anchor", payload.anchor)}
         )
     else:
         return event
-    return replace(event, payload=payload)
+    return _copy_event(event, {"payload": payload})
 
 
 def open_ledger_event(
@@ -317,15 +333,15 @@ def open_ledger_event(
                 raise
             opened = blank_memory(memory)
             if isinstance(payload, ledger.SessionConsolidated):
-                payload = replace(payload, unresolved_threads=())
-        payload = replace(payload, **{name: opened})  # type: ignore[arg-type]
+                payload = _replaced(payload, {"unresolved_threads": ()})
+        payload = _replaced(payload, {name: opened})
         if isinstance(payload, ledger.SessionConsolidated) and payload.unresolved_threads:
             layers = (payload.narrative.memory_id,)
             threads = tuple(
                 _open_layered(cipher, memory_keys, user, "ledger.thread", t, layers)
                 for t in payload.unresolved_threads
             )
-            payload = replace(payload, unresolved_threads=threads)
+            payload = _replaced(payload, {"unresolved_threads": threads})
     elif isinstance(payload, ledger.ContradictionDetected):
         try:
             explanation = _open_layered(
@@ -340,17 +356,17 @@ def open_ledger_event(
             if not keep_erased:
                 raise
             explanation = ""
-        payload = replace(payload, explanation=explanation)
+        payload = _replaced(payload, {"explanation": explanation})
     elif isinstance(payload, ledger.IdentityDriftMeasured):
         anchor = payload.anchor
         if len(anchor) % 4 != 0:
             if cipher is None:
                 raise Unreadable("the user's data key is erased")
             anchor = _open_bytes(cipher, user, "ledger.anchor", anchor)
-        payload = replace(payload, anchor=anchor)
+        payload = _replaced(payload, {"anchor": anchor})
     else:
         return event
-    return replace(event, payload=payload)
+    return _copy_event(event, {"payload": payload})
 
 
 def _open_layered(
