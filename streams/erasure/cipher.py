@@ -52,27 +52,33 @@ def _subkey(data_key: bytes, purpose: bytes) -> bytes:
 class FieldCipher:
     """Seals and opens the personal fields of one user with that user's data key."""
 
-    __slots__ = ("_aead", "_nonce_key", "_wrap_key")
+    __slots__ = ("_aead", "_data_key", "_nonce_key", "_wrap_aead")
 
     def __init__(self, data_key: bytes) -> None:
         if len(data_key) != KEY_BYTES:
             raise ValueError(f"a data key is {KEY_BYTES} bytes (AES-256), not {len(data_key)}")
+        self._data_key = data_key
         self._aead = AESGCM(_subkey(data_key, b"seal"))
-        self._nonce_key = _subkey(data_key, b"nonce")
-        self._wrap_key = _subkey(data_key, b"wrap")
+        # derived when first needed: a memory's key that only opens (the projector's, an
+        # input's) never seals or wraps, and each derivation is an HMAC (~1.6 µs)
+        self._nonce_key: bytes | None = None
+        self._wrap_aead: AESGCM | None = None
+
+    def _wrapping(self) -> AESGCM:
+        if self._wrap_aead is None:
+            self._wrap_aead = AESGCM(_subkey(self._data_key, b"wrap"))
+        return self._wrap_aead
 
     def wrap(self, key: bytes, context: bytes) -> bytes:
         """``key`` (a memory's key) wrapped under this user's data key, random nonce: the row
         a key store keeps, useless without this key (so forgetting the user voids it)."""
         nonce = os.urandom(NONCE_BYTES)
-        return nonce + AESGCM(self._wrap_key).encrypt(nonce, key, context)
+        return nonce + self._wrapping().encrypt(nonce, key, context)
 
     def unwrap(self, wrapped: bytes, context: bytes) -> bytes:
         """The key :meth:`wrap` wrapped; :class:`Unreadable` when it does not unwrap."""
         try:
-            return AESGCM(self._wrap_key).decrypt(
-                wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], context
-            )
+            return self._wrapping().decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], context)
         except InvalidTag as exc:
             raise Unreadable(
                 "a memory key does not unwrap with its user's data key: the row was altered, "
@@ -81,6 +87,8 @@ class FieldCipher:
 
     def seal(self, plaintext: bytes, context: bytes) -> bytes:
         """``plaintext`` sealed for ``context`` (the user and the field: see module doc)."""
+        if self._nonce_key is None:
+            self._nonce_key = _subkey(self._data_key, b"nonce")
         nonce = hmac.new(
             self._nonce_key, len(context).to_bytes(4, "big") + context + plaintext, hashlib.sha256
         ).digest()[:NONCE_BYTES]
