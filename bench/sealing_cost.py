@@ -42,8 +42,7 @@ from bench.workload import written_events
 from memstream.stack import LocalStack
 from streams.config.settings import Settings
 from streams.engine.model import MemoryEvent, MemoryWritten
-from streams.erasure.memory_keys import text_generation
-from streams.erasure.sealing import carried_memory, sealing_of
+from streams.erasure.sealing import sealing_of
 from streams.ingest_processor import IngestProcessor, Input
 from streams.kafka import codec
 from streams.worker_engine import engine_config
@@ -202,12 +201,7 @@ def _no_gc() -> Iterator[None]:
 def _open_as_the_projector(reader: Any, decoded: list[Any]) -> None:
     """What ``Projector._open_all`` does with a batch (its key-store waits aside)."""
     reader.new_batch()
-    reader.prefetch(
-        (e.user_id, carried[0].memory_id)
-        for e in decoded
-        if (carried := carried_memory(e.payload)) is not None
-        and text_generation(carried[0].content) is not None
-    )
+    reader.prefetch_ledger(decoded)
     for event in decoded:
         reader.open_ledger_keeping(event)
 

@@ -79,8 +79,7 @@ from projections.writer import (
 from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
 from streams.engine.ledger import ConsolidationEvent, UserErased
-from streams.erasure.memory_keys import text_generation
-from streams.erasure.sealing import KeysUnavailable, Unreadable, carried_memory, sealing_of
+from streams.erasure.sealing import KeysUnavailable, Unreadable, sealing_of
 from streams.kafka import codec
 from streams.kafka.deadletter import letter_headers, source_headers
 from streams.kafka.schema_registry import RegistryUnavailable, contract_registry, with_retries
@@ -406,16 +405,8 @@ class Projector:
         assert self.sealing is not None
         sealing = self.sealing
         sealing.new_batch()
-        # only the memories sealed with their own keys need them (with the users' keys alone,
-        # none do, and the read would find nothing)
-        pairs = [
-            (r.event.user_id, carried[0].memory_id)
-            for r in consumed.records
-            if r.event is not None
-            and (carried := carried_memory(r.event.payload)) is not None
-            and text_generation(carried[0].content) is not None
-        ]
-        self._waiting_for_keys(lambda: sealing.prefetch(pairs))
+        events = [r.event for r in consumed.records if r.event is not None]
+        self._waiting_for_keys(lambda: sealing.prefetch_ledger(events))
         for index, record in enumerate(consumed.records):
             event = record.event
             if event is None:

@@ -618,6 +618,17 @@ class Sealing:
         with self._lock:
             self._load_live(pairs)
 
+    def prefetch_ledger(self, events: Iterable[ledger.ConsolidationEvent]) -> None:
+        """:meth:`prefetch` for a batch of ledger records about to be opened: the memories
+        they carry that are sealed with keys of their own (with the users' keys alone, none
+        are, and nothing is read)."""
+        self.prefetch(
+            (event.user_id, carried[0].memory_id)
+            for event in events
+            if (carried := carried_memory(event.payload)) is not None
+            and text_generation(carried[0].content) is not None
+        )
+
     def memory_key_of(self, user_id: str) -> MemoryCipherOf:
         """How a reader of ``user_id``'s records finds a memory key (one round trip for a
         memory not read in this batch; None: erased)."""

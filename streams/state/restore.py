@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from itertools import groupby
+from itertools import groupby, islice
 from typing import Any, Literal
 
 from confluent_kafka import KafkaError, KafkaException
@@ -185,6 +185,7 @@ def _restore(
 
 
 STORE_WRITE_BATCH = 10_000  # changelog records per local-store write while restoring
+OPENED_BATCH = 500  # ledger records whose memory keys a replay reads in one round trip
 
 
 def _changelog_into_store(
@@ -212,13 +213,18 @@ def _changelog_into_store(
 def _opened(sealing: Sealing, events: Iterable[ConsolidationEvent]) -> Iterator[ConsolidationEvent]:
     """The ledger records opened; those that do not open (their user is erased) left out. A
     record of a memory whose key is erased is kept with that memory's fields blank: its forget,
-    or its version written anew, follows it in the ledger and lands on it as it did live."""
-    for event in events:
-        try:
-            opened, _ = sealing.open_ledger_keeping(event)
-        except Unreadable:
-            continue
-        yield opened
+    or its version written anew, follows it in the ledger and lands on it as it did live. The
+    memory keys of each :data:`OPENED_BATCH` records are read in one round trip, not one per
+    memory."""
+    records = iter(events)
+    while batch := list(islice(records, OPENED_BATCH)):
+        sealing.prefetch_ledger(batch)
+        for event in batch:
+            try:
+                opened, _ = sealing.open_ledger_keeping(event)
+            except Unreadable:
+                continue
+            yield opened
 
 
 def _read_store(

@@ -30,6 +30,7 @@ from streams.erasure.memory_keys import (
 )
 from streams.erasure.sealing import EntryOpening, KeysUnavailable, Sealing, _GroupCommit
 from streams.kafka import codec
+from streams.state import restore
 from streams.state.changelog import Entry, encode_memory_record, entry_key, restored_user
 from tests.unit.erasure.test_sealing import Keys
 
@@ -347,3 +348,30 @@ def test_a_cold_users_entries_open_with_one_read_of_their_memory_keys() -> None:
     assert len(reads) == 1
     assert sorted(state.memories) == sorted(r.memory.memory_id for r in records)
     assert state.memories["m3"].memory.content == "fact 3"
+
+
+def test_a_replayed_ledgers_memory_keys_are_read_once_per_batch_not_once_per_memory() -> None:
+    """Given ten memories' records sealed with their keys (and one not sealed), when a restore
+    replays them, then their keys are read in one round trip that names only the ten, and every
+    record opens."""
+    keys = Keys()
+    sealing = Sealing(keys)
+    events = sealing.seal_ledger([stored(f"m{i}", f"fact {i}", 1) for i in range(10)])
+    plain = stored("p", "said before sealing", 1)
+    reads: list[list[tuple[str, str]]] = []
+    read = keys.memory_keys
+
+    def counted(pairs):
+        reads.append(list(pairs))
+        return read(reads[-1])
+
+    keys.memory_keys = counted  # type: ignore[method-assign]
+    sealing.new_batch()
+
+    opened = list(restore._opened(sealing, [*events, plain]))
+
+    assert reads == [[("alice", f"m{i}") for i in range(10)]]
+    assert [e.payload.memory.content for e in opened] == [  # type: ignore[union-attr]
+        *(f"fact {i}" for i in range(10)),
+        "said before sealing",
+    ]
