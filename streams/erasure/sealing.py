@@ -468,6 +468,15 @@ class KeysUnavailable(RuntimeError):
     point (the worker stops without committing and its inputs are processed again)."""
 
 
+def _from_store(action: Callable[[], _T], failure: str) -> _T:
+    """``action()`` on the key store; a database or master-key failure raised as
+    :class:`KeysUnavailable`, its message saying what could not be done (``failure``)."""
+    try:
+        return action()
+    except (psycopg.Error, MasterKeyError) as exc:
+        raise KeysUnavailable(f"{failure}: {exc}") from exc
+
+
 class KeySource(Protocol):
     """What :class:`Sealing` needs of a key store (``PostgresKeyStore``)."""
 
@@ -535,10 +544,7 @@ class Sealing:
 
     def _store(self, action: Callable[[], _T], what: str) -> _T:
         with self._lock:
-            try:
-                return action()
-            except (psycopg.Error, MasterKeyError) as exc:
-                raise KeysUnavailable(f"the {what} could not be read: {exc}") from exc
+            return _from_store(action, f"the {what} could not be read")
 
     def writing(self, user_ids: Iterable[str]) -> dict[str, FieldCipher]:
         """Each user's cipher, made if missing: one round trip for the users not cached."""
@@ -560,17 +566,18 @@ class Sealing:
         """Destroy the user's data key and memory keys (True if there was a data key): every
         record sealed with them, wherever it is, never opens again."""
         with self._lock:
-            self._live = {p: k for p, k in self._live.items() if p[0] != user_id}
-            try:
-                return self.keys.erase(user_id)
-            except psycopg.Error as exc:
-                raise KeysUnavailable(f"the data key could not be erased: {exc}") from exc
+            self._drop_live(user_id)
+            return _from_store(lambda: self.keys.erase(user_id), "the data key could not be erased")
 
     def forget_cached(self, user_id: str) -> None:
         """Drop this process's copy of the user's keys (another process erased them)."""
         with self._lock:
-            self._live = {p: k for p, k in self._live.items() if p[0] != user_id}
+            self._drop_live(user_id)
             self.keys.forget_cached(user_id)
+
+    def _drop_live(self, user_id: str) -> None:
+        """Forget which keys the user's memories have (lock held)."""
+        self._live = {p: k for p, k in self._live.items() if p[0] != user_id}
 
     def erase_memory_keys(self, erasures: Iterable[MemoryKeyId]) -> int:
         """Destroy, for each (user, memory, through), the memory's keys of generations up to
@@ -582,10 +589,9 @@ class Sealing:
                 if live is not None:
                     for generation in [g for g in live if g <= through]:
                         del live[generation]
-            try:
-                return self.keys.erase_memory_keys(wanted)
-            except psycopg.Error as exc:
-                raise KeysUnavailable(f"the memory keys could not be erased: {exc}") from exc
+            return _from_store(
+                lambda: self.keys.erase_memory_keys(wanted), "the memory keys could not be erased"
+            )
 
     # -- memory keys ----------------------------------------------------------------------------
 
@@ -608,10 +614,10 @@ class Sealing:
             return
         if len(self._live) + len(missing) > LIVE_PAIRS:
             self._live.clear()
-        try:
-            self._live.update(self.keys.memory_keys(missing))
-        except (psycopg.Error, MasterKeyError) as exc:
-            raise KeysUnavailable(f"the memory keys could not be read: {exc}") from exc
+        found = _from_store(
+            lambda: self.keys.memory_keys(missing), "the memory keys could not be read"
+        )
+        self._live.update(found)
 
     def prefetch(self, pairs: Iterable[MemoryPair]) -> None:
         """Read the keys of these memories in one round trip (a batch's readers ask first)."""
@@ -669,10 +675,10 @@ class Sealing:
                     known.add(generation)
                     asks.append((memory_id, generation, True))
             if asks:
-                try:
-                    found = self.keys.ensure_memory_keys(user_id, asks)
-                except (psycopg.Error, MasterKeyError) as exc:
-                    raise KeysUnavailable(f"the memory keys could not be made: {exc}") from exc
+                found = _from_store(
+                    lambda: self.keys.ensure_memory_keys(user_id, asks),
+                    "the memory keys could not be made",
+                )
                 for memory_id, ciphers in found.items():
                     self._live.setdefault((user_id, memory_id), {}).update(ciphers)
             chosen = []
