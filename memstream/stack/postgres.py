@@ -79,6 +79,16 @@ def start(pgdata: Path) -> tuple[RunningPostgres, bool]:
     if already is not None:
         return already, False
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    server = _started(pgdata)
+    if _configure(server):
+        # what was changed needs a restart (shared memory is sized at start); once, whatever
+        # the server then shows
+        stop(pgdata)
+        server = _started(pgdata)
+    return server, True
+
+
+def _started(pgdata: Path) -> RunningPostgres:
     try:
         handle = pgserver.get_server(pgdata, cleanup_mode=None)
         if running_server(pgdata) is None:
@@ -91,10 +101,7 @@ def start(pgdata: Path) -> tuple[RunningPostgres, bool]:
     server = running_server(pgdata)
     if server is None:
         raise StackError(f"PostgreSQL did not stay up on {pgdata}; see {pgdata / 'log'}")
-    if _configure(server):
-        stop(pgdata)  # what was changed needs a restart (shared memory is sized at start)
-        return start(pgdata)
-    return server, True
+    return server
 
 
 def _configure(server: RunningPostgres) -> bool:
