@@ -506,13 +506,12 @@ class Projector:
         """One transaction (retried while the database is unavailable), then its metrics.
         Runs in the writer thread for a batch written behind, in the main one otherwise."""
         started = time.perf_counter()
-        sealing = self.sealing
-        erasing = sealing is not None and bool(batch.key_erasures)
-        if sealing is not None and batch.key_erasures:
+        erasing = self.sealing if batch.key_erasures else None
+        if erasing is not None:
             # before the batch's position commits: a crash in between erases them again
-            self._waiting_for_keys(lambda: sealing.erase_memory_keys(batch.key_erasures))
+            self._waiting_for_keys(lambda: erasing.erase_memory_keys(batch.key_erasures))
         self._with_retries(lambda: write_batch(self.connection(), batch, self.name, copies))
-        if batch.erased or erasing:
+        if batch.erased or erasing is not None:
             # the erased users' and forgotten memories' rows, and the destroyed memory keys
             # (a wrapped one opens with its user's living key), must not stay readable in dead
             # tuples (docs/security.md)

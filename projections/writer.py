@@ -324,12 +324,12 @@ def vacuum_erased(conninfo: str, full: bool = True, keys_conninfo: str | None = 
     the operator's retention. ``keys_conninfo``: the key store's database, when it is not
     ``conninfo`` (MEMSTREAM_KEYS_DATABASE_URL): its key tables are vacuumed there."""
     command = "VACUUM (FULL)" if full else "VACUUM"
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        for table in (*USER_TABLES, *KEY_TABLES):
-            conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
+    where = {conninfo: (*USER_TABLES, *KEY_TABLES)}
     if keys_conninfo and keys_conninfo != conninfo:
-        with psycopg.connect(keys_conninfo, autocommit=True) as conn:
-            for table in KEY_TABLES:
+        where[keys_conninfo] = KEY_TABLES
+    for database, tables in where.items():
+        with psycopg.connect(database, autocommit=True) as conn:
+            for table in tables:
                 conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
 
 
