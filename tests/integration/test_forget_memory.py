@@ -15,20 +15,19 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from memstream.stack.ports import pick_port
 from projections.schema import migrated_database
-from streams.config.kafka_security import confluent_config
 from streams.engine.model import ForgetRequested, MemoryEvent, MemoryWritten
 from streams.engine.oracle import OracleRun
 from streams.erasure.cipher import Unreadable
-from streams.erasure.data_keys import PostgresKeyStore
-from streams.erasure.sealing import Sealing, master_key_of
+from streams.erasure.data_keys import LIVE_KEYS_SQL
+from streams.erasure.sealing import sealing_of
 from streams.kafka import codec
 from streams.state.changelog import split_key
 from streams.state.restore import state_topic
 from tests.integration.test_forget_user import scan
+from tests.integration.test_sealing import every_record
 from tests.support import Pipeline
 from tests.workloads import cycle_heavy_workload, expected_rows
 
@@ -121,65 +120,48 @@ def forgotten_values(
     return texts, embeddings
 
 
-def every_record(pipeline: Pipeline, topic: str) -> list[tuple[bytes | None, bytes]]:
-    """Every (key, value) of ``topic`` the broker holds, aborted transactions' included."""
-    consumer = Consumer(
-        {
-            **confluent_config(pipeline.settings),
-            "group.id": f"scan-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_uncommitted",
-            "enable.partition.eof": True,
-        }
-    )
-    try:
-        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        left, records = set(partitions), list[tuple[bytes | None, bytes]]()
-        while left:
-            for message in consumer.consume(500, 1.0):
-                error = message.error()
-                if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                    left.discard(message.partition())
-                elif error is None and (value := message.value()) is not None:
-                    records.append((message.key(), value))
-        return records
-    finally:
-        consumer.close()
-
-
-def opened_log(pipeline: Pipeline, sealing: Sealing) -> tuple[bytes, int]:
+def opened_log(pipeline: Pipeline) -> tuple[bytes, int]:
     """What every record of the input topic, the ledger and the state changelog opens to with
     the key store as it is now (the master key in hand): the plaintext an attacker holding
     both would read, and how many records stayed closed."""
-    settings = pipeline.settings
-    opened: list[bytes] = []
-    closed = 0
-    for _, value in every_record(pipeline, settings.events_topic):
-        try:
-            event = sealing.open_input(codec.decode_event(value))
-        except (Unreadable, codec.DecodeError):
-            closed += 1
-            continue
-        opened.append(codec.encode_event(event))
-    for _, value in every_record(pipeline, settings.ledger_topic):
-        try:
-            record, erased = sealing.open_ledger_keeping(codec.decode_ledger(value))
-        except Unreadable:
-            closed += 1
-            continue
-        closed += erased
-        opened.append(codec.encode_ledger(record))
-    for key, value in every_record(pipeline, state_topic(settings)):
-        if key is None:
-            continue
-        user, table, entry_id = split_key(key)
-        plain = sealing.open_entry(user, table, value, entry_id)
-        if plain is None:
-            closed += 1
-        else:
-            opened.append(plain)
-    return b"\x00".join(opened), closed
+    sealing = sealing_of(pipeline.settings)
+    assert sealing is not None
+    try:
+        settings = pipeline.settings
+        opened: list[bytes] = []
+        closed = 0
+        for _, value in every_record(pipeline, settings.events_topic):
+            try:
+                event = sealing.open_input(codec.decode_event(value))
+            except (Unreadable, codec.DecodeError):
+                closed += 1
+                continue
+            opened.append(codec.encode_event(event))
+        for _, value in every_record(pipeline, settings.ledger_topic):
+            try:
+                record, erased = sealing.open_ledger_keeping(codec.decode_ledger(value))
+            except Unreadable:
+                closed += 1
+                continue
+            closed += erased
+            opened.append(codec.encode_ledger(record))
+        for key, value in every_record(pipeline, state_topic(settings)):
+            if key is None:
+                continue
+            user, table, entry_id = split_key(key)
+            plain = sealing.open_entry(user, table, value, entry_id)
+            if plain is None:
+                closed += 1
+            else:
+                opened.append(plain)
+        return b"\x00".join(opened), closed
+    finally:
+        sealing.close()
+
+
+def keys_left(pipeline: Pipeline, memories: list[tuple[str, str]]) -> list[tuple[object, ...]]:
+    """The key rows the store still holds for these (user, memory) pairs."""
+    return pipeline.query(LIVE_KEYS_SQL, ([u for u, _ in memories], [m for _, m in memories]))
 
 
 def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
@@ -214,11 +196,7 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
         if record.forgotten
     ]
     assert (VICTIM_USER, victim) in forgotten_ids and (VICTIM_USER, observation) in forgotten_ids
-    assert not sealed.query(
-        "SELECT 1 FROM memstream_memory_keys k JOIN unnest(%s::text[], %s::text[]) AS f(u, m) "
-        "ON k.key_user_id = f.u AND k.key_memory_id = f.m",
-        ([u for u, _ in forgotten_ids], [m for _, m in forgotten_ids]),
-    )
+    assert keys_left(sealed, forgotten_ids) == []
     assert sealed.memory_rows() == expected_rows(after)
 
     texts, embeddings = forgotten_values(events, before, after)
@@ -228,13 +206,7 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
         if isinstance(e.payload, MemoryWritten) and e.payload.memory.memory_id == victim
     )
     assert victim_text in texts and len(texts) > 10
-    master = master_key_of(sealed.settings)
-    assert master is not None
-    sealing = Sealing(PostgresKeyStore(sealed.settings.database_url, master))
-    try:
-        plaintext, closed = opened_log(sealed, sealing)
-    finally:
-        sealing.close()
+    plaintext, closed = opened_log(sealed)
     assert closed > 0
     still_found = [t for t in texts if t in plaintext]
     still_found += [
@@ -302,17 +274,7 @@ def test_a_worker_killed_during_a_memory_forget_finishes_it_after_the_restart(
         for memory_id, record in state.memories.items()
         if record.forgotten
     ]
-    assert not sealed.query(
-        "SELECT 1 FROM memstream_memory_keys k JOIN unnest(%s::text[], %s::text[]) AS f(u, m) "
-        "ON k.key_user_id = f.u AND k.key_memory_id = f.m",
-        ([u for u, _ in forgotten_ids], [m for _, m in forgotten_ids]),
-    )
+    assert keys_left(sealed, forgotten_ids) == []
     texts, _ = forgotten_values(events, before, after)
-    master = master_key_of(sealed.settings)
-    assert master is not None
-    sealing = Sealing(PostgresKeyStore(sealed.settings.database_url, master))
-    try:
-        plaintext, _ = opened_log(sealed, sealing)
-    finally:
-        sealing.close()
+    plaintext, _ = opened_log(sealed)
     assert [t for t in texts if t in plaintext] == []

@@ -24,10 +24,15 @@ pytestmark = pytest.mark.integration
 
 def raw_values(pipeline: Pipeline, topic: str) -> bytes:
     """Every record value of ``topic``, committed or not, as the broker holds them."""
+    return b"\x00".join(value for _, value in every_record(pipeline, topic))
+
+
+def every_record(pipeline: Pipeline, topic: str) -> list[tuple[bytes | None, bytes]]:
+    """Every (key, value) of ``topic`` the broker holds, aborted transactions' included."""
     consumer = Consumer(
         {
             **confluent_config(pipeline.settings),
-            "group.id": f"raw-{uuid.uuid4().hex[:8]}",
+            "group.id": f"scan-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False,
             "isolation.level": "read_uncommitted",
             "enable.partition.eof": True,
@@ -36,15 +41,15 @@ def raw_values(pipeline: Pipeline, topic: str) -> bytes:
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
         consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        left, values = set(partitions), list[bytes]()
+        left, records = set(partitions), list[tuple[bytes | None, bytes]]()
         while left:
             for message in consumer.consume(500, 1.0):
                 error = message.error()
                 if error is not None and error.code() == KafkaError._PARTITION_EOF:
                     left.discard(message.partition())
                 elif error is None and (value := message.value()) is not None:
-                    values.append(value)
-        return b"\x00".join(values)
+                    records.append((message.key(), value))
+        return records
     finally:
         consumer.close()
 
