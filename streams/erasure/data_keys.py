@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psycopg
 from cryptography.exceptions import InvalidTag
@@ -179,6 +179,12 @@ class PostgresKeyStore:
     def _wrote(self) -> None:
         self._unflushed = self.deferred
 
+    def _written(self, statement: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The rows of one statement that writes, in its own transaction (autocommit): one
+        round trip; durable at the next :meth:`flush` when ``deferred``."""
+        self._wrote()
+        return self._connection().execute(statement, params).fetchall()
+
     def flush(self) -> None:
         """Make every key written since the last flush durable: one commit that waits for the
         WAL, which holds them all (nothing to do when not ``deferred`` or nothing written)."""
@@ -296,10 +302,7 @@ class PostgresKeyStore:
             for m, g, _ in asks
         }
         forced = {(m, g): f for m, g, f in asks}
-        conn = self._connection()
-        self._wrote()
-        # one statement, its own transaction (autocommit): one round trip
-        rows = conn.execute(
+        rows = self._written(
             f"WITH w(m, g, forced, k) AS (SELECT * FROM unnest(%s::text[], %s::bigint[], "
             f"%s::bool[], %s::bytea[])), "
             f"made AS (INSERT INTO {MEMORY_TABLE} "
@@ -321,7 +324,7 @@ class PostgresKeyStore:
                 user_id,
                 list({m for m, _ in made}),
             ),
-        ).fetchall()
+        )
         found: dict[str, dict[int, MemoryCipher]] = {m: {} for m, _ in made}
         for memory_id, generation, wrapped in rows:
             key_id = (user_id, memory_id, generation)
@@ -345,10 +348,7 @@ class PostgresKeyStore:
         wrapped = [
             users[u].wrap(os.urandom(KEY_BYTES), wrap_context(u, m, generation)) for u, m in wanted
         ]
-        conn = self._connection()
-        self._wrote()
-        # one statement, its own transaction (autocommit): one round trip
-        rows = conn.execute(
+        rows = self._written(
             f"WITH w(u, m, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bytea[])), "
             f"made AS (INSERT INTO {MEMORY_TABLE} "
             f"(key_user_id, key_memory_id, generation, wrapped_key) "
@@ -359,7 +359,7 @@ class PostgresKeyStore:
             f"t.generation, t.wrapped_key FROM {MEMORY_TABLE} t JOIN w "
             f"ON t.key_user_id = w.u AND t.key_memory_id = w.m",
             ([u for u, _ in wanted], [m for _, m in wanted], wrapped, generation),
-        ).fetchall()
+        )
         newest: dict[MemoryPair, tuple[int, bytes]] = {}
         for user_id, memory_id, gen, key in rows:
             pair = (user_id, memory_id)
