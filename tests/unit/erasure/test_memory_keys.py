@@ -319,6 +319,19 @@ def test_concurrent_writes_share_one_key_store_commit_and_each_gets_its_own_key(
         _GroupCommit(failing).run([("alice", "m9")])
 
 
+def reads_of(keys: Keys) -> list[list[tuple[str, str]]]:
+    """Every ``memory_keys`` call ``keys`` gets from now on: the pairs each asked for."""
+    reads: list[list[tuple[str, str]]] = []
+    read = keys.memory_keys
+
+    def counted(pairs):
+        reads.append(list(pairs))
+        return read(reads[-1])
+
+    keys.memory_keys = counted  # type: ignore[method-assign]
+    return reads
+
+
 def test_a_cold_users_entries_open_with_one_read_of_their_memory_keys() -> None:
     """Given a user's state entries sealed with ten memories' keys, when the user is loaded
     back (a cold user, a restore), then the keys are read in one round trip, not ten, and
@@ -333,14 +346,7 @@ def test_a_cold_users_entries_open_with_one_read_of_their_memory_keys() -> None:
             for r in records
         ],
     )
-    reads: list[list[tuple[str, str]]] = []
-    read = keys.memory_keys
-
-    def counted(pairs):
-        reads.append(list(pairs))
-        return read(reads[-1])
-
-    keys.memory_keys = counted  # type: ignore[method-assign]
+    reads = reads_of(keys)
     sealing.new_batch()
 
     state, _ = restored_user("alice", [(e.key, e.value) for e in entries], EntryOpening(sealing))
@@ -358,14 +364,7 @@ def test_a_replayed_ledgers_memory_keys_are_read_once_per_batch_not_once_per_mem
     sealing = Sealing(keys)
     events = sealing.seal_ledger([stored(f"m{i}", f"fact {i}", 1) for i in range(10)])
     plain = stored("p", "said before sealing", 1)
-    reads: list[list[tuple[str, str]]] = []
-    read = keys.memory_keys
-
-    def counted(pairs):
-        reads.append(list(pairs))
-        return read(reads[-1])
-
-    keys.memory_keys = counted  # type: ignore[method-assign]
+    reads = reads_of(keys)
     sealing.new_batch()
 
     opened = list(restore._opened(sealing, [*events, plain]))
