@@ -73,7 +73,8 @@ from projections.writer import (
     format_copies,
     prepare_connection,
     stored_offsets,
-    vacuum_erased,
+    vacuum_owed_for,
+    vacuum_pending,
     write_batch,
 )
 from streams.config.kafka_security import confluent_config
@@ -87,6 +88,8 @@ from streams.runtime.collector import tune_collector
 
 log = logging.getLogger("memstream.projector")
 LAG_REPORT_SECONDS = 5.0
+# Another projector holds the vacuum (or the database refused it): ask again after this.
+VACUUM_RETRY_SECONDS = 5.0
 DEAD_LETTER_TIMEOUT_SECONDS = 10.0
 # How often (s) the main thread offers the GIL to a waiting thread (Python's default: 5 ms).
 # The writer thread needs it briefly after every round trip to PostgreSQL; at 5 ms it waited
@@ -147,6 +150,39 @@ class Finished:
         return Finished(events, self.rewound or other.rewound)
 
 
+class VacuumDebt:
+    """When the vacuum owed for erasures falls due (``time.monotonic()`` seconds).
+
+    A user's erasure is due at once; forgotten memories ``delay`` seconds after the first
+    erasure not vacuumed yet, so the forgets of that window share one rewrite. Written by the
+    writer thread (a batch's erasure), read by the main one (an idle projector pays too)."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self._due: float | None = None
+        self._lock = threading.Lock()
+
+    def owed(self, age: float = 0.0, at_once: bool = False) -> None:
+        """An erasure ``age`` seconds old waits for its vacuum."""
+        due = time.monotonic() + (0.0 if at_once else max(0.0, self.delay - age))
+        with self._lock:
+            if self._due is None or due < self._due:
+                self._due = due
+
+    def due(self) -> bool:
+        with self._lock:
+            return self._due is not None and time.monotonic() >= self._due
+
+    def settle(self) -> None:
+        """The vacuum is starting: what it covers is no longer owed."""
+        with self._lock:
+            self._due = None
+
+    def retry_in(self, seconds: float) -> None:
+        with self._lock:
+            self._due = time.monotonic() + seconds
+
+
 class Projector:
     def __init__(self, settings: Settings, name: str | None = None) -> None:
         self.settings = settings
@@ -180,6 +216,8 @@ class Projector:
         self._holds = HoldBacks()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="projector-writer")
         self._in_flight: InFlight | None = None
+        self._vacuum = VacuumDebt(settings.erasure_vacuum_delay_seconds)
+        self._vacuuming: Future[None] | None = None
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -242,6 +280,12 @@ class Projector:
         meanwhile), sometimes summed with a batch applied synchronously, and the last
         batch's when ``stop`` ends the loop. Rewound batches report 0."""
         stop = stop or threading.Event()
+        # an erasure a stopped projector wrote down and did not vacuum is due here too
+        owed_for = self._with_retries(
+            lambda: vacuum_owed_for(self.settings.database_url), forever=True
+        )
+        if owed_for is not None:
+            self._vacuum.owed(owed_for)
         self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         try:
             while not stop.is_set():
@@ -252,13 +296,15 @@ class Projector:
                 finished = self._project(self._decode(messages))
                 if finished.events is not None and on_batch is not None:
                     on_batch(finished.events)
+                self._vacuum_when_due()
                 self._report_lag()
             finished = self._finish_write()
             if finished.events is not None and on_batch is not None:
                 on_batch(finished.events)
         finally:
             self._wait_for_write(stopping=True)
-            self._writer.shutdown()
+            # a vacuum not started yet waits for the next projector (its debt is written down)
+            self._writer.shutdown(cancel_futures=True)
             self.consumer.close()
             self._drop_connection()
             if self._deadletter is not None:
@@ -506,23 +552,25 @@ class Projector:
         """One transaction (retried while the database is unavailable), then its metrics.
         Runs in the writer thread for a batch written behind, in the main one otherwise."""
         started = time.perf_counter()
-        erasing = self.sealing if batch.key_erasures else None
-        if erasing is not None:
+        sealing = self.sealing if batch.key_erasures else None
+        if sealing is not None:
             # before the batch's position commits: a crash in between erases them again
-            self._waiting_for_keys(lambda: erasing.erase_memory_keys(batch.key_erasures))
-        self._with_retries(lambda: write_batch(self.connection(), batch, self.name, copies))
-        if batch.erased or erasing is not None:
-            # the erased users' and forgotten memories' rows, and the destroyed memory keys
-            # (a wrapped one opens with its user's living key), must not stay readable in dead
-            # tuples (docs/security.md)
-            full = self.settings.erasure_vacuum == "FULL"
-            keys_at = self.settings.keys_database_url or None
-            self._with_retries(lambda: vacuum_erased(self.settings.database_url, full, keys_at))
+            self._waiting_for_keys(lambda: sealing.erase_memory_keys(batch.key_erasures))
+        # the erased users' and forgotten memories' rows, and the destroyed memory keys (a
+        # wrapped one opens with its user's living key), must not stay readable in dead
+        # tuples for long (docs/security.md): the batch writes the vacuum it owes down
+        erasing = bool(batch.erased) or sealing is not None
+        self._with_retries(
+            lambda: write_batch(self.connection(), batch, self.name, copies, erasing=erasing)
+        )
+        if erasing:
             log.info(
-                "erased %d user(s) and %d memory key range(s), and vacuumed",
+                "erased %d user(s) and %d memory key range(s)",
                 len(batch.erased),
                 len(batch.key_erasures),
             )
+            self._vacuum.owed(at_once=bool(batch.erased))
+            self._pay_vacuum()
         projector_metrics.projector_batch.observe(time.perf_counter() - started)
         for table, rows in batch.tables_touched().items():
             projector_metrics.projector_rows.labels(table).inc(rows)
@@ -531,6 +579,45 @@ class Projector:
         if batch.last_event_time_ms is not None:
             projector_metrics.projector_lag.set(
                 max(0.0, time.time() - batch.last_event_time_ms / 1000)
+            )
+
+    def _vacuum_when_due(self) -> None:
+        """Queue the vacuum owed behind the batch in flight (the writer thread runs both, so
+        a rewrite never waits on this projector's own transaction), once it is due."""
+        if self._vacuuming is not None and not self._vacuuming.done():
+            return
+        if self._vacuum.due():
+            self._vacuuming = self._writer.submit(self._pay_vacuum)
+
+    def _pay_vacuum(self) -> None:
+        """Vacuum the erasures' tables if the debt is due (``projections.writer.
+        vacuum_pending``); on a database error, or while another projector vacuums, ask again
+        later. Runs in the writer thread, on connections of its own."""
+        if not self._vacuum.due():
+            return
+        self._vacuum.settle()
+        started = time.perf_counter()
+        try:
+            covered = vacuum_pending(
+                self.settings.database_url,
+                self.settings.erasure_vacuum == "FULL",
+                self.settings.keys_database_url or None,
+            )
+        except psycopg.Error as exc:
+            log.warning(
+                "the vacuum owed for erasures failed (%s); trying again in %.0fs",
+                one_line(exc),
+                VACUUM_RETRY_SECONDS,
+            )
+            self._vacuum.retry_in(VACUUM_RETRY_SECONDS)
+            return
+        if covered is None:
+            self._vacuum.retry_in(VACUUM_RETRY_SECONDS)  # another projector is vacuuming
+        elif covered:
+            log.info(
+                "vacuumed the tables of %d erasing batch(es) in %.1fs",
+                covered,
+                time.perf_counter() - started,
             )
 
     def _with_retries(self, action: Callable[[], T], forever: bool = False) -> T:

@@ -136,17 +136,23 @@ def write_batch(
     batch: RowBatch,
     projector: str,
     copies: Mapping[str, bytes] | None = None,
+    *,
+    erasing: bool = False,
 ) -> None:
     """Apply ``batch`` and move the stored offsets, in one transaction; raise
     :class:`StaleBatch` (having written nothing) if the stored position is past its start.
 
     ``copies``: the batch's direct COPYs already formatted (:func:`format_copies`); a table
-    missing from it is formatted here."""
+    missing from it is formatted here. ``erasing``: the batch deletes what must not stay in
+    dead tuples (an erased user, forgotten memories' rows and keys): the vacuum it owes is
+    written down with it (:func:`vacuum_pending`)."""
     copies = copies or {}
     with conn.transaction(), conn.cursor() as cur:
         behind = stale_partitions(batch.first_offsets, _lock_offsets(cur, batch, projector))
         if behind:
             raise StaleBatch(behind)
+        if erasing:
+            cur.execute("INSERT INTO memstream_vacuum_due DEFAULT VALUES")
         _erase_users(cur, batch)
         _apply_deletes(cur, batch)
         _forget_links(cur, batch)
@@ -331,6 +337,38 @@ def vacuum_erased(conninfo: str, full: bool = True, keys_conninfo: str | None = 
         with psycopg.connect(database, autocommit=True) as conn:
             for table in tables:
                 conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
+
+
+VACUUM_LOCK_ID = 0x6D656D76  # "memv": one projector vacuums the erasures' tables at a time
+
+
+def vacuum_pending(
+    conninfo: str, full: bool = True, keys_conninfo: str | None = None
+) -> int | None:
+    """Pay the vacuum the erasing batches wrote down (``memstream_vacuum_due``, migration 013):
+    :func:`vacuum_erased`, then delete the rows seen before it started (a batch committed
+    meanwhile keeps its row, for the next vacuum). Returns how many erasing batches it
+    covered (0: none was due), or None when another projector is vacuuming now (ask again
+    later: that one may have started before the latest erasure committed)."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        locked = conn.execute("SELECT pg_try_advisory_lock(%s)", (VACUUM_LOCK_ID,)).fetchone()
+        if not (locked and locked[0]):
+            return None
+        due = [i for (i,) in conn.execute("SELECT id FROM memstream_vacuum_due").fetchall()]
+        if due:
+            vacuum_erased(conninfo, full, keys_conninfo)
+            conn.execute("DELETE FROM memstream_vacuum_due WHERE id = ANY(%s)", (due,))
+        return len(due)  # the advisory lock goes with the connection
+
+
+def vacuum_owed_for(conninfo: str) -> float | None:
+    """Seconds since the oldest erasure still waiting for its vacuum; None: none waits."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT extract(epoch FROM statement_timestamp() - min(erased_at))::float8 "
+            "FROM memstream_vacuum_due"
+        ).fetchone()
+    return None if row is None else row[0]
 
 
 def _apply_deletes(cur: psycopg.Cursor, batch: RowBatch) -> None:

@@ -165,10 +165,15 @@ class Settings:
     # Where the users' data keys are (memstream_data_keys): empty, the read-model database.
     # One key store for every process, however many read-model databases are built.
     keys_database_url: str = ""
-    # How the projector vacuums after erasing a user: FULL rewrites the user tables (nothing
-    # of the user is left in the data files; each table is locked while it is rewritten) or
-    # PLAIN (no lock; deleted bytes may stay in pages' free space until written over).
+    # How the projector vacuums after an erasure (a user, forgotten memories): FULL rewrites
+    # the user tables (nothing erased is left in the data files; each table is locked while it
+    # is rewritten) or PLAIN (no lock; deleted bytes may stay in free space until written over).
     erasure_vacuum: str = "FULL"
+    # How long the projector lets a forgotten memory's deleted rows (and its destroyed keys)
+    # wait for that vacuum: the forgets of this window share one rewrite of the tables, so
+    # frequent forgets do not lock the read models over and over. A user's erasure is vacuumed
+    # at once. 0: after every batch that forgot memories.
+    erasure_vacuum_delay_seconds: float = 600.0
     # What a memory's personal fields are sealed with: MEMORY, keys of the memory's own (so
     # forgetting one memory erases it from every copy: docs/security.md), or USER, the user's
     # data key alone (forgetting a memory then leaves its old records readable).
@@ -295,6 +300,7 @@ _FIELD_KINDS: dict[str, type] = {
     "master_key_retired_files": str,
     "keys_database_url": str,
     "erasure_vacuum": str,
+    "erasure_vacuum_delay_seconds": float,
     "erasure_keys": str,
 }
 
@@ -349,6 +355,7 @@ _BOUNDS: dict[str, tuple[float, float]] = {
     "http_max_query_bytes": (64, 65_536),
     "http_readers": (1, 256),
     "schema_registry_wait_seconds": (0, 86_400),
+    "erasure_vacuum_delay_seconds": (0, 7 * 86_400),
 }
 
 

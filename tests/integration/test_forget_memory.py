@@ -17,7 +17,9 @@ import psycopg
 import pytest
 
 from memstream.stack.ports import pick_port
+from memstream.waiting import wait_until
 from projections.schema import migrated_database
+from projections.writer import KEY_TABLES, USER_TABLES
 from streams.engine.model import ForgetRequested, MemoryEvent, MemoryWritten
 from streams.engine.oracle import OracleRun
 from streams.erasure.cipher import Unreadable
@@ -175,6 +177,8 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
     embedding of it or of any memory the workload forgot, while user-1's other memories
     still open; the read models equal the oracle; and a projector replaying the ledger from
     the start into an empty database reaches the same tables."""
+    # the database files are scanned right after the forget: nothing may wait for its vacuum
+    sealed.settings = sealed.settings.with_overrides(erasure_vacuum_delay_seconds=0)
     run = processed_before_a_forget(sealed, seed=4346)
     events, before, after, forget = run.events, run.before, run.after, run.forget
     victim, observation = run.victim, run.observation
@@ -278,3 +282,47 @@ def test_a_worker_killed_during_a_memory_forget_finishes_it_after_the_restart(
     texts, _ = forgotten_values(events, before, after)
     plaintext, _ = opened_log(sealed)
     assert [t for t in texts if t in plaintext] == []
+
+
+def table_files(pipeline: Pipeline) -> dict[str, int]:
+    """Each user table's and key table's file node: a VACUUM (FULL) gives the table a new one."""
+    return {
+        table: pipeline.scalar("SELECT pg_relation_filenode(%s::regclass)", (table,))
+        for table in (*USER_TABLES, *KEY_TABLES)
+    }
+
+
+def test_forgets_wait_together_for_one_vacuum_that_a_restarted_projector_still_pays(
+    sealed: Pipeline,
+) -> None:
+    """Given a sealed pipeline whose projector lets forgotten memories wait an hour for their
+    vacuum, when conversations with forgets are projected, then the read models equal the
+    oracle's, no table was rewritten (each keeps its file) and the vacuum owed is written
+    down; when that projector stops and one that lets nothing wait starts, it pays at once:
+    every user and key table rewritten, nothing owed, the rows unchanged."""
+    sealed.settings = sealed.settings.with_overrides(erasure_vacuum_delay_seconds=3600)
+    events = cycle_heavy_workload(160, users=2, seed=4348, forgets=0.1)
+    oracle = sealed.oracle(events)
+    assert any(r.forgotten for s in oracle.users.values() for r in s.memories.values())
+    files = table_files(sealed)  # the pipeline's database is migrated already
+    sealed.start_all()
+    for event in events:
+        sealed.publisher.publish(event)
+    sealed.publisher.flush()
+    sealed.wait_for_log_count(len(oracle.decisions))
+    assert sealed.memory_rows() == expected_rows(oracle)
+    owed = sealed.scalar("SELECT count(*) FROM memstream_vacuum_due")
+    assert owed >= 1
+    assert table_files(sealed) == files
+
+    sealed.processes["projector"].stop()
+    sealed.start("projector-2", ["project"], erasure_vacuum_delay_seconds=0)
+    wait_until(
+        lambda: sealed.scalar("SELECT count(*) FROM memstream_vacuum_due") == 0,
+        timeout=60,
+        what="the restarted projector's vacuum",
+        describe=sealed.logs,
+    )
+    rewritten = table_files(sealed)
+    assert [t for t, node in rewritten.items() if node == files[t]] == []
+    assert sealed.memory_rows() == expected_rows(oracle)

@@ -1,0 +1,39 @@
+"""When the projector's vacuum owed for erasures falls due (projections.projector.VacuumDebt):
+a user's erasure at once, forgotten memories once the oldest has waited the delay."""
+
+from __future__ import annotations
+
+from projections.projector import VacuumDebt
+
+
+def test_nothing_is_due_before_an_erasure() -> None:
+    assert not VacuumDebt(0).due()
+
+
+def test_a_forget_waits_for_the_delay_and_a_users_erasure_does_not() -> None:
+    debt = VacuumDebt(3600)
+    debt.owed()
+    assert not debt.due()
+    debt.owed(at_once=True)
+    assert debt.due()
+
+
+def test_the_oldest_erasure_decides_when_the_vacuum_is_due() -> None:
+    debt = VacuumDebt(3600)
+    debt.owed()  # just now
+    debt.owed(age=3600)  # written down an hour ago (by a projector that stopped)
+    assert debt.due()
+    debt.owed()  # a newer one cannot push it back
+    assert debt.due()
+
+
+def test_a_vacuum_settles_the_debt_and_a_refused_one_is_asked_again() -> None:
+    debt = VacuumDebt(0)
+    debt.owed()
+    assert debt.due()
+    debt.settle()
+    assert not debt.due()
+    debt.retry_in(0)
+    assert debt.due()
+    debt.retry_in(60)
+    assert not debt.due()
