@@ -22,8 +22,6 @@ Pure: no I/O (the key store is ``data_keys.PostgresKeyStore``).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Iterable
 
 from streams.engine import ledger
@@ -36,6 +34,8 @@ from streams.erasure.cipher import (
     VERSION,
     FieldCipher,
     Unreadable,
+    b64url_bytes,
+    b64url_text,
 )
 
 HEADER_BYTES = len(MEMORY_VERSION) + GENERATION_BYTES
@@ -81,11 +81,11 @@ class MemoryCipher:
     def open(self, sealed: bytes, context: bytes) -> bytes:
         if not sealed.startswith(self._header):
             raise Unreadable("the value is sealed with another key of this memory")
-        return self._cipher.open(VERSION + sealed[HEADER_BYTES:], context + self._bound)
+        return self._cipher.open_after(sealed, HEADER_BYTES, context + self._bound)
 
     def seal_text(self, text: str, context: bytes) -> str:
         sealed = self.seal(text.encode("utf-8", "surrogatepass"), context)
-        return MEMORY_TEXT_PREFIX + base64.urlsafe_b64encode(sealed).rstrip(b"=").decode("ascii")
+        return MEMORY_TEXT_PREFIX + b64url_text(sealed)
 
     def open_text(self, value: str, context: bytes) -> str:
         return self.open(_text_bytes(value), context).decode("utf-8", "surrogatepass")
@@ -106,10 +106,9 @@ def text_generation(value: str) -> int | None:
     """:func:`generation_of` for a text field (``ms2:`` + base64url); None for other text."""
     if not value.startswith(MEMORY_TEXT_PREFIX):
         return None
-    head = value[len(MEMORY_TEXT_PREFIX) : len(MEMORY_TEXT_PREFIX) + 12]  # 9 bytes, unpadded
-    try:
-        raw = base64.urlsafe_b64decode(head)
-    except (binascii.Error, ValueError):
+    try:  # the first 12 characters: the 9 bytes of the header
+        raw = b64url_bytes(value[: len(MEMORY_TEXT_PREFIX) + 12], len(MEMORY_TEXT_PREFIX))
+    except ValueError:
         return None
     if len(raw) < HEADER_BYTES or not raw.startswith(MEMORY_VERSION):
         return None
@@ -119,10 +118,9 @@ def text_generation(value: str) -> int | None:
 def _text_bytes(value: str) -> bytes:
     if not value.startswith(MEMORY_TEXT_PREFIX):
         raise Unreadable("not a text sealed with a memory key (no 'ms2:' prefix)")
-    body = value[len(MEMORY_TEXT_PREFIX) :]
     try:
-        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-    except (binascii.Error, ValueError) as exc:
+        return b64url_bytes(value, len(MEMORY_TEXT_PREFIX))
+    except ValueError as exc:
         raise Unreadable("a sealed text that is not base64url") from exc
 
 

@@ -3,6 +3,7 @@ seals alike every time (the engine's output must be byte-identical when re-proce
 
 from __future__ import annotations
 
+import base64
 import os
 
 import pytest
@@ -13,6 +14,8 @@ from streams.erasure.cipher import (
     TEXT_PREFIX,
     FieldCipher,
     Unreadable,
+    b64url_bytes,
+    b64url_text,
     field_context,
     is_sealed_text,
 )
@@ -103,3 +106,26 @@ def test_a_bad_master_key_says_how_to_make_a_good_one(text: str, message: str) -
         LocalMasterKey.from_text(text, "MEMSTREAM_MASTER_KEY")
     assert "head -c 32 /dev/urandom | base64" in str(raised.value)
     assert "MEMSTREAM_MASTER_KEY" in str(raised.value)
+
+
+@given(raw=st.binary(max_size=200))
+def test_base64url_is_the_standard_librarys_without_padding(raw: bytes) -> None:
+    text = b64url_text(raw)
+    assert text == base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+    assert b64url_bytes(text) == raw
+    assert b64url_bytes("ms1:" + text, 4) == raw
+
+
+@given(text=st.text(max_size=40))
+def test_any_text_decodes_as_the_standard_library_does_or_fails_as_it_does(text: str) -> None:
+    """A sealed text field is anyone's input (a record on a topic): whatever it holds, it
+    decodes to what ``base64.urlsafe_b64decode`` gives, or raises the ValueError it raises."""
+    try:
+        expected: bytes | None = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except ValueError:
+        expected = None
+    try:
+        got: bytes | None = b64url_bytes(text)
+    except ValueError:
+        got = None
+    assert got == expected
