@@ -149,6 +149,12 @@ _ADVERBS = frozenset(
     | {"rarely", "definitely", "honestly", "normally", "typically", "currently", "even"}
     | {"no", "longer", "totally", "absolutely", "kind", "sort", "of"}
 )
+_LY_VERBS = frozenset(
+    {"apply", "reply", "rely", "supply", "imply", "comply", "multiply", "ally", "bully"}
+    | {"rally", "tally", "sully", "dally"}
+)
+"""English verbs ending in "ly" (few, and closed): every other word in "-ly" after a subject
+is an adverb ("I genuinely don't recall"), which the verb after it agrees past."""
 _KEEP_VERB = frozenset(
     {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "was", "had"}
     | {"did", "got", "went", "made", "took", "saw", "said", "came", "knew", "thought", "found"}
@@ -157,6 +163,16 @@ _KEEP_VERB = frozenset(
     | {"forgot", "grew", "heard", "held", "put", "quit", "set", "sold", "sat", "slept", "spoke"}
     | {"stood", "taught", "understood", "woke", "wore", "read", "became", "chose", "used"}
     | {"to", "and", "or", "but", "too", "as", "a", "the", "not"}
+    # the rest of English's irregular past tenses (a closed class), which no suffix marks
+    | {"meant", "laid", "dealt", "lent", "bent", "hid", "bit", "lit", "slid", "spat", "shook"}
+    | {"stole", "struck", "swore", "swam", "sang", "sank", "rang", "drew", "threw", "blew"}
+    | {"withdrew", "tore", "bore", "froze", "rode", "rose", "strove", "wove", "sought"}
+    | {"fought", "caught", "dug", "clung", "flung", "hung", "spun", "stung", "swung", "fell"}
+    | {"dove", "forgave", "forbade", "overcame", "underwent", "undertook", "upheld"}
+    | {"withheld", "mistook", "misunderstood", "arose", "awoke", "befell", "beheld", "bid"}
+    | {"bound", "bred", "fled", "fed", "led", "sped", "shone", "shot", "stank", "strode"}
+    | {"stuck", "swept", "wept", "crept", "dreamt", "leapt", "knelt", "dwelt", "sprang"}
+    | {"sprung", "shrank", "slung", "wound", "ground", "foresaw", "oversaw"}
 )
 _AUXILIARY = {
     "am": "is",
@@ -175,6 +191,16 @@ _AUXILIARY = {
     "couldn't": "could not",
     "wouldn't": "would not",
     "shouldn't": "should not",
+    # the same typed without the apostrophe, as people often do
+    "dont": "does not",
+    "didnt": "did not",
+    "cant": "cannot",
+    "havent": "has not",
+    "wasnt": "was not",
+    "couldnt": "could not",
+    "wouldnt": "would not",
+    "shouldnt": "should not",
+    "wont": "will not",
 }
 _INVERTING = frozenset(
     {"can", "could", "do", "does", "did", "will", "would", "should", "shall", "may", "might"}
@@ -334,7 +360,7 @@ def _agree(parts: list[str], out: list[str], i: int, *, verbs: bool) -> None:
         if low in _AUXILIARY:
             out[j] = _AUXILIARY[low]
             return
-        if low in _ADVERBS:
+        if low in _ADVERBS or (len(low) > 4 and low.endswith("ly") and low not in _LY_VERBS):
             j += 2
             continue
         if (

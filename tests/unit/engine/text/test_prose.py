@@ -60,3 +60,37 @@ def test_a_verb_ending_in_ed_agrees_when_present_and_by_myself_is_alone(
     sentence: str, expected: str
 ) -> None:
     assert third_person(sentence, "Samuel", me="Samuel", you="Evan") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I genuinely don't recall it", "Kenta genuinely does not recall it"),
+        ("I seriously doubt that", "Kenta seriously doubts that"),
+        ("I barely sleep on Sundays", "Kenta barely sleeps on Sundays"),
+        ("I apply for two jobs a week", "Kenta applies for two jobs a week"),
+        ("I rely on the train", "Kenta relies on the train"),
+        ("I probably reply too late", "Kenta probably replies too late"),
+    ],
+)
+def test_a_word_in_ly_after_the_subject_is_an_adverb_unless_it_is_one_of_the_verbs(
+    sentence: str, expected: str
+) -> None:
+    assert third_person(sentence, "Kenta", me="Kenta", you="the agent") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I meant the other one", "Kenta meant the other one"),
+        ("I laid it all out", "Kenta laid it all out"),
+        ("I forbade it", "Kenta forbade it"),
+        ("I dont know yet", "Kenta does not know yet"),
+        ("I cant make it", "Kenta cannot make it"),
+        ("I didnt say that", "Kenta did not say that"),
+    ],
+)
+def test_irregular_past_tenses_stay_and_contractions_typed_without_apostrophe_agree(
+    sentence: str, expected: str
+) -> None:
+    assert third_person(sentence, "Kenta", me="Kenta", you="the agent") == expected
