@@ -34,13 +34,16 @@ from typing import Any
 
 from bench import progress
 from bench.cleanup import remove_run
+from bench.engine_cost import realmem_events
 from bench.group_input import input_records
 from bench.harness import Harness
+from bench.recall_quality.realmem import load, persona_names
 from bench.report import machine, ratio_bench_main, source_version
 from bench.run import _projector, _throughput, default_processes
 from bench.workload import written_events
 from memstream.stack import LocalStack
 from streams.config.settings import Settings
+from streams.engine.embedder import hashing_embedding
 from streams.engine.model import MemoryEvent, MemoryWritten
 from streams.erasure.sealing import sealing_of
 from streams.ingest_processor import IngestProcessor, Input
@@ -52,6 +55,8 @@ PUBLISHED_ONE_BY_ONE = 1000  # writes the publisher phase seals one at a time, p
 IN_PROCESS_INPUTS = 3000  # inputs of the in-process phase, per mode and round
 IN_PROCESS_BATCH = 200  # inputs per process_batch call (a worker's batch)
 OPENED_BATCH = 500  # ledger records opened per batch (a projector's)
+REAL_PERSONAS = 2  # RealMem personas of the in-process phase on real conversations ...
+REAL_INPUTS = 600  # ... and the inputs of each (its first turns and session ends)
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -182,6 +187,24 @@ def in_process(
     }
 
 
+def real_conversations(inputs: int, personas: int) -> list[MemoryEvent]:
+    """The first ``inputs`` inputs of the first ``personas`` RealMem personas in the repository
+    (turns and session ends, ``bench.engine_cost``'s), in time order, each turn carrying the
+    engine's hashing embedding: the worker would embed a turn with MiniLM (~80 ms of CPU for
+    a long answer), which would hide every other cost; here the engine's cycles and the
+    sealing of their long texts are what is timed."""
+    events = [e for name in persona_names()[:personas] for e in realmem_events(load(name), inputs)]
+    embedded = [
+        e.with_written(
+            e.payload.memory.evolve(embedding=hashing_embedding(e.payload.memory.content))
+        )
+        if isinstance(e.payload, MemoryWritten)
+        else e
+        for e in events
+    ]
+    return sorted(embedded, key=lambda e: e.occurred_at)
+
+
 def _inputs(records: list[tuple[bytes, bytes]]) -> list[Input]:
     return [Input(key, value, [], 0) for key, value in records]
 
@@ -261,6 +284,11 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
             workload[:IN_PROCESS_INPUTS],
             rounds,
         )
+        progress.phase("in one process, real conversations (RealMem)")
+        real = real_conversations(REAL_INPUTS, REAL_PERSONAS)
+        alone_real = in_process(
+            harness.pipeline("in-process-real", database=True), master, real, rounds
+        )
         completed = True
     finally:
         harness.stop_all()
@@ -292,6 +320,10 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
         },
         "publisher": publisher,
         "in_process": {m: {k: round(v, 1) for k, v in r.items()} for m, r in alone.items()},
+        "in_process_real": {
+            m: {k: round(v, 1) for k, v in r.items()} for m, r in alone_real.items()
+        },
+        "real_inputs": len(real),
         "rounds": measured,
     }
 
@@ -330,25 +362,42 @@ def render(results: dict[str, Any]) -> str:
     ]
     alone = results.get("in_process")
     if alone:
-        plain = alone["plain"]
-        lines += [
-            "",
+        lines += _in_process_table(
+            alone,
             f"In one process, no Kafka ({min(p['events'], IN_PROCESS_INPUTS):,} inputs in "
             f"batches of {IN_PROCESS_BATCH}, medians of {p['rounds']} round(s)):",
-            "",
-            "| in one process | plain | user key | memory keys |",
-            "|---|---:|---:|---:|",
-        ]
-        for role, what in (
-            ("worker", "worker, inputs/s"),
-            ("opened", "decode and open a ledger record, records/s"),
-        ):
-            cells = [f"{plain[role]:,.0f}"] + [
-                f"{alone[m][role]:,.0f} ({alone[m][role] / plain[role]:.2f})"
-                for m in ("user", "memory")
-            ]
-            lines.append(f"| {what} | " + " | ".join(cells) + " |")
+        )
+    real = results.get("in_process_real")
+    if real:
+        lines += _in_process_table(
+            real,
+            f"The same on real conversations: {results['real_inputs']:,} inputs of "
+            f"{REAL_PERSONAS} RealMem personas (long assistant answers, a session end every "
+            f"few turns, a cycle at each; turns carry the engine's hashing embedding, not "
+            f"MiniLM's):",
+        )
     return "\n".join(lines) + "\n"
+
+
+def _in_process_table(alone: dict[str, dict[str, float]], title: str) -> list[str]:
+    plain = alone["plain"]
+    lines = [
+        "",
+        title,
+        "",
+        "| in one process | plain | user key | memory keys |",
+        "|---|---:|---:|---:|",
+    ]
+    for role, what in (
+        ("worker", "worker, inputs/s"),
+        ("opened", "decode and open a ledger record, records/s"),
+    ):
+        cells = [f"{plain[role]:,.0f}"] + [
+            f"{alone[m][role]:,.0f} ({alone[m][role] / plain[role]:.2f})"
+            for m in ("user", "memory")
+        ]
+        lines.append(f"| {what} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

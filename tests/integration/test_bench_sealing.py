@@ -26,6 +26,18 @@ def test_the_in_process_phase_measures_every_mode_on_users_of_its_own(database: 
         assert got["worker"] > 0 and got["opened"] > 0, (mode, got)
 
 
+def test_real_conversations_go_through_every_mode_in_one_process(database: str) -> None:
+    settings = Settings.from_env({"MEMSTREAM_DATABASE_URL": database})
+    events = sealing_cost.real_conversations(40, 1)
+    assert any(not isinstance(e.payload, MemoryWritten) for e in events)  # session ends
+    written = [e.payload for e in events if isinstance(e.payload, MemoryWritten)]
+    assert written and all(w.memory.embedding for w in written)
+    master = base64.b64encode(os.urandom(32)).decode("ascii")
+    rates = sealing_cost.in_process(settings, master, events, rounds=1)
+    for mode, got in rates.items():
+        assert got["worker"] > 0 and got["opened"] > 0, (mode, got)
+
+
 def test_a_workload_written_as_other_users_keeps_its_memories() -> None:
     events = written_events(4, 2, 8)
     renamed = sealing_cost._as_users(events, "-x")
