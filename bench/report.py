@@ -247,6 +247,22 @@ def save(results: dict[str, Any], path: Path | None = None) -> Path:
     return path
 
 
+def save_dated(
+    results: dict[str, Any], table: str, source: str, results_dir: Path = RESULTS_DIR
+) -> Path:
+    """``memstream bench``'s run as ``<date>-pipeline-<commit>.{json,md}`` beside
+    ``latest.json``, which the next run overwrites: the dated pair is what docs/benchmarks.md
+    cites (the .md is the printed report, headed by what was measured). Returns the .md."""
+    date = datetime.now(UTC).date().isoformat()
+    stem = f"{date}-pipeline-{source.split()[0]}"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    (results_dir / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    header = f"# memstream bench, {date}, at `{source}`\n\n"
+    markdown = results_dir / f"{stem}.md"
+    markdown.write_text(header + "```\n" + table.rstrip("\n") + "\n```\n")
+    return markdown
+
+
 def ratio_bench_main(
     argv: Sequence[str] | None,
     name: str,

@@ -64,7 +64,7 @@ from bench.measure import (
 )
 from bench.passthrough import passthrough_group
 from bench.recall_latency import measure_recall
-from bench.report import TARGET_P99_MS, machine, render, save, source_version
+from bench.report import TARGET_P99_MS, machine, render, save, save_dated, source_version
 from bench.workload import encoded_records, new_memories, written_events
 from memstream.processes import ManagedProcess
 from memstream.publisher import MemoryPublisher, PublishError
@@ -170,9 +170,13 @@ def run_bench(
         if completed and not keep:
             remove_run(settings, stack.database_url, harness.run_id)
     results["run"]["seconds"] = round(time.perf_counter() - started, 1)
-    print(render(results))
+    table = render(results)
+    print(table)
     path = save(results)
-    print(f"results written to {path}; run logs in {harness.workdir / 'logs'}")
+    dated = save_dated(results, table, str(results["run"]["source"]))
+    print(
+        f"results written to {path} and {dated} (+ .json); run logs in {harness.workdir / 'logs'}"
+    )
     return 0
 
 

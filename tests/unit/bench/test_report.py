@@ -1,10 +1,12 @@
 """The bench's printed table says which rounds its medians came from (the projector and its
 COPY baseline, the worker and the bare Faust pass-through) and how many processes ran the
-projector."""
+projector; a pipeline run is kept as a dated pair."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from bench.report import (
     _rounds,
     _without_cycles,
     _worker_label,
+    save_dated,
 )
 from bench.run import default_processes
 
@@ -114,3 +117,16 @@ def test_the_throughput_phases_run_a_process_per_core_but_never_more_than_partit
     assert default_processes(1) == 1
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert default_processes(12) == 1
+
+
+def test_a_pipeline_run_is_kept_as_a_dated_pair_named_by_its_commit(tmp_path: Path) -> None:
+    results = {"rates": {"worker": 2619.0}, "run": {"source": "fc1cb8a + uncommitted changes"}}
+    markdown = save_dated(
+        results, "  worker  2,619 ev/s\n", "fc1cb8a + uncommitted changes", tmp_path
+    )
+    assert markdown.name.endswith("-pipeline-fc1cb8a.md")
+    assert markdown.read_text().startswith("# memstream bench, ")
+    assert "at `fc1cb8a + uncommitted changes`" in markdown.read_text()
+    assert "  worker  2,619 ev/s\n```\n" in markdown.read_text()
+    saved = json.loads(markdown.with_suffix(".json").read_text())
+    assert saved == results
