@@ -88,8 +88,10 @@ from streams.runtime.collector import tune_collector
 
 log = logging.getLogger("memstream.projector")
 LAG_REPORT_SECONDS = 5.0
-# Another projector holds the vacuum (or the database refused it): ask again after this.
+# Another projector holds the vacuum: ask again after this. A vacuum that fails is asked
+# again after twice as long each time, up to VACUUM_RETRY_MAX_SECONDS.
 VACUUM_RETRY_SECONDS = 5.0
+VACUUM_RETRY_MAX_SECONDS = 300.0
 DEAD_LETTER_TIMEOUT_SECONDS = 10.0
 # How often (s) the main thread offers the GIL to a waiting thread (Python's default: 5 ms).
 # The writer thread needs it briefly after every round trip to PostgreSQL; at 5 ms it waited
@@ -160,6 +162,7 @@ class VacuumDebt:
     def __init__(self, delay: float) -> None:
         self.delay = delay
         self._due: float | None = None
+        self._failures = 0
         self._lock = threading.Lock()
 
     def owed(self, age: float = 0.0, at_once: bool = False) -> None:
@@ -181,6 +184,19 @@ class VacuumDebt:
     def retry_in(self, seconds: float) -> None:
         with self._lock:
             self._due = time.monotonic() + seconds
+
+    def failed(self) -> float:
+        """The vacuum failed: it is due again after a backoff (returned) that doubles with
+        each failure in a row, so a vacuum the database keeps refusing is not a busy loop."""
+        with self._lock:
+            self._failures += 1
+            wait = min(VACUUM_RETRY_SECONDS * 2 ** (self._failures - 1), VACUUM_RETRY_MAX_SECONDS)
+            self._due = time.monotonic() + wait
+            return wait
+
+    def paid(self) -> None:
+        with self._lock:
+            self._failures = 0
 
 
 class Projector:
@@ -604,16 +620,18 @@ class Projector:
                 self.settings.keys_database_url or None,
             )
         except psycopg.Error as exc:
+            wait = self._vacuum.failed()
             log.warning(
                 "the vacuum owed for erasures failed (%s); trying again in %.0fs",
                 one_line(exc),
-                VACUUM_RETRY_SECONDS,
+                wait,
             )
-            self._vacuum.retry_in(VACUUM_RETRY_SECONDS)
             return
         if covered is None:
             self._vacuum.retry_in(VACUUM_RETRY_SECONDS)  # another projector is vacuuming
-        elif covered:
+            return
+        self._vacuum.paid()
+        if covered:
             log.info(
                 "vacuumed the tables of %d erasing batch(es) in %.1fs",
                 covered,

@@ -3,7 +3,7 @@ a user's erasure at once, forgotten memories once the oldest has waited the dela
 
 from __future__ import annotations
 
-from projections.projector import VacuumDebt
+from projections.projector import VACUUM_RETRY_MAX_SECONDS, VACUUM_RETRY_SECONDS, VacuumDebt
 
 
 def test_nothing_is_due_before_an_erasure() -> None:
@@ -37,3 +37,13 @@ def test_a_vacuum_settles_the_debt_and_a_refused_one_is_asked_again() -> None:
     assert debt.due()
     debt.retry_in(60)
     assert not debt.due()
+
+
+def test_a_vacuum_that_keeps_failing_waits_longer_each_time_and_a_success_resets_it() -> None:
+    debt = VacuumDebt(0)
+    waits = [debt.failed() for _ in range(10)]
+    assert waits[:3] == [VACUUM_RETRY_SECONDS, 2 * VACUUM_RETRY_SECONDS, 4 * VACUUM_RETRY_SECONDS]
+    assert waits[-1] == VACUUM_RETRY_MAX_SECONDS and waits == sorted(waits)
+    assert not debt.due()
+    debt.paid()
+    assert debt.failed() == VACUUM_RETRY_SECONDS
