@@ -1,0 +1,52 @@
+"""The vacuum erasures owe (projections.writer.vacuum_pending, migration 013) on a real
+PostgreSQL: it is paid once for every debt written down, one projector at a time, and rewrites
+the tables it covers."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from projections.writer import VACUUM_LOCK_ID, vacuum_owed_for, vacuum_pending
+
+pytestmark = pytest.mark.integration
+
+
+def _owe(database: str, batches: int) -> None:
+    with psycopg.connect(database, autocommit=True) as conn:
+        for _ in range(batches):
+            conn.execute("INSERT INTO memstream_vacuum_due DEFAULT VALUES")
+
+
+def _file_node(database: str, table: str) -> int:
+    with psycopg.connect(database, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_relation_filenode(%s::regclass)", (table,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_nothing_owed_is_nothing_to_pay(database: str) -> None:
+    assert vacuum_owed_for(database) is None
+    before = _file_node(database, "semantic_facts")
+    assert vacuum_pending(database) == 0
+    assert _file_node(database, "semantic_facts") == before  # no rewrite for nothing
+
+
+def test_every_debt_is_paid_by_one_rewrite_and_then_forgotten(database: str) -> None:
+    _owe(database, 3)
+    owed_for = vacuum_owed_for(database)
+    assert owed_for is not None and owed_for >= 0
+    before = _file_node(database, "semantic_facts")
+    assert vacuum_pending(database) == 3
+    assert _file_node(database, "semantic_facts") != before
+    assert vacuum_owed_for(database) is None
+    assert vacuum_pending(database) == 0
+
+
+def test_while_another_projector_vacuums_the_debt_waits(database: str) -> None:
+    _owe(database, 1)
+    with psycopg.connect(database, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", (VACUUM_LOCK_ID,))
+        assert vacuum_pending(database) is None
+        assert vacuum_owed_for(database) is not None
+    assert vacuum_pending(database) == 1
