@@ -92,6 +92,9 @@ LAG_REPORT_SECONDS = 5.0
 # again after twice as long each time, up to VACUUM_RETRY_MAX_SECONDS.
 VACUUM_RETRY_SECONDS = 5.0
 VACUUM_RETRY_MAX_SECONDS = 300.0
+# How often a projector looks for debts other projectors wrote down and did not pay (one that
+# stopped for good): the erasure delay, within these bounds.
+DEBT_CHECK_BOUNDS_SECONDS = (5.0, 60.0)
 DEAD_LETTER_TIMEOUT_SECONDS = 10.0
 # How often (s) the main thread offers the GIL to a waiting thread (Python's default: 5 ms).
 # The writer thread needs it briefly after every round trip to PostgreSQL; at 5 ms it waited
@@ -172,6 +175,13 @@ class VacuumDebt:
             if self._due is None or due < self._due:
                 self._due = due
 
+    def found(self, age: float) -> None:
+        """The database holds a debt ``age`` seconds old (another projector's, maybe): owed
+        like this projector's own, unless a vacuum is already planned (a backoff stands)."""
+        with self._lock:
+            if self._due is None:
+                self._due = time.monotonic() + max(0.0, self.delay - age)
+
     def due(self) -> bool:
         with self._lock:
             return self._due is not None and time.monotonic() >= self._due
@@ -234,6 +244,9 @@ class Projector:
         self._in_flight: InFlight | None = None
         self._vacuum = VacuumDebt(settings.erasure_vacuum_delay_seconds)
         self._vacuuming: Future[None] | None = None
+        low, high = DEBT_CHECK_BOUNDS_SECONDS
+        self._debt_check_seconds = min(max(settings.erasure_vacuum_delay_seconds, low), high)
+        self._next_debt_check = 0.0
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -296,12 +309,6 @@ class Projector:
         meanwhile), sometimes summed with a batch applied synchronously, and the last
         batch's when ``stop`` ends the loop. Rewound batches report 0."""
         stop = stop or threading.Event()
-        # an erasure a stopped projector wrote down and did not vacuum is due here too
-        owed_for = self._with_retries(
-            lambda: vacuum_owed_for(self.settings.database_url), forever=True
-        )
-        if owed_for is not None:
-            self._vacuum.owed(owed_for)
         self.consumer.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
         try:
             while not stop.is_set():
@@ -599,9 +606,21 @@ class Projector:
 
     def _vacuum_when_due(self) -> None:
         """Queue the vacuum owed behind the batch in flight (the writer thread runs both, so
-        a rewrite never waits on this projector's own transaction), once it is due."""
+        a rewrite never waits on this projector's own transaction), once it is due. Every
+        little while (and first at start), look for debts in the database: one a projector
+        wrote down and never paid, having stopped for good, is paid by the others."""
         if self._vacuuming is not None and not self._vacuuming.done():
             return
+        now = time.monotonic()
+        if now >= self._next_debt_check:
+            self._next_debt_check = now + self._debt_check_seconds
+            try:
+                owed_for = vacuum_owed_for(self.settings.database_url)
+            except psycopg.Error as exc:
+                owed_for = None  # asked again at the next check
+                log.debug("could not read the vacuum owed (%s)", one_line(exc))
+            if owed_for is not None:
+                self._vacuum.found(owed_for)
         if self._vacuum.due():
             self._vacuuming = self._writer.submit(self._pay_vacuum)
 

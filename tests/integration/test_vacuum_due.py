@@ -7,7 +7,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from memstream.waiting import wait_until
 from projections.writer import VACUUM_LOCK_ID, vacuum_owed_for, vacuum_pending
+from tests.support import Pipeline
 
 pytestmark = pytest.mark.integration
 
@@ -50,3 +52,26 @@ def test_while_another_projector_vacuums_the_debt_waits(database: str) -> None:
         assert vacuum_pending(database) is None
         assert vacuum_owed_for(database) is not None
     assert vacuum_pending(database) == 1
+
+
+def test_a_running_projector_pays_a_debt_another_left_behind(pipeline: Pipeline) -> None:
+    """Given a running projector and a debt written down by another that stopped for good
+    (a row in memstream_vacuum_due, none of this projector's batches), then this projector
+    finds it and pays it: the row is gone and the user tables have new files."""
+    pipeline.start("projector", erasure_vacuum_delay_seconds=0)
+    url = pipeline.settings.database_url
+    wait_until(  # running: past its start, consuming the ledger
+        lambda: "INFO memstream.projector: assigned" in pipeline.processes["projector"].log_tail(),
+        timeout=60,
+        what="the projector to be assigned the ledger's partitions",
+        describe=pipeline.logs,
+    )
+    before = _file_node(url, "semantic_facts")
+    _owe(url, 1)
+    wait_until(
+        lambda: vacuum_owed_for(url) is None,
+        timeout=60,
+        what="the projector to pay the debt it found",
+        describe=pipeline.logs,
+    )
+    assert _file_node(url, "semantic_facts") != before

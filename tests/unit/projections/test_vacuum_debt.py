@@ -47,3 +47,13 @@ def test_a_vacuum_that_keeps_failing_waits_longer_each_time_and_a_success_resets
     assert not debt.due()
     debt.paid()
     assert debt.failed() == VACUUM_RETRY_SECONDS
+
+
+def test_a_debt_found_in_the_database_is_owed_but_never_cuts_a_backoff_short() -> None:
+    debt = VacuumDebt(600)
+    debt.found(age=600)  # another projector's, as old as the delay
+    assert debt.due()
+    debt.settle()
+    debt.failed()  # its vacuum failed: a backoff stands
+    debt.found(age=3600)
+    assert not debt.due()
