@@ -124,13 +124,19 @@ class FieldCipher:
 
     def open_text(self, value: str, context: bytes) -> str:
         """The text of a sealed text field; :class:`Unreadable` when it does not open."""
-        if not is_sealed_text(value):
-            raise Unreadable("not a sealed text (no 'ms1:' prefix)")
-        try:
-            sealed = b64url_bytes(value, len(TEXT_PREFIX))
-        except ValueError as exc:
-            raise Unreadable("a sealed text that is not base64url") from exc
+        sealed = sealed_text_bytes(value, TEXT_PREFIX)
         return self.open(sealed, context).decode("utf-8", "surrogatepass")
+
+
+def sealed_text_bytes(value: str, prefix: str) -> bytes:
+    """The sealed bytes a text field carries after ``prefix`` (``ms1:`` for a user's key,
+    ``ms2:`` for a memory's); :class:`Unreadable` when it has no such prefix or no base64url."""
+    if not value.startswith(prefix):
+        raise Unreadable(f"not a sealed text (no {prefix!r} prefix)")
+    try:
+        return b64url_bytes(value[len(prefix) :])
+    except ValueError as exc:
+        raise Unreadable("a sealed text that is not base64url") from exc
 
 
 def b64url_text(raw: bytes) -> str:
@@ -140,10 +146,10 @@ def b64url_text(raw: bytes) -> str:
     return encoded.rstrip(b"=").decode("ascii")
 
 
-def b64url_bytes(text: str, start: int = 0) -> bytes:
-    """The bytes of base64url ``text[start:]``, padded or not; ``ValueError`` when it is not
-    ASCII or not base64 (as ``base64.urlsafe_b64decode``, whose lenient decoding it keeps)."""
-    raw = text[start:].encode("ascii").translate(_FROM_URLSAFE)
+def b64url_bytes(text: str) -> bytes:
+    """The bytes of base64url ``text``, padded or not; ``ValueError`` when it is not ASCII or
+    not base64 (as ``base64.urlsafe_b64decode``, whose lenient decoding it keeps)."""
+    raw = text.encode("ascii").translate(_FROM_URLSAFE)
     return binascii.a2b_base64(raw + b"=" * (-len(raw) % 4))
 
 

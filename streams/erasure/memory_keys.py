@@ -36,6 +36,7 @@ from streams.erasure.cipher import (
     Unreadable,
     b64url_bytes,
     b64url_text,
+    sealed_text_bytes,
 )
 
 HEADER_BYTES = len(MEMORY_VERSION) + GENERATION_BYTES
@@ -88,7 +89,8 @@ class MemoryCipher:
         return MEMORY_TEXT_PREFIX + b64url_text(sealed)
 
     def open_text(self, value: str, context: bytes) -> str:
-        return self.open(_text_bytes(value), context).decode("utf-8", "surrogatepass")
+        sealed = sealed_text_bytes(value, MEMORY_TEXT_PREFIX)
+        return self.open(sealed, context).decode("utf-8", "surrogatepass")
 
 
 def header_of(generation: int) -> bytes:
@@ -106,22 +108,14 @@ def text_generation(value: str) -> int | None:
     """:func:`generation_of` for a text field (``ms2:`` + base64url); None for other text."""
     if not value.startswith(MEMORY_TEXT_PREFIX):
         return None
-    try:  # the first 12 characters: the 9 bytes of the header
-        raw = b64url_bytes(value[: len(MEMORY_TEXT_PREFIX) + 12], len(MEMORY_TEXT_PREFIX))
+    start = len(MEMORY_TEXT_PREFIX)
+    try:  # its first 12 characters: the 9 bytes of the header
+        raw = b64url_bytes(value[start : start + 12])
     except ValueError:
         return None
     if len(raw) < HEADER_BYTES or not raw.startswith(MEMORY_VERSION):
         return None
     return int.from_bytes(raw[1:HEADER_BYTES], "big", signed=True)
-
-
-def _text_bytes(value: str) -> bytes:
-    if not value.startswith(MEMORY_TEXT_PREFIX):
-        raise Unreadable("not a text sealed with a memory key (no 'ms2:' prefix)")
-    try:
-        return b64url_bytes(value, len(MEMORY_TEXT_PREFIX))
-    except ValueError as exc:
-        raise Unreadable("a sealed text that is not base64url") from exc
 
 
 def generation_for(live: Iterable[int], version: int, fresh: bool) -> tuple[int, bool]:
