@@ -6,7 +6,8 @@
 -- that window share one rewrite instead of locking the read models after every batch. Each
 -- batch that deleted something personal adds a row here in its own transaction; whichever
 -- projector vacuums deletes the rows it saw before vacuuming. So a projector that stops (or
--- crashes) before the vacuum leaves the debt written down, and the next one to start pays it.
+-- crashes) before the vacuum leaves the debt written down, and every projector looks for
+-- such debts every 5-60 s and pays them.
 -- Nothing personal is kept: an id and a time.
 --
 -- Who may do what: the owner and memstream_projector every row; nobody else anything.
