@@ -33,7 +33,7 @@ from projections import queries
 from projections.copy_dumpers import register_copy_dumpers
 from projections.queries import RANKINGS, Ranking
 from projections.rows import MEMORY_COLUMNS, memory_row
-from projections.schema import MIGRATIONS_DIR, migrated_database
+from projections.schema import MIGRATIONS_DIR, migrated_database, vector_indexes
 from streams.engine.model import Memory
 
 SIZES = (1_000, 10_000, 50_000)
@@ -158,17 +158,13 @@ def _stored_words_sql(table: str) -> list[str]:
     return [" ".join(words) for words in statements if table in words]
 
 
-HNSW_INDEX = "semantic_facts_embedding_hnsw"  # the name projections.schema gives it
-
-
 def _build_hnsw(conn: psycopg.Connection) -> None:
-    """The HNSW index on the bench's table, made again over every row now in it, with memory
-    enough to build the graph at once (at the 64 MB default a 50,000-row build spills)."""
-    conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+    """The HNSW indexes (``projections.schema.vector_indexes``) made again over every row now
+    in the tables, with memory enough to build the graph at once (at the 64 MB default a
+    50,000-row build spills)."""
+    vector_indexes(conn, "none")
     conn.execute("SET maintenance_work_mem = '1GB'")
-    conn.execute(
-        f"CREATE INDEX {HNSW_INDEX} ON semantic_facts USING hnsw (embedding vector_cosine_ops)"
-    )
+    vector_indexes(conn, "hnsw")
     conn.execute("RESET maintenance_work_mem")
 
 

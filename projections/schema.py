@@ -60,11 +60,11 @@ def migrate(conninfo: str, embedding_dim: int, vector_index: str = "NONE") -> li
                     (path.stem, embedding_dim),
                 )
             applied_now.append(path.stem)
-        _vector_indexes(conn, vector_index)
+        vector_indexes(conn, vector_index)
     return applied_now
 
 
-def _vector_indexes(conn: psycopg.Connection, kind: str) -> None:
+def vector_indexes(conn: psycopg.Connection, kind: str) -> None:
     """``none`` (the default: per-user exact search, see migration 005) drops the HNSW
     indexes; ``hnsw`` creates them (for cross-user scopes or very large users)."""
     kind = kind.lower()
