@@ -254,12 +254,24 @@ def save_dated(
     ``latest.json``, which the next run overwrites: the dated pair is what docs/benchmarks.md
     cites (the .md is the printed report, headed by what was measured). Returns the .md."""
     date = datetime.now(UTC).date().isoformat()
-    stem = f"{date}-pipeline-{source.split()[0]}"
-    results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / f"{stem}.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
     header = f"# memstream bench, {date}, at `{source}`\n\n"
-    markdown = results_dir / f"{stem}.md"
-    markdown.write_text(header + "```\n" + table.rstrip("\n") + "\n```\n")
+    report = header + "```\n" + table.rstrip("\n") + "\n```\n"
+    return _save_pair(results_dir / f"{date}-pipeline-{_commit(source)}", results, report)
+
+
+def _commit(source: str) -> str:
+    """The commit of a source version ("abc1234 + uncommitted changes" → abc1234)."""
+    return source.split()[0]
+
+
+def _save_pair(stem: Path, results: dict[str, Any], report: str) -> Path:
+    """``results`` as ``<stem>.json`` and ``report`` as ``<stem>.md``; returns the .md."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    (stem.parent / f"{stem.name}.json").write_text(
+        json.dumps(results, indent=2, default=str) + "\n"
+    )
+    markdown = stem.parent / f"{stem.name}.md"
+    markdown.write_text(report)
     return markdown
 
 
@@ -286,11 +298,7 @@ def ratio_bench_main(
     results = run(args.events, args.users, args.rounds, args.keep, args.date)
     table = render_table(results)
     print(table)
-    commit = str(results["commit"]).split()[0]  # "abc1234 + uncommitted changes" → abc1234
-    stem = f"{name}-{results['date']}-{commit}"
-    results_dir = Path(__file__).resolve().parent / "results"
-    results_dir.mkdir(exist_ok=True)
-    (results_dir / f"{stem}.json").write_text(json.dumps(results, indent=2) + "\n")
-    (results_dir / f"{stem}.md").write_text(table)
-    print(f"results written to {results_dir / stem}.json and .md")
+    stem = RESULTS_DIR / f"{name}-{results['date']}-{_commit(str(results['commit']))}"
+    _save_pair(stem, results, table)
+    print(f"results written to {stem}.json and .md")
     return 0
