@@ -29,7 +29,6 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from bench import progress
@@ -57,7 +56,6 @@ IN_PROCESS_BATCH = 200  # inputs per process_batch call (a worker's batch)
 OPENED_BATCH = 500  # ledger records opened per batch (a projector's)
 REAL_PERSONAS = 2  # RealMem personas of the in-process phase on real conversations ...
 REAL_INPUTS = 600  # ... and the inputs of each (its first turns and session ends)
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def encoded(events: list[MemoryEvent], settings: Settings) -> list[tuple[bytes, bytes]]:

@@ -22,7 +22,6 @@ import os
 import statistics
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from bench import progress
@@ -40,7 +39,6 @@ from streams.kafka import codec
 from streams.kafka.schema_registry import RegistryClient, contract_registry
 
 FORMATS = ("SINGLE-OBJECT", "CONFLUENT")
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def encoded(events: list[MemoryEvent], settings: Settings) -> list[tuple[bytes, bytes]]:
