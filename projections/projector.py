@@ -70,6 +70,7 @@ from projections.rows import RowBatch
 from projections.startup import database_name, migrate_when_reachable
 from projections.writer import (
     StaleBatch,
+    VacuumHeldBack,
     format_copies,
     prepare_connection,
     stored_offsets,
@@ -626,8 +627,9 @@ class Projector:
 
     def _pay_vacuum(self) -> None:
         """Vacuum the erasures' tables if the debt is due (``projections.writer.
-        vacuum_pending``); on a database error, or while another projector vacuums, ask again
-        later. Runs in the writer thread, on connections of its own."""
+        vacuum_pending``); on a database error, a transaction older than the erasure that kept
+        dead rows, or while another projector vacuums, ask again later. Runs in the writer
+        thread, on connections of its own."""
         if not self._vacuum.due():
             return
         self._vacuum.settle()
@@ -638,7 +640,7 @@ class Projector:
                 self.settings.erasure_vacuum == "FULL",
                 self.settings.keys_database_url or None,
             )
-        except psycopg.Error as exc:
+        except (psycopg.Error, VacuumHeldBack) as exc:
             wait = self._vacuum.failed()
             log.warning(
                 "the vacuum owed for erasures failed (%s); trying again in %.0fs",

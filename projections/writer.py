@@ -16,6 +16,7 @@ row is created (at offset 0) and locked the same way, so two first batches canno
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -321,22 +322,62 @@ KEY_TABLES = ("memstream_data_keys", "memstream_memory_keys")
 with its user's living key, so they are vacuumed with the read models."""
 
 
+class VacuumHeldBack(Exception):
+    """VACUUM (FULL) had to keep dead rows because a transaction older than them was still
+    open: an erased row among them would stay in the new files. The debt stays owed."""
+
+    def __init__(self, held: Mapping[str, int]) -> None:
+        self.held = dict(held)
+        tables = ", ".join(f"{table} ({rows})" for table, rows in sorted(self.held.items()))
+        super().__init__(
+            f"{sum(self.held.values())} dead row version(s) could not be removed yet from "
+            f"{tables}: a transaction older than the erasure is still open (look for an old "
+            "xact_start in pg_stat_activity, or a stalled replication slot); the vacuum is "
+            "owed until it ends"
+        )
+
+
+_ONE_NUMBER = re.compile(r"\D*(\d+)\D*")
+
+
+def held_back_rows(detail: str | None) -> int:
+    """How many dead row versions VACUUM (FULL, VERBOSE) kept for open transactions, from its
+    report's detail: the first of its two lines, "N dead row versions cannot be removed yet."
+    (the one line of the report that holds a single number, in every translation; the second
+    is the CPU times). 0 for any other detail."""
+    if not detail or "\n" not in detail:
+        return 0
+    found = _ONE_NUMBER.fullmatch(detail.split("\n", 1)[0])
+    return int(found.group(1)) if found else 0
+
+
 def vacuum_erased(conninfo: str, full: bool = True, keys_conninfo: str | None = None) -> None:
     """VACUUM the tables an erasure deleted from, so the user's rows do not stay in dead
     tuples (docs/security.md, "What stays"). ``full``: rewrite them, indexes included, so
     no byte of the deleted rows stays in the data files either (a plain VACUUM leaves them in
     the pages' free space until written over); each table is locked while it is rewritten.
-    Either removes only the tuples no open transaction can still see; the WAL and backups are
-    the operator's retention. ``keys_conninfo``: the key store's database, when it is not
-    ``conninfo`` (MEMSTREAM_KEYS_DATABASE_URL): its key tables are vacuumed there."""
-    command = "VACUUM (FULL)" if full else "VACUUM"
+    Either removes only the tuples no open transaction can still see: a rewrite that had to
+    keep some raises :class:`VacuumHeldBack` once every table is done (plain VACUUM leaves
+    bytes behind anyway and is not checked). The WAL and backups are the operator's retention.
+    ``keys_conninfo``: the key store's database, when it is not ``conninfo``
+    (MEMSTREAM_KEYS_DATABASE_URL): its key tables are vacuumed there."""
+    command = "VACUUM (FULL, VERBOSE)" if full else "VACUUM"
     where = {conninfo: (*USER_TABLES, *KEY_TABLES)}
     if keys_conninfo and keys_conninfo != conninfo:
         where[keys_conninfo] = KEY_TABLES
+    held: dict[str, int] = {}
+    reports: list[str | None] = []  # this table's VERBOSE report
     for database, tables in where.items():
         with psycopg.connect(database, autocommit=True) as conn:
+            conn.add_notice_handler(lambda notice: reports.append(notice.message_detail))
             for table in tables:
+                reports.clear()
                 conn.execute(f"{command} {table}")  # noqa: S608 - our own table names
+                rows = sum(held_back_rows(detail) for detail in reports)
+                if rows:
+                    held[table] = held.get(table, 0) + rows
+    if held:
+        raise VacuumHeldBack(held)
 
 
 VACUUM_LOCK_ID = 0x6D656D76  # "memv": one projector vacuums the erasures' tables at a time
@@ -349,7 +390,8 @@ def vacuum_pending(
     :func:`vacuum_erased`, then delete the rows seen before it started (a batch committed
     meanwhile keeps its row, for the next vacuum). Returns how many erasing batches it
     covered (0: none was due), or None when another projector is vacuuming now (ask again
-    later: that one may have started before the latest erasure committed)."""
+    later: that one may have started before the latest erasure committed). Raises
+    :class:`VacuumHeldBack`, the debts kept, when an open transaction kept dead rows."""
     with psycopg.connect(conninfo, autocommit=True) as conn:
         locked = conn.execute("SELECT pg_try_advisory_lock(%s)", (VACUUM_LOCK_ID,)).fetchone()
         if not (locked and locked[0]):

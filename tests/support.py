@@ -204,6 +204,16 @@ class Pipeline:
             ),
         )
 
+    def wait_for_vacuum_paid(self, timeout: float = 90.0) -> None:
+        """Wait until no erasure waits for its vacuum (``memstream_vacuum_due`` is empty): the
+        projector paid it, by a rewrite that kept no dead row for an open transaction."""
+        wait_until(
+            lambda: self.scalar("SELECT count(*) FROM memstream_vacuum_due") == 0,
+            timeout=timeout,
+            what="the projector to pay the vacuum its erasures owe",
+            describe=self.logs,
+        )
+
     def memory_rows(self) -> dict[tuple[str, str, str], tuple[Any, ...]]:
         """(layer, user, memory) -> (version, access_count, content, status, pinned,
         invalid_at, salience, speaker) over all layer tables (see

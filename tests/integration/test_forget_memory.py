@@ -224,6 +224,7 @@ def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
     ]
     assert live and all(t in plaintext for t in live)  # the user's other memories still open
 
+    sealed.wait_for_vacuum_paid()
     sealed.processes["worker"].stop()
     with psycopg.connect(sealed.settings.database_url, autocommit=True) as conn:
         conn.execute("CHECKPOINT")

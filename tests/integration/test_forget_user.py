@@ -102,6 +102,7 @@ def assert_nothing_of_the_victim_on_disk(
 ) -> None:
     """The worker stopped and a checkpoint taken (what VACUUM left is on disk, as it would be
     in time), no byte of the victim's texts, name or embeddings is in any copy."""
+    sealed.wait_for_vacuum_paid()
     sealed.processes[worker].stop()
     with psycopg.connect(sealed.settings.database_url, autocommit=True) as conn:
         conn.execute("CHECKPOINT")

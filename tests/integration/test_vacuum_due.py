@@ -4,11 +4,18 @@ the tables it covers."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 import pytest
 
 from memstream.waiting import wait_until
-from projections.writer import VACUUM_LOCK_ID, vacuum_owed_for, vacuum_pending
+from projections.writer import (
+    VACUUM_LOCK_ID,
+    VacuumHeldBack,
+    vacuum_owed_for,
+    vacuum_pending,
+)
 from tests.support import Pipeline
 
 pytestmark = pytest.mark.integration
@@ -52,6 +59,51 @@ def test_while_another_projector_vacuums_the_debt_waits(database: str) -> None:
         assert vacuum_pending(database) is None
         assert vacuum_owed_for(database) is not None
     assert vacuum_pending(database) == 1
+
+
+def _table_file(database: str, table: str) -> bytes:
+    """The table's data file as it is on disk (after a checkpoint)."""
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        row = conn.execute(
+            "SELECT current_setting('data_directory') || '/' || pg_relation_filepath(%s::regclass)",
+            (table,),
+        ).fetchone()
+    assert row is not None
+    return Path(row[0]).read_bytes()
+
+
+def test_a_rewrite_an_older_transaction_held_back_stays_owed_until_it_ends(
+    database: str,
+) -> None:
+    """Given an erased key row that a transaction begun before the erasure can still see,
+    the rewrite keeps the row's bytes, so the vacuum raises naming the table and the debt stays
+    owed; once that transaction ends, the next vacuum pays it and the bytes are gone."""
+    secret = b"wrapped-key-of-an-erased-user"
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO memstream_data_keys (key_user_id, master_key_id, wrapped_key) "
+            "VALUES ('erased-user', 'm1', %s)",
+            (secret,),
+        )
+    older = psycopg.connect(database)
+    try:
+        older.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        older.execute("SELECT 1")  # its snapshot, taken now, still sees the row; no lock on it
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("DELETE FROM memstream_data_keys WHERE key_user_id = 'erased-user'")
+        _owe(database, 1)
+        with pytest.raises(VacuumHeldBack) as held:
+            vacuum_pending(database)
+        assert held.value.held == {"memstream_data_keys": 1}
+        assert "pg_stat_activity" in str(held.value)
+        assert vacuum_owed_for(database) is not None
+        assert secret in _table_file(database, "memstream_data_keys")
+    finally:
+        older.close()
+    assert vacuum_pending(database) == 1
+    assert vacuum_owed_for(database) is None
+    assert secret not in _table_file(database, "memstream_data_keys")
 
 
 def test_a_running_projector_pays_a_debt_another_left_behind(pipeline: Pipeline) -> None:

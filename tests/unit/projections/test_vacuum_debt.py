@@ -1,9 +1,13 @@
 """When the projector's vacuum owed for erasures falls due (projections.projector.VacuumDebt):
-a user's erasure at once, forgotten memories once the oldest has waited the delay."""
+a user's erasure at once, forgotten memories once the oldest has waited the delay; and how
+many dead rows a rewrite reports it kept for open transactions (projections.writer)."""
 
 from __future__ import annotations
 
+import pytest
+
 from projections.projector import VACUUM_RETRY_MAX_SECONDS, VACUUM_RETRY_SECONDS, VacuumDebt
+from projections.writer import held_back_rows
 
 
 def test_nothing_is_due_before_an_erasure() -> None:
@@ -57,3 +61,20 @@ def test_a_debt_found_in_the_database_is_owed_but_never_cuts_a_backoff_short() -
     debt.failed()  # its vacuum failed: a backoff stands
     debt.found(age=3600)
     assert not debt.due()
+
+
+@pytest.mark.parametrize(
+    ("detail", "rows"),
+    [
+        ("19 dead row versions cannot be removed yet.\nCPU: user: 0.00 s, system: 0.00 s.", 19),
+        ("0 dead row versions cannot be removed yet.\nCPU: user: 0.01 s, elapsed: 0.02 s.", 0),
+        ("19 tote Zeilenversionen können noch nicht entfernt werden.\nCPU: 0.00 s.", 19),
+        ("CPU: user: 0.00 s, system: 0.00 s, elapsed: 0.00 s.", 0),
+        ("CPU: user: 0.00 s.\nsomething else", 0),
+        (None, 0),
+    ],
+)
+def test_held_back_rows_reads_the_rewrite_report_in_any_language(
+    detail: str | None, rows: int
+) -> None:
+    assert held_back_rows(detail) == rows
