@@ -334,16 +334,27 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
     (without ``by_meaning``: the BM25 order alone, every similarity 0).
 
     The words come from each row's stored ``tsv`` (``to_tsvector('english', left(content,
-    MEMORY_CHARS))``, a generated column, migration 010): the GIN index on it finds the rows
-    that hold one of the question's lexemes, so only those are read, and only their
-    question's lexemes are unnested (``ts_filter`` of the lexemes ``setweight`` marked). BM25's
-    corpus statistics (how many memories, their mean length in distinct lexemes) come from
-    ``lexemes``, the stored length of the same tsvector, by an index-only scan of
-    ``(user_id) INCLUDE (lexemes, status, invalid_at)``. The scores are those of the query
-    before it, which read every row's words at query time (``tests/integration/
-    test_recall_words.py`` holds them to it). Ties share a rank (``rank()``), so equal
-    distances or equal word scores give equal credit and salience, then the id, decide
-    between them as in the vector ranking."""
+    MEMORY_CHARS))``, a generated column, migration 010). BM25's document frequencies are the
+    question's lexemes' counts among the user's memories, each counted through the GIN index
+    on ``tsv``; its corpus statistics (how many memories, their mean length in distinct
+    lexemes) come from ``lexemes``, the stored length of the same tsvector, by an index-only
+    scan of ``(user_id) INCLUDE (lexemes, status, invalid_at)``.
+
+    Which memories the words rank (``scored``): where they can change the answer. A memory
+    only the words find, by words an embedder also reads, weighs a tenth of a place in the
+    meaning's order (``LEXICAL_WEIGHT``): at its best, 0.1 / 61, below the worst of the
+    meaning's candidates (1 / (60 + 4n), halved by salience). So when the meaning's
+    candidates fill the pool and only current memories are asked for, the words rank those
+    candidates and the memories holding a number or code of the question (weight 1, found
+    through the index), and read nothing else: at 50,000 memories the words read tens of rows
+    where they read every one of the ~15,000 that shared a common word with the question
+    (``docs/benchmarks.md``, "Recall latency"). Otherwise (archived memories asked for: a
+    current memory the words alone find goes before the archived ones; fewer candidates than
+    the pool, e.g. memories without an embedding; no meaning at all) the words rank every
+    memory that holds one of the question's lexemes. ``tests/integration/test_recall_words.py``
+    holds the scores to a query that reads every row's words at query time. Ties share a rank
+    (``rank()``), so equal distances or equal word scores give equal credit and salience, then
+    the id, decide between them as in the vector ranking."""
     only_current = "" if include_archived else f" AND {_CURRENT}"
     nearest = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, embedding <=> %(q)s AS distance "
@@ -357,10 +368,33 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
             "WHERE false"
         )
     similarity = "COALESCE(1 - (m.embedding <=> %(q)s), 0)" if by_meaning else "0.0::float8"
+
+    def holding(query: str) -> str:
+        """The user's memories whose words match ``query`` (a tsquery of ``terms``)."""
+        return " UNION ALL ".join(
+            f"SELECT '{layer}' AS layer, memory_id FROM {table}, terms "
+            f"WHERE user_id = %(u)s AND tsv @@ terms.{query}{only_current}"
+            for layer, table in LAYER_TABLES.items()
+        )
+
+    if by_meaning and not include_archived:
+        candidates = (
+            f"SELECT layer, memory_id FROM nearest UNION {holding('exact_q')} "
+            f"UNION SELECT * FROM ({holding('q')}) AS every_match "
+            "WHERE (SELECT count(*) FROM nearest) < %(pool)s"
+        )
+    else:
+        candidates = holding("q")
     matching = " UNION ALL ".join(
-        f"SELECT '{layer}' AS layer, memory_id, tsv FROM {table}, terms "
-        f"WHERE user_id = %(u)s AND tsv @@ terms.q{only_current}"
+        f"SELECT c.layer, m.memory_id, m.tsv FROM candidates c JOIN {table} m "
+        f"ON m.user_id = %(u)s AND m.memory_id = c.memory_id, terms "
+        f"WHERE c.layer = '{layer}' AND m.tsv @@ terms.q"
         for layer, table in LAYER_TABLES.items()
+    )
+    document_frequency = " + ".join(
+        f"(SELECT count(*) FROM {table} WHERE user_id = %(u)s "
+        f"AND tsv @@ ({_QUOTED_LEXEME})::tsquery{only_current})"
+        for table in LAYER_TABLES.values()
     )
     sizes = " UNION ALL ".join(
         f"SELECT count(*) AS n, sum(lexemes) AS lexemes FROM {table} "
@@ -376,16 +410,19 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
         for layer, table in LAYER_TABLES.items()
     )
     return f"""
-        WITH nearest AS (
+        WITH nearest AS MATERIALIZED (
             SELECT layer, memory_id, rank() OVER (ORDER BY distance) AS rank
             FROM ({nearest}) AS v
         ),
         terms AS MATERIALIZED (
             SELECT array_agg(lexeme) AS lexemes,
                    coalesce(array_agg(lexeme) FILTER (WHERE lexeme ~ '[0-9]'), '{{}}') AS exact,
-                   string_agg({_QUOTED_LEXEME}, ' | ')::tsquery AS q
+                   string_agg({_QUOTED_LEXEME}, ' | ')::tsquery AS q,
+                   string_agg({_QUOTED_LEXEME}, ' | ') FILTER (WHERE lexeme ~ '[0-9]')::tsquery
+                       AS exact_q
             FROM unnest(to_tsvector('english', %(text)s))
         ),
+        candidates AS MATERIALIZED ({candidates}),
         matched AS MATERIALIZED (
             SELECT m.layer, m.memory_id, length(m.tsv) AS dl,
                    ts_filter(setweight(m.tsv, 'A', terms.lexemes), '{{a}}') AS tsv
@@ -400,11 +437,13 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
             SELECT m.layer, m.memory_id, m.dl, t.lexeme, cardinality(t.positions) AS tf
             FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS t
         ),
-        frequency AS (
-            SELECT h.lexeme, ln(1 + (c.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf,
-                   h.lexeme = ANY(t.exact) AS exact
-            FROM hits h CROSS JOIN corpus c CROSS JOIN terms t
-            GROUP BY h.lexeme, c.n, t.exact
+        frequency AS MATERIALIZED (
+            SELECT lexeme, ln(1 + (c.n - df + 0.5) / (df + 0.5)) AS idf,
+                   lexeme = ANY(t.exact) AS exact
+            FROM (
+                SELECT lexeme, ({document_frequency}) AS df
+                FROM (SELECT DISTINCT lexeme FROM hits) AS found
+            ) AS counted CROSS JOIN corpus c CROSS JOIN terms t
         ),
         scored AS (
             SELECT h.layer, h.memory_id,

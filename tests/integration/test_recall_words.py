@@ -1,8 +1,10 @@
-"""The words side of hybrid recall, read from the stored ``tsv`` (migration 010), scores and
-orders exactly as the query before it, which ran ``to_tsvector`` over every row of the user at
-query time (issue 39: BM25 semantics preserved). :func:`_reference_sql` is that query, kept
-here as the reference; both run on the same real PostgreSQL data and must return the same rows,
-scores included."""
+"""The words side of hybrid recall, read from the stored ``tsv`` (migration 010) with document
+frequencies counted through the GIN index, scores and orders exactly as a query that runs
+``to_tsvector`` over every row of the user at query time and counts the frequencies from those
+(issue 39: BM25 semantics preserved). :func:`_reference_sql` is that query, kept here as the
+reference; both run on the same real PostgreSQL data and must return the same rows, scores
+included. Both rank by words only the memories that can change the answer
+(``projections.queries._hybrid_sql``): the reference scores every match and keeps those."""
 
 from __future__ import annotations
 
@@ -134,21 +136,24 @@ QUESTIONS = [
 ]
 
 
+@pytest.mark.parametrize("candidates", [20, 200])
 @pytest.mark.parametrize("include_archived", [False, True])
 @pytest.mark.parametrize("question", QUESTIONS)
 def test_the_stored_words_rank_exactly_as_the_words_read_at_query_time(
-    words_database, question, include_archived
+    words_database, question, include_archived, candidates
 ):
     """Given 240 memories of one user over the four layers (repeated words and memories,
     codes, stop words only, no embedding, archived, superseded, invalidated) and another
     user's, when the hybrid recall's query and the reference query run for the same
-    question, then they return the same candidates in the same order with the same scores."""
+    question, with 20 candidates per layer (the meaning's fill the pool: the words rank
+    those and the memories holding a code) or 200 (fewer than the pool: the words rank every
+    match), then they return the same candidates in the same order with the same scores."""
     [embedding] = HASHING.embed([question])
     params = {
         "q": np.frombuffer(embedding, dtype="<f4"),
         "u": USER,
-        "n": 20,
-        "pool": 20,
+        "n": candidates,
+        "pool": candidates,
         "h": 604800.0,
         "r": 0.1,
         "text": question,
@@ -160,7 +165,7 @@ def test_the_stored_words_rank_exactly_as_the_words_read_at_query_time(
             reference = conn.execute(_reference_sql_text(include_archived), params).fetchall()
 
     assert [row[:-1] for row in stored] == [row[:-1] for row in reference]
-    assert len(stored) == 20
+    assert len(stored) == 20 if candidates == 20 else len(stored) > 20
     if question not in (STOP, "nothing here matches zyzzyva"):
         assert any(row[8] > 0 for row in stored), "the words should have found something"
 
@@ -200,6 +205,13 @@ def _reference_sql(include_archived: bool) -> str:
     memories). Ties share a rank (``rank()``), so equal distances or equal word scores give
     equal credit and salience, then the id, decide between them as in the vector ranking."""
     only_current = "" if include_archived else f" AND {_CURRENT}"
+    # every match scored, then only those that can change the answer ranked (see the module)
+    may_matter = (
+        "true"
+        if include_archived
+        else "(layer, memory_id) IN (SELECT layer, memory_id FROM nearest) OR exact "
+        "OR (SELECT count(*) FROM nearest) < %(pool)s"
+    )
     nearest = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, embedding <=> %(q)s AS distance "
         f"FROM {table} WHERE user_id = %(u)s AND embedding IS NOT NULL{only_current} "
@@ -263,7 +275,8 @@ def _reference_sql(include_archived: bool) -> str:
             SELECT layer, memory_id, bm25,
                    CASE WHEN exact THEN 1.0 ELSE {LEXICAL_WEIGHT} END AS weight,
                    rank() OVER (ORDER BY bm25 DESC) AS rank
-            FROM scored ORDER BY bm25 DESC, memory_id LIMIT %(n)s * {len(LAYER_TABLES)}
+            FROM scored WHERE {may_matter}
+            ORDER BY bm25 DESC, memory_id LIMIT %(n)s * {len(LAYER_TABLES)}
         ),
         fused AS (
             SELECT layer, memory_id, sum(weight / ({RRF_K} + rank)) AS fused,
