@@ -203,7 +203,8 @@ def recall(
     plain ``to_tsquery`` ANDs them and finds almost nothing), from the lexemes PostgreSQL
     itself extracts, so no question, however punctuated, is a tsquery syntax error; a question
     of stop words only ranks by cosine alone. The words also find memories that have no
-    embedding.
+    embedding, where the meaning's candidates leave room or by a number or code (a memory
+    only the words find never outranks the meaning's candidates otherwise: ``_hybrid_sql``).
 
     A question the embedder reads as nothing (an all-zero ``embedding``) has no cosine to
     anything (it is NaN, which PostgreSQL sorts first): ``hybrid`` then ranks by the words
