@@ -370,33 +370,42 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
         )
     similarity = "COALESCE(1 - (m.embedding <=> %(q)s), 0)" if by_meaning else "0.0::float8"
 
-    def holding(query: str) -> str:
+    def holding(query: str, columns: str = "memory_id") -> str:
         """The user's memories whose words match ``query`` (a tsquery of ``terms``)."""
         return " UNION ALL ".join(
-            f"SELECT '{layer}' AS layer, memory_id FROM {table}, terms "
+            f"SELECT '{layer}' AS layer, {columns} FROM {table}, terms "
             f"WHERE user_id = %(u)s AND tsv @@ terms.{query}{only_current}"
             for layer, table in LAYER_TABLES.items()
         )
 
     if by_meaning and not include_archived:
+        # the meaning's candidates, the memories holding a number or code, or (when the
+        # candidates do not fill the pool) every match; each word's frequency by the index
         candidates = (
             f"SELECT layer, memory_id FROM nearest UNION {holding('exact_q')} "
             f"UNION SELECT * FROM ({holding('q')}) AS every_match "
             "WHERE (SELECT count(*) FROM nearest) < %(pool)s"
         )
+        their_words = " UNION ALL ".join(
+            f"SELECT c.layer, m.memory_id, m.tsv FROM candidates c JOIN {table} m "
+            f"ON m.user_id = %(u)s AND m.memory_id = c.memory_id, terms "
+            f"WHERE c.layer = '{layer}' AND m.tsv @@ terms.q"
+            for layer, table in LAYER_TABLES.items()
+        )
+        words = f"candidates AS MATERIALIZED ({candidates}), words AS ({their_words})"
+        document_frequency = " + ".join(
+            f"(SELECT count(*) FROM {table} WHERE user_id = %(u)s "
+            f"AND tsv @@ ({_QUOTED_LEXEME})::tsquery{only_current})"
+            for table in LAYER_TABLES.values()
+        )
+        counted = (
+            f"SELECT lexeme, ({document_frequency}) AS df "
+            "FROM (SELECT DISTINCT lexeme FROM hits) AS found"
+        )
     else:
-        candidates = holding("q")
-    matching = " UNION ALL ".join(
-        f"SELECT c.layer, m.memory_id, m.tsv FROM candidates c JOIN {table} m "
-        f"ON m.user_id = %(u)s AND m.memory_id = c.memory_id, terms "
-        f"WHERE c.layer = '{layer}' AND m.tsv @@ terms.q"
-        for layer, table in LAYER_TABLES.items()
-    )
-    document_frequency = " + ".join(
-        f"(SELECT count(*) FROM {table} WHERE user_id = %(u)s "
-        f"AND tsv @@ ({_QUOTED_LEXEME})::tsquery{only_current})"
-        for table in LAYER_TABLES.values()
-    )
+        # every match is scored: the frequencies are the counts among them
+        words = f"words AS ({holding('q', 'memory_id, tsv')})"
+        counted = "SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme"
     sizes = " UNION ALL ".join(
         f"SELECT count(*) AS n, sum(lexemes) AS lexemes FROM {table} "
         f"WHERE user_id = %(u)s{only_current}"
@@ -423,11 +432,11 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
                        AS exact_q
             FROM unnest(to_tsvector('english', %(text)s))
         ),
-        candidates AS MATERIALIZED ({candidates}),
+        {words},
         matched AS MATERIALIZED (
             SELECT m.layer, m.memory_id, length(m.tsv) AS dl,
                    ts_filter(setweight(m.tsv, 'A', terms.lexemes), '{{a}}') AS tsv
-            FROM ({matching}) AS m, terms
+            FROM words AS m, terms
         ),
         corpus AS (
             SELECT sum(n)::bigint AS n, sum(lexemes)::numeric / sum(n)::numeric AS avgdl
@@ -441,10 +450,7 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
         frequency AS MATERIALIZED (
             SELECT lexeme, ln(1 + (c.n - df + 0.5) / (df + 0.5)) AS idf,
                    lexeme = ANY(t.exact) AS exact
-            FROM (
-                SELECT lexeme, ({document_frequency}) AS df
-                FROM (SELECT DISTINCT lexeme FROM hits) AS found
-            ) AS counted CROSS JOIN corpus c CROSS JOIN terms t
+            FROM ({counted}) AS counted CROSS JOIN corpus c CROSS JOIN terms t
         ),
         scored AS (
             SELECT h.layer, h.memory_id,
