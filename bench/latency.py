@@ -9,6 +9,13 @@ miss rows that a consolidation cycle promotes out of working memory right away.)
 Latency = applied − published: the publisher's linger, the worker's transaction commit
 interval, the projector's batching and up to one poll interval.
 
+Where the time goes (issue 39: find where the tail comes from): after the run, each write's
+``MemoryStored`` is found on the ledger at the partition and offset ``consolidation_log``
+recorded for it, and the record's timestamp (set by the worker's producer when it wrote the
+record, before its transaction committed) splits the latency in two: *to the ledger* (the
+publisher, the broker, the worker's poll, batch and processing) and *after it* (the worker's
+wait for its transaction's commit, the projector's fetch, batch and transaction, the poll).
+
 The caller passes one long-lived ``MemoryPublisher`` for the warm-up and the measured run, as
 a service keeps one. A new producer's first sends wait for its connection, its idempotence PID
 and the topic's metadata. Measured from a fresh producer, that wait (~1 s) set the p99 at
@@ -24,17 +31,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psycopg
+from confluent_kafka import Consumer, TopicPartition
 
 from bench.harness import BenchError
 from bench.progress import Counter
 from bench.workload import written
 from memstream.publisher import MemoryPublisher
+from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
 from streams.engine.ledger import derived_event_id
 from streams.engine.model import Memory
 
 Check = Callable[[], None]
 _APPLIED = "SELECT event_id FROM consolidation_log WHERE event_id = ANY(%s)"
+_ON_THE_LEDGER = (
+    "SELECT event_id, kafka_partition, kafka_offset FROM consolidation_log WHERE event_id = ANY(%s)"
+)
+LEDGER_READ_SECONDS = 60.0  # reading the run's ledger records back for their timestamps
 
 
 @dataclass
@@ -46,6 +59,20 @@ class LatencyRun:
     publish_seconds: float = 0.0
     visible_seconds: float = 0.0  # from the first publish until the last write was visible
     polls: int = 0
+    # per write whose ledger record was read back: published → on the ledger, and the rest
+    to_ledger_ms: list[float] = field(default_factory=list)
+    after_ledger_ms: list[float] = field(default_factory=list)
+
+    def slowest_after_ledger(self, share: float = 0.01) -> float | None:
+        """Of the slowest ``share`` of the writes split at the ledger, the part of their
+        latency spent after it (where their tail came from)."""
+        split = sorted(
+            zip(self.to_ledger_ms, self.after_ledger_ms, strict=True),
+            key=lambda pair: pair[0] + pair[1],
+        )
+        slowest = split[-max(1, int(len(split) * share)) :] if split else []
+        total = sum(a + b for a, b in slowest)
+        return sum(b for _, b in slowest) / total if total > 0 else None
 
     @property
     def achieved_rate(self) -> float:
@@ -106,6 +133,7 @@ def measure_latency(
     publishing = _Publisher(publisher, memories, rate)
     run = LatencyRun()
     pending: dict[str, float] = {}
+    seen: dict[str, tuple[float, float]] = {}  # ledger event id -> (published, applied)
     taken = 0
     bar = Counter(len(memories), label)
     started = time.perf_counter()
@@ -122,7 +150,9 @@ def measure_latency(
                     now = time.time()
                     run.polls += 1
                     for (ledger_id,) in rows:
-                        run.latencies_ms.append((now - pending.pop(ledger_id)) * 1000)
+                        published = pending.pop(ledger_id)
+                        seen[ledger_id] = (published, now)
+                        run.latencies_ms.append((now - published) * 1000)
                     if rows:
                         last_progress = time.perf_counter()
                         bar.show(len(run.latencies_ms))
@@ -141,4 +171,57 @@ def measure_latency(
             publishing.join(timeout=30)
     run.published = len(publishing.sent)
     run.publish_seconds = publishing.seconds
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        written_at = ledger_times(settings, conn, list(seen))
+    for ledger_id, (published, applied) in seen.items():
+        at = written_at.get(ledger_id)
+        if at is not None:
+            run.to_ledger_ms.append((at - published) * 1000)
+            run.after_ledger_ms.append((applied - at) * 1000)
     return run
+
+
+def ledger_times(
+    settings: Settings, conn: psycopg.Connection, event_ids: list[str]
+) -> dict[str, float]:
+    """When the worker wrote each of these ledger events (its record's timestamp, epoch
+    seconds), read back from the ledger at the positions ``consolidation_log`` holds. An
+    event not read within ``LEDGER_READ_SECONDS`` is left out."""
+    wanted: dict[tuple[int, int], str] = {
+        (partition, offset): event_id
+        for event_id, partition, offset in conn.execute(_ON_THE_LEDGER, (event_ids,)).fetchall()
+    }
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for partition, offset in wanted:
+        first[partition] = min(first.get(partition, offset), offset)
+        last[partition] = max(last.get(partition, offset), offset)
+    if not wanted:
+        return {}
+    consumer = Consumer(
+        {
+            **confluent_config(settings),
+            "group.id": f"bench-ledger-times-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    found: dict[str, float] = {}
+    try:
+        consumer.assign([TopicPartition(settings.ledger_topic, p, o) for p, o in first.items()])
+        reading = set(first)
+        deadline = time.monotonic() + LEDGER_READ_SECONDS
+        while reading and time.monotonic() < deadline:
+            for message in consumer.consume(1000, 0.5):
+                if message.error() is not None:
+                    continue
+                position = (message.partition(), message.offset())
+                if position[0] is None or position[1] is None:
+                    continue
+                if position in wanted:
+                    found[wanted[position]] = message.timestamp()[1] / 1000
+                if position[1] >= last[position[0]]:
+                    reading.discard(position[0])
+    finally:
+        consumer.close()
+    return found

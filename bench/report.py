@@ -152,6 +152,15 @@ def _latency_lines(results: dict[str, Any]) -> list[str]:
             f"   target p99 < {TARGET_P99_MS:.0f} ms: {_verdict(lat['p99_ms'] < TARGET_P99_MS)}",
             f"  {'  mean / max':<44}{lat['mean_ms']:>12.0f} /{lat['max_ms']:>5.0f} ms",
         ]
+        if lat.get("split"):
+            lines += [
+                f"  {'  p50 / p99 to the ledger (worker wrote it)':<44}"
+                f"{lat['to_ledger_p50_ms']:>12.0f} /{lat['to_ledger_p99_ms']:>5.0f} ms",
+                f"  {'  p50 / p99 after it (commit, projector)':<44}"
+                f"{lat['after_ledger_p50_ms']:>12.0f} /{lat['after_ledger_p99_ms']:>5.0f} ms",
+                f"  {'  slowest 1 %: share of their time after it':<44}"
+                f"{lat['slowest_after_ledger_share']:>19.0%}",
+            ]
     return lines
 
 

@@ -418,6 +418,23 @@ def _latency_summary(rate: float, seconds: float, run: LatencyRun) -> dict[str, 
         "events": len(run.latencies_ms),
         "polls": run.polls,
         **{f"{name}_ms": value for name, value in percentiles(run.latencies_ms).items()},
+        **_split_at_the_ledger(run),
+    }
+
+
+def _split_at_the_ledger(run: LatencyRun) -> dict[str, Any]:
+    """The latency's two parts (``bench.latency``): to the ledger and after it."""
+    if not run.to_ledger_ms:
+        return {}
+    to_ledger = percentiles(run.to_ledger_ms)
+    after = percentiles(run.after_ledger_ms)
+    return {
+        "split": len(run.to_ledger_ms),
+        "to_ledger_p50_ms": to_ledger["p50"],
+        "to_ledger_p99_ms": to_ledger["p99"],
+        "after_ledger_p50_ms": after["p50"],
+        "after_ledger_p99_ms": after["p99"],
+        "slowest_after_ledger_share": run.slowest_after_ledger(),
     }
 
 
