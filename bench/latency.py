@@ -31,13 +31,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psycopg
-from confluent_kafka import Consumer, TopicPartition
 
 from bench.harness import BenchError
+from bench.measure import TopicReader
 from bench.progress import Counter
 from bench.workload import written
 from memstream.publisher import MemoryPublisher
-from streams.config.kafka_security import confluent_config
 from streams.config.settings import Settings
 from streams.engine.ledger import derived_event_id
 from streams.engine.model import Memory
@@ -169,10 +168,9 @@ def measure_latency(
             run.visible_seconds = time.perf_counter() - started
             bar.finish()
             publishing.join(timeout=30)
+        written_at = ledger_times(settings, conn, list(seen))
     run.published = len(publishing.sent)
     run.publish_seconds = publishing.seconds
-    with psycopg.connect(settings.database_url, autocommit=True) as conn:
-        written_at = ledger_times(settings, conn, list(seen))
     for ledger_id, (published, applied) in seen.items():
         at = written_at.get(ledger_id)
         if at is not None:
@@ -191,28 +189,20 @@ def ledger_times(
         (partition, offset): event_id
         for event_id, partition, offset in conn.execute(_ON_THE_LEDGER, (event_ids,)).fetchall()
     }
+    if not wanted:
+        return {}
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for partition, offset in wanted:
         first[partition] = min(first.get(partition, offset), offset)
         last[partition] = max(last.get(partition, offset), offset)
-    if not wanted:
-        return {}
-    consumer = Consumer(
-        {
-            **confluent_config(settings),
-            "group.id": f"bench-ledger-times-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-        }
-    )
+    reader = TopicReader(settings, settings.ledger_topic, len(first), start=first)
     found: dict[str, float] = {}
     try:
-        consumer.assign([TopicPartition(settings.ledger_topic, p, o) for p, o in first.items()])
         reading = set(first)
         deadline = time.monotonic() + LEDGER_READ_SECONDS
         while reading and time.monotonic() < deadline:
-            for message in consumer.consume(1000, 0.5):
+            for message in reader.consumer.consume(1000, 0.5):
                 if message.error() is not None:
                     continue
                 position = (message.partition(), message.offset())
@@ -223,5 +213,5 @@ def ledger_times(
                 if position[1] >= last[position[0]]:
                     reading.discard(position[0])
     finally:
-        consumer.close()
+        reader.close()
     return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,9 +97,16 @@ class Arrivals:
 
 
 class TopicReader:
-    """Reads a topic from the beginning of every partition, read_committed, without a group."""
+    """Reads a topic from the beginning of every partition (or from ``start``: partition ->
+    offset, those partitions only), read_committed, without a group."""
 
-    def __init__(self, kafka: str | Settings, topic: str, partitions: int) -> None:
+    def __init__(
+        self,
+        kafka: str | Settings,
+        topic: str,
+        partitions: int,
+        start: Mapping[int, int] | None = None,
+    ) -> None:
         """``kafka``: the pipeline's settings (a bare bootstrap address takes the security
         settings from the environment)."""
         self.topic = topic
@@ -112,9 +119,8 @@ class TopicReader:
                 "fetch.wait.max.ms": 10,
             }
         )
-        self.consumer.assign(
-            [TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)]
-        )
+        start = start or dict.fromkeys(range(partitions), OFFSET_BEGINNING)
+        self.consumer.assign([TopicPartition(topic, p, o) for p, o in start.items()])
 
     def collect(
         self,
