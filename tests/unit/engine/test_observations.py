@@ -707,12 +707,36 @@ def test_with_an_assistant_the_request_stays_and_the_answer_is_condensed_with_th
         Turn("t2", "Yes. Quizlet it is, I'll install it tonight.", "Kenta", MAY_8 + 120_000),
     ]
     request, answer = write_observations(turns)
-    assert request.content.startswith("8 May 2023, Kenta: Which flashcard app does the agent")
-    assert "Anki or Quizlet?" in request.content
+    assert request.content == (
+        "8 May 2023, Kenta: Which flashcard app do you recommend, Anki or Quizlet?"
+    )
     assert answer.source_ids == ("t1", "t2") and answer.speaker == "Kenta"
-    assert "the agent: " in answer.content and "Quizlet" in answer.content
+    assert answer.content.startswith("8 May 2023, Kenta: Yes. Quizlet it is, I'll install it")
+    assert "Replying to the agent: " in answer.content and "recommends Quizlet" in answer.content
     assert "Great question" not in answer.content and "**" not in answer.content
-    assert "Kenta will install it tonight" in answer.content
+
+
+def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> None:
+    said = (
+        "Ah, yes. I moved my **study block** to the evenings since yesterday, you know? "
+        "Every day counts."
+    )
+    turns = [
+        Turn("t0", said, "Kenta", MAY_8),
+        Turn("t1", "Great, evenings it is.", "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", "Thanks!", "Kenta", MAY_8 + 120_000),
+    ]
+    observation, *rest = write_observations(turns)
+    assert all("t2" not in o.source_ids for o in rest)  # "Thanks!" says nothing
+    assert observation.content == (
+        "8 May 2023, Kenta: Ah, yes. I moved my study block to the evenings since yesterday "
+        "(7 May 2023), you know? Every day counts."
+    )
+    assert observation.source_ids == ("t0",) and observation.speaker == "Kenta"
+    # between people the same turn is rewritten and trimmed: the quote is for an assistant
+    [between_people] = write_observations([turn(0, "Kenta", said), turn(1, "Maria", "Nice!")])
+    assert "Every day counts" in between_people.content
+    assert "Ah, yes" not in between_people.content
 
 
 def test_a_set_phrase_says_nothing_whatever_its_words() -> None:
