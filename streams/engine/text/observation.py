@@ -59,6 +59,7 @@ __all__ = [
     "content_words",
     "is_passing_state",
     "is_phatic",
+    "own_words",
     "participants",
     "split_sentences",
     "write_observations",
@@ -268,6 +269,18 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     return observations
 
 
+REPLYING_TO = "Replying to"
+_REPLY = re.compile(rf"(?<=[.!?\"”]) {REPLYING_TO} [^:\n]{{1,80}}: ")
+
+
+def own_words(content: str) -> str:
+    """What an observation's speaker said, without the answer it replies to ("… Replying to
+    the agent: …", the other speaker's words): what a writer that reads the speaker's
+    statements (the behavioural profile) must not take for theirs."""
+    reply = _REPLY.search(content)
+    return content if reply is None else content[: reply.start()]
+
+
 def _whole(text: str) -> list[str]:
     """Every sentence of ``text``, without markdown emphasis: a turn kept whole."""
     return [sentence for sentence in split_sentences(without_emphasis(text)) if sentence.strip()]
@@ -472,7 +485,7 @@ def _observe(
         said = [_attributed(s, you, me, answering.at) for s in answer]
         if question is not None:
             said.append(_attributed(question[1], you, me, answering.at))
-        text = f"{_finished(text)} Replying to {you}: {_listed(said)}"
+        text = f"{_finished(text)} {REPLYING_TO} {you}: {_listed(said)}"
         sources = (answering.memory_id, turn.memory_id)
         question = None
     elif question is not None:

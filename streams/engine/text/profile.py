@@ -15,6 +15,7 @@ from importlib import resources
 
 from streams.engine.judge import judge_contradiction
 from streams.engine.text.facts import fact_terms, find_terms
+from streams.engine.text.observation import own_words
 from streams.engine.text.prose import (
     content_words,
     deduplicated,
@@ -149,7 +150,7 @@ def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str
     """(section, usable, sentence, claim) of each statement of one memory's text. Memoised:
     a re-synthesis reads mostly the texts the last one read."""
     found: list[tuple[str, bool, str, str]] = []
-    for line in text.split("\n"):
+    for line in own_words(text).split("\n"):
         line = line.strip()
         if not line or _META.match(line):
             continue

@@ -670,6 +670,23 @@ def test_given_one_off_facts_when_profiled_then_they_are_not_behaviour() -> None
     assert profile == "Behavioural profile of the user: no preferences or habits stated yet."
 
 
+def test_given_a_reply_to_an_answer_when_profiled_then_only_the_user_s_words_are_used() -> None:
+    """Given an observation of the user's reply and the assistant's answer it replies to,
+    when profiled, then only the reply is read: the answer's habits are not the user's."""
+    # Given
+    memories = [
+        "9 May 2023, Kenta: I usually study every night. Replying to the agent: The agent "
+        "prefers short answers and usually works at Sony on Mondays."
+    ]
+
+    # When
+    profile = write_profile(memories)
+
+    # Then
+    assert "studies every night" in profile
+    assert "Sony" not in profile and "short answers" not in profile
+
+
 def test_given_a_later_correction_when_profiled_then_it_supersedes_the_earlier_fact() -> None:
     """Given a fact and a later correction of it, when profiled, then only the correction is
     used."""
