@@ -347,7 +347,10 @@ def _stated(
     for sentence in split_sentences(without_emphasis(text)):
         asked = sentence.rstrip().endswith("?")
         if asked and not requests:
-            continue
+            told = _told_before_asking(sentence, names)
+            if told is None:
+                continue
+            sentence, asked = told, False  # "I adopted a dog named Rex, isn't he cute?"
         words = content_words(_FORMULA.sub(" ", sentence), names)
         if len(words) < (TURN_MIN_CONTENT_WORDS if asked else 1):
             continue  # a question that asks nothing in particular ("What next?")
@@ -395,6 +398,33 @@ def _specific(text: str, names: frozenset[str]) -> bool:
     return any(term.casefold() not in names for term in fact_terms(text))
 
 
+SUBJECT_WORDS = frozenset(
+    {"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll", "he", "he's"}
+    | {"she", "she's", "they", "they're", "they've", "it", "it's", "that", "that's", "this"}
+    | {"there", "there's", "my", "our", "his", "her", "their", "its"}
+)
+"""English words that open a statement about the speaker or a third party (subject pronouns
+and possessives): a clause that opens with one, before a question tagged onto it, is told,
+not asked."""
+
+
+def _told_before_asking(sentence: str, names: frozenset[str]) -> str | None:
+    """The statement a question is tagged onto, if any: "I adopted a dog named Rex, isn't he
+    cute?", "Yesterday, I went to Paris, you know?" state what comes before their last comma,
+    and English marks that by a clause's subject, not by the question mark. The clauses before
+    the last comma (their leading phatic clauses trimmed) when one of them opens with a
+    subject word (:data:`SUBJECT_WORDS`); None for a question ("Now, what's next?", "Is it
+    open, or not?", "You went, right?": about the listener, asked)."""
+    head, comma, _ = sentence.rstrip().rpartition(",")
+    if not comma or not content_words(head, names):
+        return None
+    told = _trim_phatic(head, names)
+    openings = (_WORD.match(told[a:b].strip()) for a, b in _clause_spans(told))
+    if not any(w is not None and _folded(w.group()) in SUBJECT_WORDS for w in openings):
+        return None
+    return told.rstrip(" ,;:") + "."
+
+
 def _clause_spans(sentence: str) -> list[tuple[int, int]]:
     spans = []
     position = 0
@@ -410,10 +440,15 @@ _CLAUSE = re.compile(r"[,;:—–]+[ \t]+|[ \t]+[—–-][ \t]+")  # "9:30" and 
 
 def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     """``sentence`` without its leading and trailing clauses that say nothing ("Oh wow, ",
-    ", haha", "Hey Mel, "). A clause of one capitalised word that is no participant's name
-    is a name said ("Oscar, my guinea pig"): it stays."""
+    ", haha", "Hey Mel, ", "My friend, " before what I or you did, ", my friend" at the end:
+    :func:`_addressed`). A clause of one capitalised word that is no participant's name is a
+    name said ("Oscar, my guinea pig"): it stays."""
     spans = _clause_spans(sentence)
-    stating = [i for i, (a, b) in enumerate(spans) if content_words(sentence[a:b], names)]
+    stating = [
+        i
+        for i, (a, b) in enumerate(spans)
+        if content_words(sentence[a:b], names) and not _addressed(sentence, spans, i)
+    ]
     if not stating:
         return sentence
     start, end = spans[stating[0]][0], spans[stating[-1]][1]
@@ -421,6 +456,31 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     if sentence.rstrip()[-1:] in "!." and not trimmed.endswith((".", "!", "?")):
         trimmed += "."
     return trimmed
+
+
+_MY_SOMEONE = re.compile(r"^my[ \t]+[^\W\d_]+$", re.IGNORECASE)
+_FIRST_OR_SECOND = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"}) | {
+    "you",
+    "you're",
+    "you've",
+}
+
+
+def _addressed(sentence: str, spans: list[tuple[int, int]], i: int) -> bool:
+    """Whether clause ``i`` of ``sentence`` is a vocative of the form "my <word>" ("My
+    friend, I went to Paris", "I hear you, my guy"): a sentence's first clause before one
+    about I, we or you, or its last clause. Rewritten to the third person it would name
+    someone who is not there ("Kenta's friend, Kenta went to Paris"); "My sister, she lives
+    in Lisbon" (a topic, taken up by "she") stays."""
+    a, b = spans[i]
+    if len(spans) < 2 or not _MY_SOMEONE.match(sentence[a:b].strip(" \t.!")):
+        return False
+    if i == len(spans) - 1:
+        return True
+    if i != 0:
+        return False
+    following = _WORD.match(sentence[spans[1][0] : spans[1][1]].strip())
+    return following is not None and _folded(following.group()) in _FIRST_OR_SECOND
 
 
 def _question_answered(

@@ -746,3 +746,44 @@ def test_a_set_phrase_says_nothing_whatever_its_words() -> None:
     ]
     [observation] = write_observations(turns)
     assert observation.speaker == "Samuel"
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("I adopted a dog named Rex, isn't he cute?", "Samuel adopted a dog named Rex."),
+        ("Yesterday, I started painting again, remember?", "Samuel started painting again."),
+        ("We finally moved to Leeds, you know?", "Samuel: We finally moved to Leeds."),
+    ],
+)
+def test_a_statement_with_a_question_tagged_on_is_kept(said: str, kept: str) -> None:
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert kept in observation.content
+    assert "?" not in observation.content
+
+
+@pytest.mark.parametrize(
+    "asked",
+    ["Now, what's next?", "Is it open, or not?", "You went to Paris, right?", "So, did it rain?"],
+)
+def test_a_question_is_still_no_statement(asked: str) -> None:
+    assert write_observations([turn(0, "Samuel", asked), turn(1, "Priyanka", "Nice!")]) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("My friend, I went to Paris last week.", "Samuel went to Paris last week"),
+        ("I went to Paris last week, my friend.", "Samuel went to Paris last week"),
+    ],
+)
+def test_my_friend_said_to_the_listener_is_a_vocative(said: str, expected: str) -> None:
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert expected in observation.content
+    assert "friend" not in observation.content
+
+
+def test_a_topic_taken_up_by_a_pronoun_is_not_a_vocative() -> None:
+    said = "My sister, she lives in Lisbon."
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert "sister" in observation.content and "Lisbon" in observation.content
