@@ -447,10 +447,12 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
             SELECT m.layer, m.memory_id, m.dl, t.lexeme, cardinality(t.positions) AS tf
             FROM matched m CROSS JOIN LATERAL unnest(m.tsv) AS t
         ),
+        -- materialized: inlined, each df's counting subplans ran once per use of df (twice)
+        counted AS MATERIALIZED ({counted}),
         frequency AS MATERIALIZED (
             SELECT lexeme, ln(1 + (c.n - df + 0.5) / (df + 0.5)) AS idf,
                    lexeme = ANY(t.exact) AS exact
-            FROM ({counted}) AS counted CROSS JOIN corpus c CROSS JOIN terms t
+            FROM counted CROSS JOIN corpus c CROSS JOIN terms t
         ),
         scored AS (
             SELECT h.layer, h.memory_id,
