@@ -10,17 +10,23 @@ from an index-only scan, migration 010), after a ``VACUUM (ANALYZE)`` as autovac
 
 ``python -m bench.recall_latency --server-url URL`` measures both rankings on the same users
 (and, with ``--ingest``, what a stored tsvector column would cost the projector's COPY), in a
-database of its own that it drops afterwards. ``--vector-index hnsw`` measures the opt-in ANN
-index instead of the exact scan (``MEMSTREAM_VECTOR_INDEX=hnsw``, migration 005), built after
-each size's rows are in, as an operator would build it on a large table.
+database of its own that it drops afterwards, and writes what it printed to
+``bench/results/recall_latency[-hnsw]-<date>-<commit>.{md,json}`` (``--no-save``: print
+only). ``--vector-index hnsw`` measures the opt-in ANN index instead of the exact scan
+(``MEMSTREAM_VECTOR_INDEX=hnsw``, migration 005), built after each size's rows are in, as an
+operator would build it on a large table.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 import time
 import uuid
 from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +35,7 @@ import psycopg
 from bench import progress
 from bench.baselines import column_types, copy_rows
 from bench.measure import percentiles
+from bench.report import RESULTS_DIR, machine, save_pair, source_version
 from projections import queries
 from projections.copy_dumpers import register_copy_dumpers
 from projections.queries import RANKINGS, Ranking
@@ -241,29 +248,75 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="also COPY this many rows with and without recall's stored words (migration 010)",
     )
+    parser.add_argument(
+        "--no-save", action="store_true", help="print only, write nothing to bench/results/"
+    )
     args = parser.parse_args(argv)
     rankings: tuple[Ranking, ...] = RANKINGS if args.ranking == "both" else (args.ranking,)
     name = f"recall_latency_{uuid.uuid4().hex[:8]}"
+    host, source = machine(), source_version()
     url = migrated_database(args.server_url, name, args.dim)
+    lines: list[str] = []
+    ingest: dict[str, Any] | None = None
     try:
-        for row in measure_recall(url, args.dim, tuple(args.sizes), rankings, args.vector_index):
-            print(
-                f"{row['memories']:>7,} memories  {row['ranking']:<7} {args.vector_index:<5} "
-                f"p50 {row['p50_ms']:7.1f} ms  p99 {row['p99_ms']:7.1f} ms  "
-                f"({row['queries']} queries, k={K})"
-            )
+        rows = measure_recall(url, args.dim, tuple(args.sizes), rankings, args.vector_index)
+        lines += [row_line(row, args.vector_index) for row in rows]
+        print("\n".join(lines))
         if args.ingest:
             ingest = measure_ingest(url, args.dim, args.ingest)
             plain, words = ingest["plain_rows_per_s"], ingest["stored_words_rows_per_s"]
-            print(
+            lines.append(
                 f"COPY {ingest['rows']:,} rows (median of {ingest['rounds']}): "
                 f"{plain:,.0f} rows/s without recall's stored words, {words:,.0f} rows/s "
                 f"with them ({words / plain:.2f}x)"
             )
+            print(lines[-1])
     finally:
         with psycopg.connect(args.server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    if not args.no_save:
+        command = shlex.join(["python", "-m", "bench.recall_latency", *(argv or sys.argv[1:])])
+        results = {
+            "benchmark": "recall_latency",
+            "date": datetime.now(UTC).date().isoformat(),
+            "commit": source,
+            "command": command,
+            "machine": host,
+            "parameters": {"dim": args.dim, "vector_index": args.vector_index, "k": K},
+            "rows": rows,
+            "ingest": ingest,
+        }
+        print(f"results written to {save_results(results, lines)}")
     return 0
+
+
+def row_line(row: dict[str, Any], vector_index: str) -> str:
+    """One measured size and ranking as the bench prints it."""
+    return (
+        f"{row['memories']:>7,} memories  {row['ranking']:<7} {vector_index:<5} "
+        f"p50 {row['p50_ms']:7.1f} ms  p99 {row['p99_ms']:7.1f} ms  "
+        f"({row['queries']} queries, k={K})"
+    )
+
+
+def save_results(
+    results: dict[str, Any], lines: Sequence[str], results_dir: Path = RESULTS_DIR
+) -> Path:
+    """``results`` and the printed ``lines`` as
+    ``recall_latency[-hnsw]-<date>-<commit>.{json,md}`` (the .md headed by the command, the
+    commit and the machine, as docs/benchmarks.md cites them); returns the .md."""
+    index = results["parameters"]["vector_index"]
+    kind = "recall_latency" if index == "none" else f"recall_latency-{index}"
+    commit = str(results["commit"]).split()[0]
+    host = results["machine"]
+    report = (
+        f"# Recall latency: {results['date']}, commit {results['commit']}\n\n"
+        f"`{results['command']}`; {host['cores']} cores ({host['cpu']}), Python "
+        f"{host['python']}, load average {host['load_average_at_start']} at start; "
+        f"{QUERIES} timed questions per line after {WARM_UP_QUERIES} untimed ones.\n\n"
+        "```\n" + "\n".join(lines) + "\n```\n"
+    )
+    return save_pair(results_dir / f"{kind}-{results['date']}-{commit}", results, report)
 
 
 if __name__ == "__main__":

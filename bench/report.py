@@ -265,7 +265,7 @@ def save_dated(
     date = datetime.now(UTC).date().isoformat()
     header = f"# memstream bench, {date}, at `{source}`\n\n"
     report = header + "```\n" + table.rstrip("\n") + "\n```\n"
-    return _save_pair(results_dir / f"{date}-pipeline-{_commit(source)}", results, report)
+    return save_pair(results_dir / f"{date}-pipeline-{_commit(source)}", results, report)
 
 
 def _commit(source: str) -> str:
@@ -273,7 +273,7 @@ def _commit(source: str) -> str:
     return source.split()[0]
 
 
-def _save_pair(stem: Path, results: dict[str, Any], report: str) -> Path:
+def save_pair(stem: Path, results: dict[str, Any], report: str) -> Path:
     """``results`` as ``<stem>.json`` and ``report`` as ``<stem>.md``; returns the .md."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     (stem.parent / f"{stem.name}.json").write_text(
@@ -308,6 +308,6 @@ def ratio_bench_main(
     table = render_table(results)
     print(table)
     stem = RESULTS_DIR / f"{name}-{results['date']}-{_commit(str(results['commit']))}"
-    _save_pair(stem, results, table)
+    save_pair(stem, results, table)
     print(f"results written to {stem}.json and .md")
     return 0
