@@ -340,8 +340,9 @@ def _stated(
     at random). What is dropped says nothing: phatic sentences, questions (unless
     ``requests``: said to an assistant, a question says what the person wants), and
     reactions: sentences addressed to the other participant that only repeat their words
-    (``echoed``). A turn whose sentences together say fewer than
-    :data:`TURN_MIN_CONTENT_WORDS` and name nothing is small talk ("same old really")."""
+    (``echoed``). Between people, a turn whose sentences together say fewer than
+    :data:`TURN_MIN_CONTENT_WORDS` and name nothing is small talk ("same old really"); said
+    to an assistant it is a fact ("Also I am vegetarian."): nobody makes small talk with one."""
     stating: list[str] = []
     counts: list[int] = []
     for sentence in split_sentences(without_emphasis(text)):
@@ -360,7 +361,8 @@ def _stated(
         counts.append(len(words))
     if not stating:
         return []
-    if sum(counts) < TURN_MIN_CONTENT_WORDS and not any(_specific(s, names) for s in stating):
+    small = sum(counts) < TURN_MIN_CONTENT_WORDS and not any(_specific(s, names) for s in stating)
+    if small and not requests:
         return []  # "same old really", "busy as always": small talk, not a fact
     return [plain for plain in (_without_hedges(s) for s in stating) if plain]
 

@@ -787,3 +787,14 @@ def test_a_topic_taken_up_by_a_pronoun_is_not_a_vocative() -> None:
     said = "My sister, she lives in Lisbon."
     [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
     assert "sister" in observation.content and "Lisbon" in observation.content
+
+
+def test_one_word_said_to_an_assistant_is_a_fact_not_small_talk() -> None:
+    turns = [
+        Turn("t0", "Noted: you live in Kyoto.", "the agent", MAY_8, agent=True),
+        Turn("t1", "Yes. Also I am vegetarian.", "Kenta", MAY_8 + 60_000),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content.startswith("8 May 2023, Kenta: Yes. Also I am vegetarian.")
+    # between people the same words are small talk's shape: dropped, as before
+    assert write_observations([turn(0, "Kenta", "same old really"), turn(1, "Maria", "Ha!")]) == []
