@@ -613,7 +613,9 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
     subject = subject or inherited
     if words[verb].key == "have":
         following = _next_content(words, verb + 1)
-        if following is not None and _is_participle(words[following].surface):
+        if following is None:
+            return None  # "No, I haven't.": an auxiliary whose verb is left out, no claim
+        if _is_participle(words[following].surface):
             tense = PAST if head == "had" else PERFECT
             verb = following  # "have" is the auxiliary: "I've never used Terraform"
     stops = False

@@ -93,3 +93,12 @@ def test_every_pair_the_judge_finds_contradictory_is_paired_by_claims(split: str
         if not any(may_contradict(a, b) for a in first for b in second):
             missed.append((pair["first"], pair["second"]))
     assert missed == []
+
+
+@pytest.mark.parametrize("reply", ["No, I haven't.", "Yes, we have.", "I haven't!"])
+def test_an_elliptical_have_is_no_claim_and_denies_nothing(reply: str) -> None:
+    """ "No, I haven't." leaves its verb out ("checked the hotel"): read as possession it
+    denied every "I have …" of the user (RealMem: "I still have more", "I have the list")."""
+    assert claims(reply) == ()
+    assert not judge_contradiction(reply, "I still have more.").contradicts
+    assert judge_contradiction("I don't have a car.", "I have a car.").contradicts
