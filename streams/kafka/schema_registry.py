@@ -111,6 +111,13 @@ class RegistryClient:
             # answers the ones that lose the race 409 ("artifact already exists"). The
             # schema is then there; a 409 for an incompatible schema finds nothing and stands.
             registered = self.lookup(subject, schema) if exc.status == 409 else None
+            if registered is None and exc.status == 409 and _CREATED_BY_ANOTHER in str(exc):
+                # the winner's artifact exists but its first version is not readable yet
+                # (seen in CI): waiting helps, and the next attempt finds it or is answered
+                # by the compatibility check
+                raise RegistryUnavailable(
+                    f"{exc}: another process is creating {subject} now; trying again"
+                ) from None
             if registered is None:
                 raise
             answer = {"id": registered}
@@ -216,6 +223,11 @@ class RegistryClient:
             f"{message} ({what})",
             exc.code,
         )
+
+
+_CREATED_BY_ANOTHER = "already exists"
+"""What Apicurio's 409 says to a registration that lost the race to create the subject; an
+incompatible schema's 409 says otherwise."""
 
 
 class _NotFound(Exception):

@@ -14,16 +14,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from streams.kafka.schema_registry import RegistryClient, RegistryRefused
+from streams.kafka.schema_registry import (
+    RegistryClient,
+    RegistryRefused,
+    RegistryUnavailable,
+    with_retries,
+)
 
 SUBJECT = "memory.consolidation-value"
 
 
 class Registry(BaseHTTPRequestHandler):
     """Every registration and compatibility rule loses the race; the winner's schema and rule
-    are there, unless told otherwise."""
+    are there, unless told otherwise. ``refusal`` is what its 409 to a registration says;
+    ``known_after`` lookups find nothing before the winner's version is readable."""
 
     knows_schema = True
+    refusal = "An artifact with ID 'memory.consolidation-value' in group 'null' already exists."
+    known_after = 0
+    lookups = 0
 
     def do_PUT(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -36,8 +45,10 @@ class Registry(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if self.path.endswith("/versions"):
-            self._answer(409, {"error_code": 409, "message": "An artifact already exists"})
-        elif self.knows_schema:
+            self._answer(409, {"error_code": 409, "message": self.refusal})
+            return
+        type(self).lookups += 1
+        if self.knows_schema and type(self).lookups > self.known_after:
             self._answer(200, {"subject": SUBJECT, "id": 7, "version": 1})
         else:
             self._answer(404, {"error_code": 40403, "message": "Schema not found"})
@@ -60,6 +71,10 @@ def registry() -> Iterator[type[Registry]]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     Registry.knows_schema = True
+    Registry.refusal = (
+        "An artifact with ID 'memory.consolidation-value' in group 'null' already exists."
+    )
+    Registry.known_after = Registry.lookups = 0
     Registry.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
     try:
         yield Registry
@@ -77,10 +92,26 @@ def test_a_registration_that_lost_the_race_takes_the_id_the_winner_registered(
 
 def test_a_409_the_lookup_cannot_explain_is_still_a_refusal(registry: type[Registry]) -> None:
     registry.knows_schema = False
+    registry.refusal = "Incompatible artifact: the new schema is not BACKWARD-compatible"
     client = RegistryClient(registry.url)  # type: ignore[attr-defined]
     with pytest.raises(RegistryRefused, match="HTTP 409") as refused:
         client.register(SUBJECT, '"string"')
     assert refused.value.status == 409
+
+
+def test_a_race_whose_winner_is_not_readable_yet_is_waited_for(registry: type[Registry]) -> None:
+    """CI: the loser's lookup found nothing yet, and the worker stopped with 'not
+    BACKWARD-compatible'. It waits instead, and the next attempt takes the winner's id."""
+    registry.known_after = 1  # the first lookup comes before the winner's version
+    client = RegistryClient(registry.url)  # type: ignore[attr-defined]
+    with pytest.raises(RegistryUnavailable, match="another process is creating"):
+        client.register(SUBJECT, '"string"')
+    registry.lookups = 0
+    pauses: list[float] = []
+    got = with_retries(
+        lambda: client.register(SUBJECT, '"string"'), 60, "registering", pauses.append
+    )
+    assert got == 7 and len(pauses) == 1
 
 
 def test_a_compatibility_rule_that_lost_the_race_is_fine_when_it_is_ours(
