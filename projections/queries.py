@@ -316,7 +316,7 @@ def _vector_sql(include_archived: bool) -> str:
     The nearest are chosen by id and distance alone and their rows read afterwards (by the
     primary key): choosing them with every column sorted 50,000 wide rows (content and
     embedding) and computed each row's distance twice and its salience, for the ``n`` kept
-    (p50 68 → 40 ms at 50,000 memories, ``docs/benchmarks.md``, "Recall latency")."""
+    (p50 68 → 44 ms at 50,000 memories, ``docs/benchmarks.md``, "Recall latency")."""
     only_current = "" if include_archived else f" AND {_CURRENT}"
     union = " UNION ALL ".join(
         f"(SELECT '{layer}' AS layer, memory_id, content, status, ({_CURRENT}) AS current, "
