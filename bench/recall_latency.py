@@ -35,7 +35,7 @@ import psycopg
 from bench import progress
 from bench.baselines import column_types, copy_rows
 from bench.measure import percentiles
-from bench.report import RESULTS_DIR, machine, save_pair, source_version
+from bench.report import RESULTS_DIR, machine, save_named, source_version
 from projections import queries
 from projections.copy_dumpers import register_copy_dumpers
 from projections.queries import RANKINGS, Ranking
@@ -307,7 +307,6 @@ def save_results(
     commit and the machine, as docs/benchmarks.md cites them); returns the .md."""
     index = results["parameters"]["vector_index"]
     kind = "recall_latency" if index == "none" else f"recall_latency-{index}"
-    commit = str(results["commit"]).split()[0]
     host = results["machine"]
     report = (
         f"# Recall latency: {results['date']}, commit {results['commit']}\n\n"
@@ -316,7 +315,7 @@ def save_results(
         f"{QUERIES} timed questions per line after {WARM_UP_QUERIES} untimed ones.\n\n"
         "```\n" + "\n".join(lines) + "\n```\n"
     )
-    return save_pair(results_dir / f"{kind}-{results['date']}-{commit}", results, report)
+    return save_named(kind, results, report, results_dir)
 
 
 if __name__ == "__main__":

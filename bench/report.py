@@ -265,7 +265,7 @@ def save_dated(
     date = datetime.now(UTC).date().isoformat()
     header = f"# memstream bench, {date}, at `{source}`\n\n"
     report = header + "```\n" + table.rstrip("\n") + "\n```\n"
-    return save_pair(results_dir / f"{date}-pipeline-{_commit(source)}", results, report)
+    return _save_pair(results_dir / f"{date}-pipeline-{_commit(source)}", results, report)
 
 
 def _commit(source: str) -> str:
@@ -273,7 +273,16 @@ def _commit(source: str) -> str:
     return source.split()[0]
 
 
-def save_pair(stem: Path, results: dict[str, Any], report: str) -> Path:
+def save_named(
+    name: str, results: dict[str, Any], report: str, results_dir: Path = RESULTS_DIR
+) -> Path:
+    """A bench's ``results`` (with their ``date`` and ``commit``) and ``report`` as
+    ``<name>-<date>-<commit>.{json,md}``; returns the .md."""
+    stem = results_dir / f"{name}-{results['date']}-{_commit(str(results['commit']))}"
+    return _save_pair(stem, results, report)
+
+
+def _save_pair(stem: Path, results: dict[str, Any], report: str) -> Path:
     """``results`` as ``<stem>.json`` and ``report`` as ``<stem>.md``; returns the .md."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     (stem.parent / f"{stem.name}.json").write_text(
@@ -307,7 +316,6 @@ def ratio_bench_main(
     results = run(args.events, args.users, args.rounds, args.keep, args.date)
     table = render_table(results)
     print(table)
-    stem = RESULTS_DIR / f"{name}-{results['date']}-{_commit(str(results['commit']))}"
-    save_pair(stem, results, table)
-    print(f"results written to {stem}.json and .md")
+    written = save_named(name, results, table)
+    print(f"results written to {written.with_suffix('.json')} and .md")
     return 0
