@@ -400,10 +400,12 @@ def _specific(text: str, names: frozenset[str]) -> bool:
     return any(term.casefold() not in names for term in fact_terms(text))
 
 
-SUBJECT_WORDS = frozenset(
-    {"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd", "we'll", "he", "he's"}
-    | {"she", "she's", "they", "they're", "they've", "it", "it's", "that", "that's", "this"}
-    | {"there", "there's", "my", "our", "his", "her", "their", "its"}
+_I_OR_WE = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"})
+SUBJECT_WORDS = (
+    _I_OR_WE
+    | {"we'd", "we'll", "he", "he's", "she", "she's", "they", "they're", "they've", "it"}
+    | {"it's", "that", "that's", "this", "there", "there's", "my", "our", "his", "her", "their"}
+    | {"its"}
 )
 """English words that open a statement about the speaker or a third party (subject pronouns
 and possessives): a clause that opens with one, before a question tagged onto it, is told,
@@ -461,11 +463,7 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
 
 
 _MY_SOMEONE = re.compile(r"^my[ \t]+[^\W\d_]+$", re.IGNORECASE)
-_FIRST_OR_SECOND = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"}) | {
-    "you",
-    "you're",
-    "you've",
-}
+_FIRST_OR_SECOND = _I_OR_WE | {"you", "you're", "you've"}
 
 
 def _addressed(sentence: str, spans: list[tuple[int, int]], i: int) -> bool:
