@@ -432,11 +432,13 @@ def _hybrid_sql(include_archived: bool, by_meaning: bool = True) -> str:
         ),
         terms AS MATERIALIZED (
             SELECT array_agg(lexeme) AS lexemes,
-                   coalesce(array_agg(lexeme) FILTER (WHERE lexeme ~ '[0-9]'), '{{}}') AS exact,
+                   coalesce(array_agg(lexeme) FILTER (WHERE coded), '{{}}') AS exact,
                    string_agg({_QUOTED_LEXEME}, ' | ')::tsquery AS q,
-                   string_agg({_QUOTED_LEXEME}, ' | ') FILTER (WHERE lexeme ~ '[0-9]')::tsquery
-                       AS exact_q
-            FROM unnest(to_tsvector('english', %(text)s))
+                   string_agg({_QUOTED_LEXEME}, ' | ') FILTER (WHERE coded)::tsquery AS exact_q
+            FROM (
+                SELECT lexeme, lexeme ~ '[0-9]' AS coded  -- a number or a code
+                FROM unnest(to_tsvector('english', %(text)s))
+            ) AS asked
         ),
         {words},
         matched AS MATERIALIZED (
