@@ -1,0 +1,111 @@
+"""A contradiction corrects the older memory when it states more than what is contradicted
+(pure): the other facts of a person's turn stay true, and active."""
+
+from __future__ import annotations
+
+from streams.engine import ledger
+from streams.engine.model import CLAIM, Memory
+from streams.engine.oracle import replay
+from streams.engine.policy import builtin_profile
+from streams.engine.rules.contradictions import CORRECTED_BY, corrected_memory
+from streams.engine.step import EngineConfig
+from tests.scenarios import DATABASE_TOPIC, DAY, NOW, Scenario, with_similarity
+
+
+def _run(older: str, created_by: str) -> tuple[dict[str, Memory], list[object]]:
+    """``older`` (about PostgreSQL), a day later "Project uses MySQL", one cycle: the user's
+    memories after it and the decisions."""
+    s = Scenario("corrections")
+    s.write(
+        "pg",
+        older,
+        layer="semantic",
+        created_by=created_by,
+        embedding=with_similarity(DATABASE_TOPIC, 1.0, 1),
+        at=NOW - 2 * DAY,
+    )
+    s.write(
+        "my",
+        "Project uses MySQL",
+        layer="semantic",
+        embedding=with_similarity(DATABASE_TOPIC, 0.85, 2),
+        at=NOW - DAY,
+    )
+    s.consolidate()
+    run = replay(s.events, EngineConfig(policy=builtin_profile("default")))
+    state = run.state("corrections")
+    memories = {r.memory.memory_id: r.memory for r in state.records()}
+    return memories, [d.payload for d in run.decisions]
+
+
+def test_a_memory_the_engine_wrote_loses_only_the_contradicted_sentence() -> None:
+    """Given an engine-written memory "Project uses PostgreSQL. The team deploys on
+    Fridays." and a later "Project uses MySQL", when a cycle runs, then the contradiction
+    invalidates nothing: the older memory is corrected to "The team deploys on Fridays."
+    (a new version, re-embedded, naming the memory that corrected it) and stays active."""
+    memories, decisions = _run("Project uses PostgreSQL. The team deploys on Fridays.", "system")
+
+    [found] = [d for d in decisions if isinstance(d, ledger.ContradictionDetected)]
+    assert (found.memory_id, found.other_memory_id) == ("my", "pg")
+    assert found.resolution == "latest_wins" and found.invalidated_memory_id is None
+    [stored] = [
+        d
+        for d in decisions
+        if isinstance(d, ledger.MemoryStored) and d.memory.memory_id == "pg" and d.version > 1
+    ]
+    assert stored.memory.content == "The team deploys on Fridays."
+    assert stored.memory.metadata[CORRECTED_BY] == "my"
+    assert stored.memory.embedding is not None
+    assert stored.memory.embedding != with_similarity(DATABASE_TOPIC, 1.0, 1)
+    pg = memories["pg"]
+    assert pg.content == "The team deploys on Fridays." and pg.invalid_at is None
+
+
+def test_a_single_fact_or_a_clients_memory_is_invalidated_whole_as_before() -> None:
+    """Given the same correction, when the older memory states only what is contradicted, or
+    a client wrote it (its words are the client's), then it is invalidated whole, unchanged."""
+    for older, created_by in (
+        ("Project uses PostgreSQL.", "system"),
+        ("Project uses PostgreSQL. The team deploys on Fridays.", "user"),
+    ):
+        memories, decisions = _run(older, created_by)
+
+        [found] = [d for d in decisions if isinstance(d, ledger.ContradictionDetected)]
+        assert found.invalidated_memory_id == "pg", (older, created_by)
+        assert memories["pg"].content == older and memories["pg"].invalid_at is not None
+
+
+def _observation(content: str, claim: str) -> Memory:
+    return Memory(
+        memory_id="o",
+        user_id="u",
+        content=content,
+        created_by="system",
+        metadata={CLAIM: claim, "derived_from": "t1"},
+    )
+
+
+def test_a_correction_cuts_the_sentence_from_the_content_and_the_claim() -> None:
+    """Given an observation "3 May 2026, Kenta: I live in Osaka. My son is 7." (its claim
+    without the prefix), when "I live in Osaka." is contradicted, then both lose it, the
+    prefix and the other metadata stay."""
+    memory = _observation(
+        "3 May 2026, Kenta: I live in Osaka. My son is 7.", "I live in Osaka. My son is 7."
+    )
+
+    corrected = corrected_memory(memory, frozenset({"I live in Osaka."}))
+
+    assert corrected is not None
+    assert corrected.content == "3 May 2026, Kenta: My son is 7."
+    assert corrected.metadata == {CLAIM: "My son is 7.", "derived_from": "t1"}
+
+
+def test_nothing_is_corrected_when_nothing_true_is_left_or_the_sentence_is_not_there() -> None:
+    """Given the same observation, when what would be left says nothing ("Thanks."), or the
+    contradicted sentence is not found verbatim in it, then there is no correction (the
+    caller invalidates the memory whole)."""
+    thanks = _observation("3 May 2026, Kenta: I live in Osaka. Thanks.", "I live in Osaka. Thanks.")
+    assert corrected_memory(thanks, frozenset({"I live in Osaka."})) is None
+    other = _observation("3 May 2026, Kenta: I live in Kyoto now.", "I live in Kyoto now.")
+    assert corrected_memory(other, frozenset({"I live in Osaka."})) is None
+    assert corrected_memory(other, frozenset()) is None
