@@ -1,11 +1,14 @@
 """``python -m bench.judge``: the built-in contradiction judge scored on labelled memory pairs.
 
-The pairs live in ``bench/judge_data/{dev,heldout,heldout_updates}.jsonl`` (fields ``first``,
-``second``, ``label`` in {"contradiction", "compatible"}, ``class``). ``dev`` is the split the
-judge's rules were tuned on; ``heldout`` and ``heldout_updates`` (updates as people state them,
-and compatible pairs that look like updates) were each written before the round that tuned
-for them and kept out of tuning, so their figures are the honest estimate of how the judge does
-on pairs written by other people.
+The pairs live in ``bench/judge_data/{dev,heldout,heldout_updates,realmem}.jsonl`` (fields
+``first``, ``second``, ``label`` in {"contradiction", "compatible"}, ``class``). ``dev`` is the
+split the judge's rules were tuned on; ``heldout`` and ``heldout_updates`` (updates as people
+state them, and compatible pairs that look like updates) were each written before the round
+that tuned for them and kept out of tuning, so their figures are the honest estimate of how
+the judge does on pairs written by other people. ``realmem``: every pair of claims the judge
+found contradictory (above the default 0.7) while the engine consolidated the five RealMem
+personas at ``2833b88``, labelled by hand: real chat, not written for the judge, and tuned on
+since (its figures are a development estimate, like ``dev``'s).
 
 For every class and overall it prints precision and recall of the "contradiction" label (a
 class with no contradictions shows only its false alarms), how many of the pairs the judge
@@ -30,7 +33,7 @@ from streams.engine.judge import attribute_keys, judge_contradiction
 from streams.engine.judge.parse import parse
 
 DATA_DIR = Path(__file__).parent / "judge_data"
-SPLITS = ("dev", "heldout", "heldout_updates")
+SPLITS = ("dev", "heldout", "heldout_updates", "realmem")
 CONTRADICTION = "contradiction"
 TIMING_ROUNDS = 20  # each split is judged this many times for the timing figure
 

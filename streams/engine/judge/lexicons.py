@@ -51,6 +51,8 @@ class Unit:
 
 _grammar = _load("grammar")
 NEGATORS = _words(_grammar, "negators")
+# "not just X, Y" says more than X: after a negator these make it no denial.
+LIMITING_ADVERBS = _words(_grammar, "limiting_adverbs")
 FREQUENCY_ADVERBS = _words(_grammar, "frequency_adverbs")
 PAST_ADVERBS = _words(_grammar, "past_adverbs")
 AUXILIARIES = _words(_grammar, "auxiliaries")
@@ -129,6 +131,8 @@ ATTRIBUTE_NOUN_PHRASES: dict[str, str] = dict(_attributes["attribute_nouns"])
 NOUN_ALIAS_PHRASES: dict[str, str] = dict(_attributes["noun_aliases"])
 MULTI_VALUED_VERBS = _words(_attributes, "multi_valued_verbs")
 COUNT_VERBS = _words(_attributes, "count_verbs")
+# "I feel a bit better" / "I feel safer": states of mind hold together; only opposites conflict.
+STATE_OF_MIND_RELATIONS = _words(_attributes, "state_of_mind_relations")
 PREFERENCE_RELATIONS = _words(_attributes, "preference_relations")
 SINGLE_VALUED_PREFERENCES = _words(_attributes, "single_valued_preferences")
 # Roles one person holds at a time ("Tom is the team lead": the team lead is Tom).

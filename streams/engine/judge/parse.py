@@ -52,6 +52,7 @@ from .lexicons import (
     JOIN_VERBS,
     LEAVE_RELATIONS,
     LEAVE_VERBS,
+    LIMITING_ADVERBS,
     NEGATORS,
     NEW_ATTRIBUTE_NOUNS,
     PARTICIPLES,
@@ -190,7 +191,7 @@ def _role(tokens: list[str], i: int) -> str:
     if token in {",", ";", ":"}:
         return PUNCTUATION
     if token in NEGATORS:
-        return NEGATOR
+        return OTHER if after in LIMITING_ADVERBS else NEGATOR  # "not just X": more than X
     if token in FREQUENCY_ADVERBS:
         return ADVERB
     if token == "may" and _is_month_may(tokens, i):
@@ -338,7 +339,16 @@ def _text(words: list[Word]) -> str:
 
 
 def _negations(words: list[Word]) -> int:
-    return sum(word.role == NEGATOR for word in words)
+    """The negators that each deny: "nor" and "neither" after another negator continue its
+    denial ("I don't have time for it, nor the energy"), they do not undo it."""
+    count = 0
+    for word in words:
+        if word.role == NEGATOR and not (count and word.surface in _CONTINUING_NEGATORS):
+            count += 1
+    return count
+
+
+_CONTINUING_NEGATORS = frozenset({"nor", "neither"})
 
 
 def _starts_clause(words: list[Word], start: int) -> bool:
@@ -779,9 +789,18 @@ def _handover_clauses(words: list[Word], inherited: Words, text: str) -> list[Cl
     return [new, replace(new, value=previous, negated=True, replaced=True)]
 
 
+def _says_now(words: list[Word]) -> bool:
+    """Whether the words say the clause holds now, instead of before: "now", but not "now
+    that", which gives a reason ("now that we have the plan, ..."), no change."""
+    return any(
+        word.surface == "now" and (i + 1 == len(words) or words[i + 1].surface != "that")
+        for i, word in enumerate(words)
+    )
+
+
 def _clauses(words: list[Word], inherited: Words) -> list[Clause]:
     text = _text(words)
-    update = any(word.surface == "now" for word in words)
+    update = _says_now(words)
     correction = _split_correction(words)
     kept = correction.kept if correction is not None else words
     takes_over = " over " in text or text.endswith(" over")

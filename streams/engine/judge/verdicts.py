@@ -66,7 +66,12 @@ from .judgement import (
     Judgement,
     no_contradiction,
 )
-from .lexicons import PREFERENCE_RELATIONS, SINGLE_VALUED_PREFERENCES
+from .lexicons import (
+    COUNT_VERBS,
+    PREFERENCE_RELATIONS,
+    SINGLE_VALUED_PREFERENCES,
+    STATE_OF_MIND_RELATIONS,
+)
 from .parse import PAST, PERFECT, Clause, Statement, parse, word_keys
 from .values import OPEN, RELATED, SAME, compare_values, covers, without_own_purpose
 from .words import ANTONYM_CANONICALS, Words, keys, show
@@ -186,6 +191,11 @@ def _judge_opposite_polarity(a: Reading, b: Reading, attribute: str) -> Judgemen
             f"which '{asserted.clause.text}' still states about '{attribute}'",
         )
     exact = keys(negated.value) == keys(asserted.value) or denies_the_activity
+    if not exact and {a.relation[0], b.relation[0]} & STATE_OF_MIND_RELATIONS:
+        return no_contradiction(  # "I don't think I can do this" / "I think I'd prefer X"
+            BOTH_NEGATIVE_CONFIDENCE,
+            f"'{show(negated.value)}' is not thought, '{show(asserted.value)}' is",
+        )
     scale = 1.0 if exact else COVERED_NEGATION_CONFIDENCE / NEGATION_CONFIDENCE
     negators = tuple(w.surface for w in negated.clause.relation if w.flipped) or ("not",)
     if "never" in negated.clause.text.split():
@@ -242,6 +252,7 @@ def _judge_both_affirmative(a: Reading, b: Reading, attribute: str) -> Judgement
             MULTI_VALUED_CONFIDENCE, "liking one thing and preferring another can both hold"
         )
     exclusivity = attribute_class(a, b)
+    minds = {a.relation[0], b.relation[0]} & STATE_OF_MIND_RELATIONS  # "I feel", "I think"
     one_day = recurs_weekly_or_less(a.subject) or recurs_weekly_or_less(b.subject)
     value_a, value_b = a.value, b.value
     if a.clause.any_relation or a.clause.update:
@@ -254,6 +265,16 @@ def _judge_both_affirmative(a: Reading, b: Reading, attribute: str) -> Judgement
         return no_contradiction(RELATED_VALUES_CONFIDENCE, f"{comparison.reason} ({shown})")
     if comparison.verdict == OPEN:
         return no_contradiction(UNCERTAIN_VALUES_CONFIDENCE, f"{comparison.reason} ({shown})")
+    if {a.relation[0], b.relation[0]} <= COUNT_VERBS and comparison.kind == "generic":
+        return no_contradiction(
+            MULTI_VALUED_CONFIDENCE,
+            f"one can have both '{show(a.value)}' and '{show(b.value)}'",
+        )
+    if minds and comparison.kind != "antonym":
+        return no_contradiction(
+            MULTI_VALUED_CONFIDENCE,
+            f"one can {min(minds)} '{show(a.value)}' and '{show(b.value)}' (not opposites)",
+        )
     unrelated_preferences = (
         comparison.kind == "generic"
         and a.relation[0] in SINGLE_VALUED_PREFERENCES

@@ -188,6 +188,10 @@ CONTRADICTIONS = [
     ("I can't swim", "I can swim", "negation"),
     ("User has no pets", "User has pets", "negation"),
     ("The API isn't enabled anymore", "The API is enabled", "negation"),
+    # the rules for real chat below leave these standing
+    ("I don't understand the plan", "I understand the plan", "negation"),  # the same thought
+    ("We have two cars now", "We have three cars", "conflicting_value"),  # counts still do
+    ("Now I work at Umbrella", "I work at Hooli", "conflicting_value"),
 ]
 
 NON_CONTRADICTIONS = [
@@ -218,6 +222,26 @@ NON_CONTRADICTIONS = [
     ("Standup is at 9am", "Standup is at the office", "a time and a place"),
     ("User lives in Berlin, Germany", "User lives in Berlin", "one value contains the other"),
     ("", "", "nothing to compare"),
+    # real chat (RealMem, bench/judge_data/realmem.jsonl): one feels, thinks, has several things
+    ("I'm feeling a bit better now.", "I'm feeling much better now after that cold.", "feelings"),
+    ("Okay, so I understand the approach now.", "I understand the difference now.", "minds"),
+    (
+        "I'm a beginner; I don't think I can do this.",
+        "I think I'd prefer to adjust the route.",
+        "different thoughts",
+    ),
+    ("Now we have the blueprint.", "So, we have the picture now, sharp sharp.", "possessions"),
+    (
+        "My guy, this is not just crazy, it's completely useless!",
+        "My guy, this is not just useless, it's a complete scam!",
+        "'not just X' says more than X",
+    ),
+    ("Now that I feel a bit safer, we should start.", "I feel a bit better.", "'now that': why"),
+    (
+        "I don't have time to spoon-feed you clauses.",
+        "I don't have time to spoon-feed you clauses right now, nor to do the review.",
+        "'nor' continues a denial",
+    ),
 ]
 
 
