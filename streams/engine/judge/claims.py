@@ -169,6 +169,8 @@ def _shorter(subject: tuple[str, ...]) -> set[tuple[str, ...]]:
 
 
 def _clause_keys(clause: Clause, offers: set[str], seeks: set[str]) -> None:
+    if not clause.subject:
+        return  # "be a developer.", "show me the draft": a fragment or a request, about no one
     changes = clause.update or clause.any_relation
     for reading in readings(clause):
         subject = _canonical(reading.subject)

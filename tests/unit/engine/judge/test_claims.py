@@ -102,3 +102,12 @@ def test_an_elliptical_have_is_no_claim_and_denies_nothing(reply: str) -> None:
     assert claims(reply) == ()
     assert not judge_contradiction(reply, "I still have more.").contradicts
     assert judge_contradiction("I don't have a car.", "I have a car.").contradicts
+
+
+@pytest.mark.parametrize("fragment", ["be a developer.", "Show me the plan."])
+def test_a_clause_without_a_subject_is_no_claim(fragment: str) -> None:
+    """A fragment or a request says nothing about anyone: read as a claim, "be a developer."
+    (a to-do item's tail) was the user's occupation and took "I'm really glad we added Mount
+    Cook in there." out of an observation (RealMem, Lin_Wanyu)."""
+    assert claims(fragment) == ()
+    assert claims("Moved to Berlin last week.")  # a subject left out is still the speaker
