@@ -133,16 +133,19 @@ def episodes_of_testing_before_commits(user: str) -> Scenario:
 DATABASE_TOPIC = random_unit(6)
 
 
-def postgres_then_mysql(user: str) -> Scenario:
-    """Given "Project uses PostgreSQL" (older) and "Project uses MySQL" (newer), similar
-    (0.85) but not duplicates."""
+def postgres_then_mysql(
+    user: str, older: str = "Project uses PostgreSQL", **fields: Any
+) -> Scenario:
+    """Given "Project uses PostgreSQL" (older, or ``older`` with ``fields``) and "Project uses
+    MySQL" (newer), similar (0.85) but not duplicates."""
     s = Scenario(user)
     s.write(
         "pg",
-        "Project uses PostgreSQL",
+        older,
         layer="semantic",
         embedding=with_similarity(DATABASE_TOPIC, 1.0, 1),
         at=NOW - 2 * DAY,
+        **fields,
     )
     s.write(
         "my",

@@ -9,29 +9,13 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.rules.contradictions import CORRECTED_BY, corrected_memory
 from streams.engine.step import EngineConfig
-from tests.scenarios import DATABASE_TOPIC, DAY, NOW, Scenario, with_similarity
+from tests.scenarios import DATABASE_TOPIC, postgres_then_mysql, with_similarity
 
 
 def _run(older: str, created_by: str) -> tuple[dict[str, Memory], list[object]]:
     """``older`` (about PostgreSQL), a day later "Project uses MySQL", one cycle: the user's
     memories after it and the decisions."""
-    s = Scenario("corrections")
-    s.write(
-        "pg",
-        older,
-        layer="semantic",
-        created_by=created_by,
-        embedding=with_similarity(DATABASE_TOPIC, 1.0, 1),
-        at=NOW - 2 * DAY,
-    )
-    s.write(
-        "my",
-        "Project uses MySQL",
-        layer="semantic",
-        embedding=with_similarity(DATABASE_TOPIC, 0.85, 2),
-        at=NOW - DAY,
-    )
-    s.consolidate()
+    s = postgres_then_mysql("corrections", older, created_by=created_by)
     run = replay(s.events, EngineConfig(policy=builtin_profile("default")))
     state = run.state("corrections")
     memories = {r.memory.memory_id: r.memory for r in state.records()}
