@@ -46,11 +46,12 @@ from streams.engine.lineage import (
 from streams.engine.model import CLAIM, Memory
 from streams.engine.passing_index import PASSING
 from streams.engine.policy import Policy
+from streams.engine.rules.contradictions import CORRECTED_BY
 from streams.engine.rules.narratives import digest_of, narrate
 from streams.engine.rules.observations import named_speaker, turn_of
 from streams.engine.similarity import mean_embedding
 from streams.engine.text.budget import content_bytes
-from streams.engine.text.observation import write_observations
+from streams.engine.text.observation import own_words, write_observations
 from streams.engine.text.profile import SupersessionMemo, write_profile
 from streams.engine.text.summary import write_summary
 from streams.engine.user_state import OBSERVED, SUMMARIZED_INTO, MemoryRecord, UserView
@@ -222,6 +223,10 @@ class _Cascade:
         """An observation of the turns that remain (of a question and its answer, one), when
         the observation writer makes exactly one of them."""
         chosen = sorted(remaining, key=lambda r: r.memory.age_order)
+        if CORRECTED_BY in memory.metadata:
+            replied = self._reply_alone(memory, chosen)
+            if replied is not None:
+                return replied
         written = write_observations(
             [turn_of(r.memory) for r in chosen], self.rewriting.policy.max_memory_chars
         )
@@ -240,6 +245,22 @@ class _Cascade:
             embedding=self.rewriting.embedding(observation.content),
             speaker=stated.speaker or named_speaker(observation.speaker),
             metadata=metadata,
+        )
+
+    def _reply_alone(self, memory: Memory, chosen: list[MemoryRecord]) -> Memory | None:
+        """A corrected reply whose answer is forgotten: the reply's own words as the
+        observation holds them. Written again from the reply's turn, it would state what the
+        correction took out (the writer knows nothing of it) and, with no assistant left in
+        the turns, in the third person."""
+        sources = listed(memory, "derived_from")
+        own = own_words(memory.content)
+        if own == memory.content or [r.memory.memory_id for r in chosen] != list(sources[-1:]):
+            return None
+        metadata = self._metadata(memory)
+        metadata["derived_from"] = sources[-1]
+        metadata[CLAIM] = own.split(": ", 1)[-1]
+        return memory.evolve(
+            content=own, embedding=self.rewriting.embedding(own), metadata=metadata
         )
 
     def _narrative(self, memory: Memory, remaining: list[MemoryRecord]) -> Memory | None:

@@ -36,7 +36,8 @@ Derivation = Literal["copy", "evidence", "rewrite", "link"]
 * ``rewrite``: written from its sources by a deterministic writer (observation, narrative or
   digest, summary, behavioural profile); it is written again from the sources that remain.
 * ``link``: a memory of its own that records one it replaced (a merge survivor's
-  ``supersedes``); it loses the link, never its content.
+  ``supersedes``) or one that corrected it (``corrected_by``); it loses the link, never its
+  content.
 """
 
 SOURCE_KEYS: dict[str, Derivation] = {
@@ -50,6 +51,7 @@ SOURCE_KEYS: dict[str, Derivation] = {
     "source_episode_ids": "rewrite",  # rules.summaries
     "source_semantic_ids": "rewrite",  # rules.synthesis: the behavioural profile
     "supersedes": "link",  # rules.duplicates: the merge survivor
+    "corrected_by": "link",  # rules.contradictions: what took sentences out of a memory
 }
 """Metadata key → how the memory that holds it was made from the ids it lists (comma-joined)."""
 

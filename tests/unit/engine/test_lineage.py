@@ -51,6 +51,10 @@ def _workloads() -> list[MemoryEvent]:
     for layer in ("working", "episodic", "semantic"):
         events += write_dialog(f"lineage-dialog-{layer}", DIALOG, layer, 0.9).events
     events += _alike_facts("lineage-alike").events
+    corrected = "Project uses PostgreSQL. The team deploys on Fridays."  # one sentence corrected
+    events += scenarios.postgres_then_mysql(
+        "lineage-corrected", corrected, created_by="system"
+    ).events
     return events
 
 

@@ -9,7 +9,7 @@ from streams.engine.oracle import replay
 from streams.engine.policy import builtin_profile
 from streams.engine.rules.contradictions import CORRECTED_BY, corrected_memory
 from streams.engine.step import EngineConfig
-from tests.scenarios import DATABASE_TOPIC, postgres_then_mysql, with_similarity
+from tests.scenarios import DATABASE_TOPIC, DAY, NOW, Scenario, postgres_then_mysql, with_similarity
 
 
 def _run(older: str, created_by: str) -> tuple[dict[str, Memory], list[object]]:
@@ -93,3 +93,44 @@ def test_nothing_is_corrected_when_nothing_true_is_left_or_the_sentence_is_not_t
     other = _observation("3 May 2026, Kenta: I live in Kyoto now.", "I live in Kyoto now.")
     assert corrected_memory(other, frozenset({"I live in Osaka."})) is None
     assert corrected_memory(other, frozenset()) is None
+
+
+def test_a_forget_does_not_bring_back_what_a_correction_took_out() -> None:
+    """Given Kenta's reply to an assistant ("I live in Osaka. My son is 7.") observed with the
+    answer it replies to, corrected by "I live in Kyoto now." a week later, when the answer is
+    forgotten, then the observation keeps Kenta's words as corrected, in his own words, and
+    nothing of the answer (written again from his turn it would say "Osaka", in the third
+    person)."""
+    s = Scenario("kenta")
+
+    def turn(memory_id: str, text: str, session: str, at: int, *, agent: bool = False) -> None:
+        s.write(
+            memory_id,
+            text,
+            created_by="agent" if agent else "user",
+            speaker=None if agent else "Kenta",
+            conversation_id="c",
+            session_id=session,
+            created_at=at,
+            at=at,
+        )
+
+    turn(
+        "answer", "I recommend the Kansai Thru Pass for your weekend trips.", "s1", NOW, agent=True
+    )
+    turn("reply", "Great, I'll get it. I live in Osaka. My son is 7.", "s1", NOW + 60_000)
+    s.end_session("s1", at=NOW + 120_000)
+    turn("asked", "Welcome back! How was the week?", "s2", NOW + 7 * DAY, agent=True)
+    turn("moved", "I live in Kyoto now.", "s2", NOW + 7 * DAY + 60_000)
+    s.end_session("s2", at=NOW + 7 * DAY + 120_000)
+    s.consolidate(at=NOW + 7 * DAY + 180_000)
+    s.forget("answer", at=NOW + 8 * DAY)
+
+    run = replay(s.events, EngineConfig(policy=builtin_profile("default")))
+
+    state = run.state("kenta")
+    [observed] = [r.memory for r in state.records() if CORRECTED_BY in r.memory.metadata]
+    assert observed.content == "18 November 2026, Kenta: Great, I'll get it. My son is 7."
+    assert observed.metadata["derived_from"] == "reply"
+    assert observed.metadata[CLAIM] == "Great, I'll get it. My son is 7."
+    assert state.memories["reply"].memory.status == "archived"  # not brought back whole
