@@ -46,7 +46,6 @@ from streams.engine.lineage import (
 from streams.engine.model import CLAIM, Memory
 from streams.engine.passing_index import PASSING
 from streams.engine.policy import Policy
-from streams.engine.rules.contradictions import CORRECTED_BY
 from streams.engine.rules.narratives import digest_of, narrate
 from streams.engine.rules.observations import named_speaker, turn_of
 from streams.engine.similarity import mean_embedding
@@ -223,10 +222,9 @@ class _Cascade:
         """An observation of the turns that remain (of a question and its answer, one), when
         the observation writer makes exactly one of them."""
         chosen = sorted(remaining, key=lambda r: r.memory.age_order)
-        if CORRECTED_BY in memory.metadata:
-            replied = self._reply_alone(memory, chosen)
-            if replied is not None:
-                return replied
+        replied = self._reply_alone(memory, chosen)
+        if replied is not None:
+            return replied
         written = write_observations(
             [turn_of(r.memory) for r in chosen], self.rewriting.policy.max_memory_chars
         )
@@ -248,10 +246,10 @@ class _Cascade:
         )
 
     def _reply_alone(self, memory: Memory, chosen: list[MemoryRecord]) -> Memory | None:
-        """A corrected reply whose answer is forgotten: the reply's own words as the
-        observation holds them. Written again from the reply's turn, it would state what the
-        correction took out (the writer knows nothing of it) and, with no assistant left in
-        the turns, in the third person."""
+        """A reply to an assistant whose answer is forgotten: the reply's own words as the
+        observation holds them. Written again from the reply's turn alone, with no assistant
+        left in the turns, the writer would put them in the third person, trimmed as between
+        people, and state again what a correction took out (it knows nothing of one)."""
         sources = listed(memory, "derived_from")
         own = own_words(memory.content)
         if own == memory.content or [r.memory.memory_id for r in chosen] != list(sources[-1:]):

@@ -95,12 +95,10 @@ def test_nothing_is_corrected_when_nothing_true_is_left_or_the_sentence_is_not_t
     assert corrected_memory(other, frozenset()) is None
 
 
-def test_a_forget_does_not_bring_back_what_a_correction_took_out() -> None:
-    """Given Kenta's reply to an assistant ("I live in Osaka. My son is 7.") observed with the
-    answer it replies to, corrected by "I live in Kyoto now." a week later, when the answer is
-    forgotten, then the observation keeps Kenta's words as corrected, in his own words, and
-    nothing of the answer (written again from his turn it would say "Osaka", in the third
-    person)."""
+def _kenta_forgets_the_answer(moved: bool) -> dict[str, Memory]:
+    """Kenta replies to an assistant's answer ("I live in Osaka. My son is 7."); a week later,
+    when ``moved``, he says "I live in Kyoto now."; then the answer is forgotten. The user's
+    memories after it, by id."""
     s = Scenario("kenta")
 
     def turn(memory_id: str, text: str, session: str, at: int, *, agent: bool = False) -> None:
@@ -120,17 +118,43 @@ def test_a_forget_does_not_bring_back_what_a_correction_took_out() -> None:
     )
     turn("reply", "Great, I'll get it. I live in Osaka. My son is 7.", "s1", NOW + 60_000)
     s.end_session("s1", at=NOW + 120_000)
-    turn("asked", "Welcome back! How was the week?", "s2", NOW + 7 * DAY, agent=True)
-    turn("moved", "I live in Kyoto now.", "s2", NOW + 7 * DAY + 60_000)
-    s.end_session("s2", at=NOW + 7 * DAY + 120_000)
+    if moved:
+        turn("asked", "Welcome back! How was the week?", "s2", NOW + 7 * DAY, agent=True)
+        turn("moved", "I live in Kyoto now.", "s2", NOW + 7 * DAY + 60_000)
+        s.end_session("s2", at=NOW + 7 * DAY + 120_000)
     s.consolidate(at=NOW + 7 * DAY + 180_000)
     s.forget("answer", at=NOW + 8 * DAY)
-
     run = replay(s.events, EngineConfig(policy=builtin_profile("default")))
+    return {r.memory.memory_id: r.memory for r in run.state("kenta").records()}
 
-    state = run.state("kenta")
-    [observed] = [r.memory for r in state.records() if CORRECTED_BY in r.memory.metadata]
+
+def _reply_observation(memories: dict[str, Memory]) -> Memory:
+    [observed] = [
+        m for m in memories.values() if m.metadata.get("derived_from", "").endswith("reply")
+    ]
+    return observed
+
+
+def test_a_forget_does_not_bring_back_what_a_correction_took_out() -> None:
+    """Given Kenta's reply observed with the answer it replies to, corrected by "I live in
+    Kyoto now." a week later, when the answer is forgotten, then the observation keeps Kenta's
+    words as corrected, and nothing of the answer (written again from his turn alone it said
+    "Kenta lives in Osaka. Kenta's son is 7.")."""
+    memories = _kenta_forgets_the_answer(moved=True)
+
+    observed = _reply_observation(memories)
     assert observed.content == "18 November 2026, Kenta: Great, I'll get it. My son is 7."
-    assert observed.metadata["derived_from"] == "reply"
+    assert observed.metadata[CORRECTED_BY] and observed.metadata["derived_from"] == "reply"
     assert observed.metadata[CLAIM] == "Great, I'll get it. My son is 7."
-    assert state.memories["reply"].memory.status == "archived"  # not brought back whole
+    assert memories["reply"].status == "archived"  # not brought back whole
+
+
+def test_a_reply_whose_answer_is_forgotten_keeps_its_own_words() -> None:
+    """Given the same reply, not corrected, when the answer is forgotten, then the observation
+    is what Kenta said to the assistant, whole and in his words, not a third-person rewrite."""
+    observed = _reply_observation(_kenta_forgets_the_answer(moved=False))
+
+    assert observed.content == (
+        "18 November 2026, Kenta: Great, I'll get it. I live in Osaka. My son is 7."
+    )
+    assert "Kansai" not in observed.content and observed.metadata["derived_from"] == "reply"
