@@ -69,8 +69,9 @@ _PREAMBLE_OPENERS = frozenset(
     | {"got", "had", "mixed", "misread"}
 )
 _DISCOURSE = re.compile(
-    r"^(?:(?:actually|oops|sorry|ok|okay|so|well|wait|fyi|note|update|correction|oh|btw|hey)"
+    r"^(?:(?:actually|oops|sorry|ok|okay|so|well|wait|fyi|update|correction|oh|btw|hey|please)"
     r"\b[,:]?\s*"
+    r"|(?:note|remember|keep\s+in\s+mind)\b[,:]?\s*(?:that\s+)?"
     r"|(?:no|nope)\s*[,.!;]+\s*|my\s+bad\b[,:;.!]?\s*"
     r"|i\s+meant?\b,?\s*(?:that\s+)?|i\s+should\s+say\b,?\s*"
     r"|(?:just\s+)?(?:a\s+)?(?:quick\s+)?heads[\s-]up\b[,:]?\s*(?:that\s+)?"

@@ -104,7 +104,9 @@ def test_an_elliptical_have_is_no_claim_and_denies_nothing(reply: str) -> None:
     assert judge_contradiction("I don't have a car.", "I have a car.").contradicts
 
 
-@pytest.mark.parametrize("fragment", ["be a developer.", "Show me the plan."])
+@pytest.mark.parametrize(
+    "fragment", ["be a developer.", "Show me the plan.", "Please, just show me the full draft now."]
+)
 def test_a_clause_without_a_subject_is_no_claim(fragment: str) -> None:
     """A fragment or a request says nothing about anyone: read as a claim, "be a developer."
     (a to-do item's tail) was the user's occupation and took "I'm really glad we added Mount

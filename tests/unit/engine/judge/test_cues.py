@@ -192,6 +192,14 @@ CONTRADICTIONS = [
     ("I don't understand the plan", "I understand the plan", "negation"),  # the same thought
     ("We have two cars now", "We have three cars", "conflicting_value"),  # counts still do
     ("Now I work at Umbrella", "I work at Hooli", "conflicting_value"),
+    # what a user asks an assistant to keep is a statement after its request
+    ("Please note that I am vegetarian.", "I am not vegetarian anymore.", "negation"),
+    ("Please remember my son is 7.", "My son is 8.", "conflicting_value"),
+    (
+        "Keep in mind that my budget is 500 dollars.",
+        "My budget is 800 dollars.",
+        "conflicting_value",
+    ),
 ]
 
 NON_CONTRADICTIONS = [
