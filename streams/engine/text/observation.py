@@ -357,7 +357,10 @@ def _stated(
             continue  # a question that asks nothing in particular ("What next?")
         if echoed and not asked and set(words) <= echoed and _SECOND_PERSON.search(sentence):
             continue  # "glad you found something that brings you joy": a reaction
-        stating.append(_trim_phatic(sentence, names))
+        trimmed = _trim_phatic(sentence, names)
+        if not trimmed:
+            continue  # "Oh man, it was amazing.": only a word of address names anything
+        stating.append(trimmed)
         counts.append(len(words))
     if not stating:
         return []
@@ -444,17 +447,18 @@ _CLAUSE = re.compile(r"[,;:—–]+[ \t]+|[ \t]+[—–-][ \t]+")  # "9:30" and 
 
 def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     """``sentence`` without its leading and trailing clauses that say nothing ("Oh wow, ",
-    ", haha", "Hey Mel, ", "My friend, " before what I or you did, ", my friend" at the end:
-    :func:`_addressed`). A clause of one capitalised word that is no participant's name is a
-    name said ("Oscar, my guinea pig"): it stays."""
+    ", haha", "Hey Mel, ", "My friend, " before what I or you did, ", my friend" at the end,
+    "Oh man, ": :func:`_addressed`); "" when those are all it has. A clause of one
+    capitalised word that is no participant's name is a name said ("Oscar, my guinea pig"):
+    it stays."""
     spans = _clause_spans(sentence)
     stating = [
         i
         for i, (a, b) in enumerate(spans)
         if content_words(sentence[a:b], names) and not _addressed(sentence, spans, i)
     ]
-    if not stating:
-        return sentence
+    if not stating:  # "" when its only words are said to the listener ("Oh man, wow!")
+        return "" if any(content_words(sentence[a:b], names) for a, b in spans) else sentence
     start, end = spans[stating[0]][0], spans[stating[-1]][1]
     trimmed = sentence[start:end].strip()
     if sentence.rstrip()[-1:] in "!." and not trimmed.endswith((".", "!", "?")):
@@ -466,14 +470,38 @@ _MY_SOMEONE = re.compile(r"^my[ \t]+[^\W\d_]+$", re.IGNORECASE)
 _FIRST_OR_SECOND = _I_OR_WE | {"you", "you're", "you've"}
 
 
+ADDRESS_TERMS = frozenset(
+    {"man", "dude", "bro", "bruh", "buddy", "pal", "mate", "guys", "folks", "girl", "boy"}
+    | {"babe", "honey", "sweetie", "darling", "gosh", "geez", "jeez", "god", "lord"}
+)
+"""General English words of address and exclamation ("Oh man,", "Dude,", "Oh my god,"):
+a first or last clause of nothing else (interjections and stop words aside, no article) is
+said to the listener, not about anything. Only a clause of these alone: "the man next door"
+and "a boy and a girl" keep their words."""
+
+
+def _address_only(clause: str) -> bool:
+    """Whether ``clause`` is only words of address or exclamation (:data:`ADDRESS_TERMS`),
+    with interjections or "my" ("Oh man", "Oh my god", "Dude"), and no article."""
+    words = [_folded(w) for w in _WORD.findall(clause)]
+    if not words or {"a", "an", "the"} & set(words):
+        return False
+    addressed = [w for w in words if w in ADDRESS_TERMS]
+    return bool(addressed) and all(w in ADDRESS_TERMS or w in PHATIC_WORDS for w in words)
+
+
 def _addressed(sentence: str, spans: list[tuple[int, int]], i: int) -> bool:
-    """Whether clause ``i`` of ``sentence`` is a vocative of the form "my <word>" ("My
+    """Whether clause ``i`` of ``sentence`` is a vocative: a first or last clause of words of
+    address alone (:func:`_address_only`), or of the form "my <word>" ("My
     friend, I went to Paris", "I hear you, my guy"): a sentence's first clause before one
     about I, we or you, or its last clause. Rewritten to the third person it would name
     someone who is not there ("Kenta's friend, Kenta went to Paris"); "My sister, she lives
     in Lisbon" (a topic, taken up by "she") stays."""
     a, b = spans[i]
-    if len(spans) < 2 or not _MY_SOMEONE.match(sentence[a:b].strip(" \t.!")):
+    clause = sentence[a:b].strip(" \t.!")
+    if len(spans) >= 2 and (i == 0 or i == len(spans) - 1) and _address_only(clause):
+        return True  # "Oh man, …", "Dude, …", "…, bro"
+    if len(spans) < 2 or not _MY_SOMEONE.match(clause):
         return False
     if i == len(spans) - 1:
         return True

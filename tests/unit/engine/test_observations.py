@@ -783,6 +783,36 @@ def test_my_friend_said_to_the_listener_is_a_vocative(said: str, expected: str) 
     assert "friend" not in observation.content
 
 
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("Oh man, I finally got the job at Acme!", "Samuel finally got the job at Acme!"),
+        ("Dude, I adopted a puppy named Rex.", "Samuel adopted a puppy named Rex."),
+        ("Oh my god, I passed the bar exam!", "Samuel passed the bar exam!"),
+        ("I passed the bar exam, bro.", "Samuel passed the bar exam."),
+    ],
+)
+def test_a_word_of_address_or_exclamation_is_no_fact(said: str, expected: str) -> None:
+    """ "Oh man," was kept as "man, Samuel finally got …": a clause of words of address alone
+    is said to the listener."""
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert observation.content.split(": ", 1)[1] == expected
+
+
+def test_a_sentence_of_a_word_of_address_and_a_reaction_says_nothing() -> None:
+    said = "Oh man, it was amazing. We hiked for six hours."
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert observation.content.split(": ", 1)[1] == "We hiked for six hours."
+
+
+@pytest.mark.parametrize(
+    "said", ["The man, a friend of Jo, brought wine.", "A boy and a girl, twins, born in May."]
+)
+def test_the_same_words_about_someone_stay(said: str) -> None:
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert observation.content.split(": ", 1)[1] == said
+
+
 def test_a_topic_taken_up_by_a_pronoun_is_not_a_vocative() -> None:
     said = "My sister, she lives in Lisbon."
     [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
