@@ -5,8 +5,8 @@ invalidating the older, never deleting it (docs/consolidation.md, "contradiction
 A memory the engine wrote often states several facts (a person's whole turn, a reply with the
 answer it replies to). When a later fact contradicts one of them, the others are still true:
 the older memory is then corrected, a new version without the sentences the judge found
-contradicted, instead of invalidated whole (on RealMem, invalidating whole lost the user's
-other facts in 18 of 20 points lost on the user's side)."""
+contradicted, instead of invalidated whole (on RealMem, with the judge's rules for real
+chat, the user's needed points lost went from 20 to 2)."""
 
 from __future__ import annotations
 
@@ -201,10 +201,11 @@ def _resolve(
             embedding=cycle.embed([corrected.content])[0],
             metadata={**corrected.metadata, CORRECTED_BY: newer.memory_id},
         )
-        cycle.emit(
+        version = cycle.records[older.memory_id].version + 1
+        cycle.emit(  # the version in the subject: one cycle may correct a memory twice
             "corrected",
-            older.memory_id,
-            ledger.MemoryStored(corrected, cycle.records[older.memory_id].version + 1),
+            f"{older.memory_id}\x1f{version}",
+            ledger.MemoryStored(corrected, version),
         )
         cycle.count("corrected")
 

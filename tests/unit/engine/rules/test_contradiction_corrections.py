@@ -158,3 +158,43 @@ def test_a_reply_whose_answer_is_forgotten_keeps_its_own_words() -> None:
         "18 November 2026, Kenta: Great, I'll get it. I live in Osaka. My son is 7."
     )
     assert "Kansai" not in observed.content and observed.metadata["derived_from"] == "reply"
+
+
+def test_two_corrections_of_one_memory_in_one_cycle_are_two_decisions() -> None:
+    """Given an engine-written memory of two facts and, in one cycle, a later statement
+    against each, then both sentences go, in two versions whose decisions have distinct ids
+    (one id for both would make the second a duplicate to every reader of the ledger)."""
+    s = Scenario("two-corrections")
+    s.write(
+        "pg",
+        "Project uses PostgreSQL. Our office is in Berlin. The team deploys on Fridays.",
+        layer="semantic",
+        created_by="system",
+        embedding=with_similarity(DATABASE_TOPIC, 1.0, 1),
+        at=NOW - 2 * DAY,
+    )
+    for memory_id, text, seed in (
+        ("my", "Project uses MySQL", 2),
+        ("paris", "Our office is in Paris", 3),
+    ):
+        s.write(
+            memory_id,
+            text,
+            layer="semantic",
+            embedding=with_similarity(DATABASE_TOPIC, 0.85, seed),
+            at=NOW - DAY,
+        )
+    s.consolidate()
+
+    run = replay(s.events, EngineConfig(policy=builtin_profile("default")))
+
+    ids = [d.event_id for d in run.decisions]
+    assert len(ids) == len(set(ids))
+    corrections = [
+        d.payload
+        for d in run.decisions
+        if isinstance(d.payload, ledger.MemoryStored) and d.payload.memory.memory_id == "pg"
+    ][1:]
+    assert [c.version for c in corrections] == [2, 3]
+    pg = run.state("two-corrections").memories["pg"].memory
+    assert pg.content == "The team deploys on Fridays." and pg.invalid_at is None
