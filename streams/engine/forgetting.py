@@ -28,7 +28,7 @@ Pure: no I/O, no clock; ids derive from the forget's input event (``ingest``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from streams.engine import ledger
@@ -50,7 +50,7 @@ from streams.engine.rules.narratives import digest_of, narrate
 from streams.engine.rules.observations import named_speaker, turn_of
 from streams.engine.similarity import mean_embedding
 from streams.engine.text.budget import content_bytes
-from streams.engine.text.observation import own_words, write_observations
+from streams.engine.text.observation import own_words, stated_part, write_observations
 from streams.engine.text.profile import SupersessionMemo, write_profile
 from streams.engine.text.summary import write_summary
 from streams.engine.user_state import OBSERVED, SUMMARIZED_INTO, MemoryRecord, UserView
@@ -220,11 +220,17 @@ class _Cascade:
 
     def _observation(self, memory: Memory, remaining: list[MemoryRecord]) -> Memory | None:
         """An observation of the turns that remain (of a question and its answer, one), when
-        the observation writer makes exactly one of them."""
+        the observation writer makes exactly one of them.
+
+        A reply to an assistant whose answer is forgotten keeps the reply's own words as the
+        observation holds them: written again from the reply's turn alone, with no assistant
+        left in the turns, the writer would put them in the third person, trimmed as between
+        people, and state again what a correction took out (it knows nothing of one)."""
         chosen = sorted(remaining, key=lambda r: r.memory.age_order)
-        replied = self._reply_alone(memory, chosen)
-        if replied is not None:
-            return replied
+        replying = listed(memory, "derived_from")[-1:]
+        own = own_words(memory.content)
+        if own != memory.content and [r.memory.memory_id for r in chosen] == list(replying):
+            return self._observed(memory, own, replying, memory.speaker, passing=False)
         written = write_observations(
             [turn_of(r.memory) for r in chosen], self.rewriting.policy.max_memory_chars
         )
@@ -233,32 +239,30 @@ class _Cascade:
         observation = written[0]
         by_id = {r.memory.memory_id: r.memory for r in chosen}
         stated = by_id[observation.source_ids[-1]]
-        metadata = self._metadata(memory, PASSING)
-        metadata["derived_from"] = ",".join(observation.source_ids)
-        metadata[CLAIM] = observation.content.split(": ", 1)[-1]
-        if observation.passing:
-            metadata[PASSING] = "1"
-        return memory.evolve(
-            content=observation.content,
-            embedding=self.rewriting.embedding(observation.content),
-            speaker=stated.speaker or named_speaker(observation.speaker),
-            metadata=metadata,
+        speaker = stated.speaker or named_speaker(observation.speaker)
+        return self._observed(
+            memory, observation.content, observation.source_ids, speaker, observation.passing
         )
 
-    def _reply_alone(self, memory: Memory, chosen: list[MemoryRecord]) -> Memory | None:
-        """A reply to an assistant whose answer is forgotten: the reply's own words as the
-        observation holds them. Written again from the reply's turn alone, with no assistant
-        left in the turns, the writer would put them in the third person, trimmed as between
-        people, and state again what a correction took out (it knows nothing of one)."""
-        sources = listed(memory, "derived_from")
-        own = own_words(memory.content)
-        if own == memory.content or [r.memory.memory_id for r in chosen] != list(sources[-1:]):
-            return None
-        metadata = self._metadata(memory)
-        metadata["derived_from"] = sources[-1]
-        metadata[CLAIM] = own.split(": ", 1)[-1]
+    def _observed(
+        self,
+        memory: Memory,
+        content: str,
+        source_ids: Sequence[str],
+        speaker: str | None,
+        passing: bool,
+    ) -> Memory:
+        """``memory`` written again as an observation of ``content`` from ``source_ids``."""
+        metadata = self._metadata(memory, PASSING)
+        metadata["derived_from"] = ",".join(source_ids)
+        metadata[CLAIM] = stated_part(content)
+        if passing:
+            metadata[PASSING] = "1"
         return memory.evolve(
-            content=own, embedding=self.rewriting.embedding(own), metadata=metadata
+            content=content,
+            embedding=self.rewriting.embedding(content),
+            speaker=speaker,
+            metadata=metadata,
         )
 
     def _narrative(self, memory: Memory, remaining: list[MemoryRecord]) -> Memory | None:

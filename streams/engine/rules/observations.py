@@ -21,7 +21,7 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import CLAIM, Memory
 from streams.engine.passing_index import PASSING
-from streams.engine.text.observation import Turn, name_prefix, write_observations
+from streams.engine.text.observation import Turn, name_prefix, stated_part, write_observations
 from streams.engine.user_state import OBSERVED_REASON, MemoryRecord, SessionWindow
 
 PASSED_REASON = "passed"  # the archive reason of a passing state whose period is over
@@ -47,7 +47,7 @@ def observe_session(
         sources = [by_id[s] for s in observation.source_ids]
         stated = sources[-1]
         observation_id = ctx.new_id("observation", window.session_id, str(index))
-        claim = observation.content.split(": ", 1)[-1]
+        claim = stated_part(observation.content)
         memory = ctx.new_memory(
             observation_id,
             observation.content,

@@ -62,6 +62,7 @@ __all__ = [
     "own_words",
     "participants",
     "split_sentences",
+    "stated_part",
     "write_observations",
 ]
 
@@ -271,6 +272,12 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
 
 REPLYING_TO = "Replying to"
 _REPLY = re.compile(rf"(?<=[.!?\"”]) {REPLYING_TO} [^:\n]{{1,80}}: ")
+
+
+def stated_part(content: str) -> str:
+    """An observation without its "day, Name: " (or "day: ") prefix: what it states, the
+    claim the contradiction judge reads."""
+    return content.split(": ", 1)[-1]
 
 
 def own_words(content: str) -> str:
