@@ -117,19 +117,15 @@ def _paired_on_keys(
     return paired
 
 
-def judge_claims(judge: Judge, first: tuple[Claim, ...], second: tuple[Claim, ...]) -> Judgement:
-    """Whether two facts contradict, judged claim by claim (streams/engine/judge/claims.py):
-    only the claims that could contradict are compared, so the judge's cost is bounded by
-    the claims (at most ``MAX_CLAIMS`` each), not by the square of the texts' length. The
-    verdict is the first most confident contradiction, else the most confident "none"."""
-    return judged_claims(judge, first, second, 1.0)[0]
-
-
 def judged_claims(
     judge: Judge, first: tuple[Claim, ...], second: tuple[Claim, ...], min_confidence: float
 ) -> tuple[Judgement, frozenset[str], frozenset[str]]:
-    """:func:`judge_claims`'s verdict, and the sentences of each side found contradicted with
-    more than ``min_confidence``: what a correction takes out of the older memory."""
+    """Whether two facts contradict, judged claim by claim (streams/engine/judge/claims.py):
+    only the claims that could contradict are compared, so the judge's cost is bounded by
+    the claims (at most ``MAX_CLAIMS`` each), not by the square of the texts' length. The
+    verdict is the first most confident contradiction, else the most confident "none"; with
+    it, the sentences of each side found contradicted with more than ``min_confidence``:
+    what a correction takes out of the older memory."""
     best: Judgement | None = None
     denied: tuple[set[str], set[str]] = (set(), set())
     for claim in first:

@@ -15,7 +15,7 @@ from streams.engine.judge.claims import (
     may_contradict,
     sentences,
 )
-from streams.engine.rules.contradictions import judge_claims
+from streams.engine.rules.contradictions import judged_claims
 
 JUDGE_DATA = Path(__file__).parents[4] / "bench" / "judge_data"
 
@@ -69,15 +69,18 @@ def test_a_long_answer_contradicts_through_its_one_conflicting_claim() -> None:
         "Here is the plan for the week. You asked about the trip. "
         "The offsite is in Lisbon. The agenda has four sessions."
     )
-    verdict = judge_claims(judge_contradiction, claims(answer), claims("The offsite is in Porto."))
-    assert verdict.contradicts
+    verdict, denied, _ = judged_claims(
+        judge_contradiction, claims(answer), claims("The offsite is in Porto."), 0.7
+    )
+    assert verdict.contradicts and denied == {"The offsite is in Lisbon."}
     assert "lisbon" in verdict.explanation and "porto" in verdict.explanation
 
 
 def test_unrelated_sentences_of_two_long_texts_raise_no_alarm() -> None:
     first = "The rate is affected by several factors. Kenta does not have the energy for anything."
     second = "The report is due on Friday. Kenta has the list now."
-    assert not judge_claims(judge_contradiction, claims(first), claims(second)).contradicts
+    verdict, denied, _ = judged_claims(judge_contradiction, claims(first), claims(second), 0.7)
+    assert not verdict.contradicts and not denied
 
 
 @pytest.mark.parametrize("split", ["dev", "heldout", "heldout_updates"])
