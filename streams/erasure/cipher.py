@@ -17,6 +17,10 @@ A sealed value is ``VERSION || nonce (12) || ciphertext || tag (16)``; text fiel
 A value sealed with a memory's key (``streams.erasure.memory_keys``) is
 ``MEMORY_VERSION || generation (8) || nonce || ciphertext || tag``, text ``ms2:``: the header
 names which of the memory's keys opens it, and is bound into the associated data.
+
+A memory's personal fields travel together, sealed once as one value
+(``streams.erasure.envelope``): ``ms3:`` with a user's key, ``ms4:`` with a memory's, the same
+bytes as ``ms1:`` and ``ms2:`` but for a field of their own in the associated data.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ TAG_BYTES = 16
 KEY_BYTES = 32
 TEXT_PREFIX = "ms1:"
 MEMORY_TEXT_PREFIX = "ms2:"
+ENVELOPE_PREFIX = "ms3:"  # a memory's fields in one value, sealed with its user's key
+MEMORY_ENVELOPE_PREFIX = "ms4:"  # ... with a key of the memory
+SEALED_PREFIXES = (TEXT_PREFIX, MEMORY_TEXT_PREFIX, ENVELOPE_PREFIX, MEMORY_ENVELOPE_PREFIX)
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 
@@ -56,6 +63,7 @@ class FieldCipher:
     """Seals and opens the personal fields of one user with that user's data key."""
 
     __slots__ = ("_aead", "_data_key", "_nonce_key", "_wrap_aead")
+    envelope_prefix = ENVELOPE_PREFIX  # what a memory's envelope sealed with this key starts with
 
     def __init__(self, data_key: bytes) -> None:
         if len(data_key) != KEY_BYTES:
@@ -155,7 +163,7 @@ def b64url_bytes(text: str) -> bytes:
 
 def is_sealed_text(value: str) -> bool:
     """Whether a text field holds a sealed value (analytics may count these without a key)."""
-    return value.startswith(TEXT_PREFIX) or value.startswith(MEMORY_TEXT_PREFIX)
+    return value.startswith(SEALED_PREFIXES)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -28,6 +28,7 @@ from streams.engine import ledger
 from streams.engine.forgetting import REDERIVED
 from streams.erasure.cipher import (
     GENERATION_BYTES,
+    MEMORY_ENVELOPE_PREFIX,
     MEMORY_TEXT_PREFIX,
     MEMORY_VERSION,
     TAG_BYTES,
@@ -67,6 +68,7 @@ class MemoryCipher:
     moved to another memory and still open."""
 
     __slots__ = ("_bound", "_cipher", "_header", "generation", "memory_id")
+    envelope_prefix = MEMORY_ENVELOPE_PREFIX
 
     def __init__(self, key: bytes, memory_id: str, generation: int) -> None:
         self._cipher = FieldCipher(key)
@@ -105,8 +107,9 @@ def generation_of(sealed: bytes) -> int | None:
 
 
 def text_generation(value: str) -> int | None:
-    """:func:`generation_of` for a text field (``ms2:`` + base64url); None for other text."""
-    if not value.startswith(MEMORY_TEXT_PREFIX):
+    """:func:`generation_of` for a text field (``ms2:`` or a memory's envelope, ``ms4:``, +
+    base64url); None for other text."""
+    if not value.startswith((MEMORY_TEXT_PREFIX, MEMORY_ENVELOPE_PREFIX)):
         return None
     start = len(MEMORY_TEXT_PREFIX)
     try:  # its first 12 characters: the 9 bytes of the header

@@ -49,6 +49,7 @@ from streams.config.settings import Settings, retired_key_files
 from streams.engine import ledger
 from streams.engine.dataclass_speedups import slot_copier
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
+from streams.erasure import envelope
 from streams.erasure.cipher import (
     MEMORY_VERSION,
     NONCE_BYTES,
@@ -56,8 +57,10 @@ from streams.erasure.cipher import (
     VERSION,
     FieldCipher,
     Unreadable,
+    b64url_text,
     field_context,
     is_sealed_text,
+    sealed_text_bytes,
 )
 from streams.erasure.data_keys import (
     LocalMasterKey,
@@ -80,6 +83,7 @@ SEALED_OVERHEAD = len(VERSION) + NONCE_BYTES + TAG_BYTES  # 29 bytes per sealed 
 _T = TypeVar("_T")
 _P = TypeVar("_P")
 SEALED_TABLES = ("m", "u")  # state tables whose values are sealed (streams/state/changelog.py)
+ENVELOPE_FIELD = "memory.envelope"  # the associated data's field of a memory's envelope
 
 Cipher = FieldCipher | MemoryCipher
 """A user's cipher or a memory's: the same seal and open methods."""
@@ -138,19 +142,19 @@ def blank_memory(memory: Memory) -> Memory:
 
 
 def seal_memory(memory: Memory, cipher: Cipher) -> Memory:
-    """``memory`` with its personal fields sealed for its user."""
+    """``memory`` with its personal fields sealed for its user: its texts together
+    (:mod:`streams.erasure.envelope`) in ``content``, the other text fields empty (the
+    metadata's keys kept in clear, with empty values), the embedding sealed as bytes."""
     user = memory.user_id
+    texts = envelope.Texts(
+        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
+    )
+    sealed = cipher.seal(envelope.pack(texts), field_context(user, ENVELOPE_FIELD))
     return memory.evolve(
-        content=_seal_text(cipher, user, "memory.content", memory.content),
-        speaker=None
-        if memory.speaker is None
-        else _seal_text(cipher, user, "memory.speaker", memory.speaker),
-        metadata={
-            k: _seal_text(cipher, user, "memory.metadata", v) for k, v in memory.metadata.items()
-        },
-        trigger_conditions=tuple(
-            _seal_text(cipher, user, "memory.trigger", t) for t in memory.trigger_conditions
-        ),
+        content=cipher.envelope_prefix + b64url_text(sealed),
+        speaker=None,
+        metadata=dict.fromkeys(memory.metadata, ""),
+        trigger_conditions=(),
         embedding=None
         if memory.embedding is None
         else _seal_bytes(cipher, user, "memory.embedding", memory.embedding),
@@ -172,11 +176,33 @@ def open_memory(
         found = memory_keys(memory.memory_id, generation) if memory_keys is not None else None
         if found is None:
             raise MemoryErased(memory.memory_id, generation)
-        return _open_fields(memory, found)
-    return _open_fields(memory, cipher)
+        return _open_sealed(memory, found)
+    return _open_sealed(memory, cipher)
+
+
+def _open_sealed(memory: Memory, cipher: Cipher) -> Memory:
+    if not memory.content.startswith(cipher.envelope_prefix):
+        return _open_fields(memory, cipher)  # sealed field by field, before the envelope
+    user = memory.user_id
+    sealed = sealed_text_bytes(memory.content, cipher.envelope_prefix)
+    opened = cipher.open(sealed, field_context(user, ENVELOPE_FIELD))
+    try:
+        texts = envelope.unpack(opened)
+    except ValueError as exc:
+        raise Unreadable(f"a memory's envelope that does not unpack: {exc}") from exc
+    return memory.evolve(
+        content=texts.content,
+        speaker=texts.speaker,
+        metadata=texts.metadata,
+        trigger_conditions=texts.trigger_conditions,
+        embedding=None
+        if memory.embedding is None
+        else _open_bytes(cipher, user, "memory.embedding", memory.embedding),
+    )
 
 
 def _open_fields(memory: Memory, cipher: Cipher) -> Memory:
+    """A memory sealed field by field (what every writer did before the envelope)."""
     user = memory.user_id
     return memory.evolve(
         content=_open_text(cipher, user, "memory.content", memory.content),

@@ -156,6 +156,6 @@ def test_tail_opens_the_ledger_with_the_key_and_shows_sealed_text_without_it(
     assert opened["payload"]["memory"]["speaker"] == "Sam"
     assert without.returncode == 0, without.stderr
     [closed] = [json.loads(line) for line in without.stdout.splitlines()]
-    assert closed["payload"]["memory"]["content"].startswith(("ms1:", "ms2:"))
+    assert closed["payload"]["memory"]["content"].startswith(("ms3:", "ms4:"))
     assert "Porto" not in without.stdout
     assert closed["payload"]["memory"]["memory_id"] == opened["payload"]["memory"]["memory_id"]

@@ -40,7 +40,7 @@ def test_a_sealed_record_prints_opened_and_an_erased_one_as_a_tombstone() -> Non
     assert opened["payload"]["memory"]["content"] == event.payload.memory.content  # type: ignore[union-attr]
     assert "erased" not in opened
     assert erased["erased"] is True
-    assert erased["payload"]["memory"]["content"].startswith("ms1:")
+    assert erased["payload"]["memory"]["content"].startswith("ms3:")
     assert tail.stats.erased == 1 and tail.stats.printed == 2
 
 
@@ -65,7 +65,7 @@ def test_a_record_of_a_forgotten_memory_prints_as_erased_and_the_users_others_op
 
     erased, opened = [json.loads(line) for line in out.getvalue().splitlines()]
     assert erased["erased"] is True
-    assert erased["payload"]["memory"]["content"].startswith("ms2:")
+    assert erased["payload"]["memory"]["content"].startswith("ms4:")
     assert "erased" not in opened
     assert opened["payload"]["memory"]["content"] == a_memory().content
     assert tail.stats.erased == 1

@@ -125,7 +125,9 @@ def test_a_sealed_write_hides_its_personal_fields_and_keeps_ids_and_shape_in_cle
     encoded = codec.encode_event(sealed)
 
     written = sealed.payload.memory  # type: ignore[union-attr]
-    assert is_sealed_text(written.content) and is_sealed_text(written.speaker or "")
+    # the texts travel together in the content (one envelope), the embedding apart
+    assert is_sealed_text(written.content) and written.content.startswith("ms3:")
+    assert written.speaker is None and written.trigger_conditions == ()
     assert b"Lisbon" not in encoded and b"Alice" not in encoded
     assert EMBEDDING not in encoded
     assert (written.memory_id, written.layer, written.tags, written.created_at) == (
@@ -134,7 +136,7 @@ def test_a_sealed_write_hides_its_personal_fields_and_keeps_ids_and_shape_in_cle
         ("move",),
         1_700_000_000_000,
     )
-    assert list(written.metadata) == ["claim"]
+    assert written.metadata == {"claim": ""}  # the keys stay in clear, the values do not
     assert open_input_event(codec.decode_event(encoded), cipher) == event
 
 
