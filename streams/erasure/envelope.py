@@ -12,7 +12,7 @@ more (~5 µs for 384 floats each way) than the seal it saves.
 The layout is plain bytes any language reads without a library (docs/analytics.md, "The
 encrypted envelope")::
 
-    flags (1: bit 0 a speaker) ‖ metadata pairs M (2) ‖ triggers T (2)
+    flags (1: bit 0 a speaker) ‖ metadata pairs M (4) ‖ triggers T (4)
     ‖ the byte length of each text (4 each, big-endian): content, [speaker],
       M × (key, value), T × trigger
     ‖ the texts, UTF-8, one after another
@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import struct
 
-_HEAD = struct.Struct(">BHH")
+_HEAD = struct.Struct(">BII")
 _SPEAKER = 1
-_LIMIT = 0xFFFF  # metadata pairs or triggers one envelope holds (a memory has a handful)
 
 
 class Texts:
@@ -48,8 +47,7 @@ class Texts:
 
 
 def pack(fields: Texts) -> bytes:
-    """``fields`` as one value (the layout in the module doc). ``ValueError`` for a memory
-    with more than 65,535 metadata pairs or triggers."""
+    """``fields`` as one value (the layout in the module doc)."""
     texts = [fields.content]
     flags = 0
     if fields.speaker is not None:
@@ -60,8 +58,6 @@ def pack(fields: Texts) -> bytes:
         texts.append(value)
     texts.extend(fields.trigger_conditions)
     pairs, triggers = len(fields.metadata), len(fields.trigger_conditions)
-    if pairs > _LIMIT or triggers > _LIMIT:
-        raise ValueError(f"a memory's envelope holds at most {_LIMIT} metadata pairs or triggers")
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
     lengths = struct.pack(f">{len(encoded)}I", *map(len, encoded))
     return _HEAD.pack(flags, pairs, triggers) + lengths + b"".join(encoded)
@@ -72,11 +68,13 @@ def unpack(raw: bytes) -> Texts:
     opened, so it was sealed as one: only a writer's bug gets here)."""
     try:
         flags, pairs, triggers = _HEAD.unpack_from(raw)
-        count = 1 + (flags & _SPEAKER) + 2 * pairs + triggers
-        lengths = struct.unpack_from(f">{count}I", raw, _HEAD.size)
     except struct.error as exc:
         raise ValueError(f"not a memory's envelope: {exc}") from None
+    count = 1 + (flags & _SPEAKER) + 2 * pairs + triggers
     at = _HEAD.size + 4 * count
+    if at > len(raw):
+        raise ValueError("not a memory's envelope: more texts than its bytes can hold")
+    lengths = struct.unpack_from(f">{count}I", raw, _HEAD.size)
     texts = []
     for length in lengths:
         texts.append(raw[at : at + length].decode("utf-8", "surrogatepass"))

@@ -51,14 +51,18 @@ def test_bytes_that_are_not_an_envelope_raise_value_error_or_unpack_exactly(raw:
     assert envelope.pack(got) == raw
 
 
+HEAD = bytes(9)  # no speaker, no metadata, no triggers: the content's length follows
+
+
 @pytest.mark.parametrize(
     "raw",
     [
         b"",  # no head
         b"\x00\x00\x00",  # a head cut short
-        b"\x00\x00\x00\x00\x00\x00\x00\x00\x05abc",  # a text longer than what is left
-        b"\x00\x00\x00\x00\x00\x00\x00\x00\x01ab",  # bytes left over
-        b"\x00\x00\x00\x00\x00\x00\x00\x00\x01\xff",  # not UTF-8
+        HEAD + b"\x00\x00\x00\x05abc",  # a text longer than what is left
+        HEAD + b"\x00\x00\x00\x01ab",  # bytes left over
+        HEAD + b"\x00\x00\x00\x01\xff",  # not UTF-8
+        b"\x00\xff\xff\xff\xff\x00\x00\x00\x00",  # more pairs than bytes
     ],
 )
 def test_a_damaged_envelope_is_refused(raw: bytes) -> None:
