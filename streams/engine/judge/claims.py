@@ -40,11 +40,19 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .attributes import COLLECTIVE_NOUNS, OWNERS, readings, subject_key, without_recurrence
+from .attributes import (
+    COLLECTIVE_NOUNS,
+    OWNERS,
+    PRONOUNS,
+    readings,
+    subject_key,
+    without_recurrence,
+)
 from .inferences import DUTY_RELATIONS, TAKE, _particular, owned
 from .keys import NOT_SUBJECTS, attribute_keys
 from .lexicons import COUNT_VERBS, PREFERENCE_RELATIONS
 from .parse import Clause, parse
+from .words import Words
 
 MAX_CLAIMS = 8
 """At most this many claims per text: a long answer's sentences that state a single-valued
@@ -88,6 +96,33 @@ def blocking_keys(claims: tuple[Claim, ...]) -> frozenset[str]:
 def may_contradict(a: Claim, b: Claim) -> bool:
     """Whether the judge should compare two claims: one seeks a key the other offers."""
     return not (a.seeks.isdisjoint(b.offers) and b.seeks.isdisjoint(a.offers))
+
+
+def owners(claim: Claim, speaker: str, names: frozenset[str]) -> frozenset[str | None]:
+    """Whose each of the claim's subjects is, when ``speaker`` said it: the first person's and
+    a thing no one is named as owning are the speaker's ("we're in Lisbon now", "book club is
+    on thursdays": Priyanka's home, Jonathan's book club); a subject that names one of
+    ``names`` (the conversation's speakers, lower-case) or anyone by name or possessive is
+    theirs ("Priyanka is a nurse", "Dev's flat"); None: a pronoun of someone else ("she",
+    "they", "you"), whose owner the sentence does not say. Two people each saying "our book
+    club" speak of two book clubs."""
+    return frozenset(_owner(clause.subject, speaker, names) for clause in parse(claim.text).clauses)
+
+
+def _owner(subject: Words, speaker: str, names: frozenset[str]) -> str | None:
+    for word in subject:
+        if word.key in OWNERS:
+            return speaker
+        if word.key in PRONOUNS:
+            return None
+        if word.key in names or word.possessive or word.proper:
+            return word.key
+    return speaker
+
+
+def same_owner(a: frozenset[str | None], b: frozenset[str | None]) -> bool:
+    """Whether two claims' :func:`owners` may be the same: one shared, or one not known."""
+    return None in a or None in b or not a.isdisjoint(b)
 
 
 def sentences(text: str) -> list[str]:

@@ -15,7 +15,7 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext, Judge
 from streams.engine.judge import Judgement
-from streams.engine.judge.claims import Claim, may_contradict
+from streams.engine.judge.claims import Claim, may_contradict, owners, same_owner
 from streams.engine.judge.judgement import no_contradiction
 from streams.engine.model import CLAIM, Memory, claim_of
 from streams.engine.similarity import similarity_rows
@@ -84,6 +84,7 @@ def detect_contradictions(cycle: CycleContext) -> None:
                 cycle.facts.claims_of(first.memory_id, claim_of(first)),
                 cycle.facts.claims_of(second.memory_id, claim_of(second)),
                 rule.min_confidence,
+                _whose(first.speaker, second.speaker),
             )
             if not verdict.contradicts or verdict.confidence <= rule.min_confidence:
                 continue
@@ -118,19 +119,30 @@ def _paired_on_keys(
 
 
 def judged_claims(
-    judge: Judge, first: tuple[Claim, ...], second: tuple[Claim, ...], min_confidence: float
+    judge: Judge,
+    first: tuple[Claim, ...],
+    second: tuple[Claim, ...],
+    min_confidence: float,
+    speakers: tuple[str, str] | None = None,
 ) -> tuple[Judgement, frozenset[str], frozenset[str]]:
     """Whether two facts contradict, judged claim by claim (streams/engine/judge/claims.py):
     only the claims that could contradict are compared, so the judge's cost is bounded by
     the claims (at most ``MAX_CLAIMS`` each), not by the square of the texts' length. The
     verdict is the first most confident contradiction, else the most confident "none"; with
     it, the sentences of each side found contradicted with more than ``min_confidence``:
-    what a correction takes out of the older memory."""
+    what a correction takes out of the older memory. ``speakers``: who said each side, when
+    two different people did; then a claim is compared only with one about the same owner's
+    thing (:func:`~streams.engine.judge.claims.owners`)."""
     best: Judgement | None = None
     denied: tuple[set[str], set[str]] = (set(), set())
+    names = frozenset(speakers or ())
     for claim in first:
         for other in second:
             if not may_contradict(claim, other):
+                continue
+            if speakers is not None and not same_owner(
+                owners(claim, speakers[0], names), owners(other, speakers[1], names)
+            ):
                 continue
             verdict = judge(claim.text, other.text)
             if verdict.contradicts and verdict.confidence > min_confidence:
@@ -146,6 +158,20 @@ def judged_claims(
 
 
 NO_SHARED_CLAIM = no_contradiction(0.0, "no claims about one subject and attribute")
+
+
+def _whose(first: str | None, second: str | None) -> tuple[str, str] | None:
+    """The two speakers as the judge's words name them (a first name, lower-case), when two
+    different people said the two facts; None when one person did, or who is not known."""
+    if first is None or second is None:
+        return None
+    names = (_first_name(first), _first_name(second))
+    return names if names[0] != names[1] else None
+
+
+def _first_name(speaker: str) -> str:
+    words = speaker.split()
+    return words[0].casefold() if words else ""
 
 
 def _resolve(
