@@ -172,6 +172,8 @@ CONTRADICTIONS = [
     ("User's favorite food is pizza", "User's favorite food is sushi", "conflicting_value"),
     ("The release is due on 2024-03-01", "The release is due on 2024-04-01", "conflicting_value"),
     ("Standup is on Monday", "Standup is on Tuesday", "conflicting_value"),
+    # a group that meets on a day is on that day: one schedule, said two ways
+    ("Our book club meets on Mondays", "Book club is on Fridays now", "conflicting_value"),
     ("Project uses PostgreSQL 16", "Project uses MySQL 8", "conflicting_value"),
     ("User prefers tabs", "User prefers spaces", "conflicting_value"),
     ("User is using PostgreSQL", "User uses MySQL", "conflicting_value"),
@@ -205,6 +207,7 @@ CONTRADICTIONS = [
 NON_CONTRADICTIONS = [
     # (first, second, why)
     ("I met Ana at the party", "I met Ana, Ben and Carl at the party", "a list of names"),
+    ("I meet Sarah on Tuesdays", "I meet Tom on Fridays", "meeting people is no schedule"),
     ("User lives in Munich", "User lives in Bavaria", "part of a region"),
     ("User uses Ubuntu", "User uses Linux", "a Linux distribution is Linux"),
     ("Project uses K8s", "Project uses Kubernetes", "synonyms"),
