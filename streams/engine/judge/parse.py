@@ -817,7 +817,18 @@ def _clauses(words: list[Word], inherited: Words) -> list[Clause]:
             clauses.append(replace(replaced, negated=not replaced.negated, replaced=True))
     if clauses and _is_addition(words, text):
         clauses = [replace(clause, addition=True, update=False) for clause in clauses]
-    return clauses
+    return [clause for clause in clauses if not _free_relative(clause)]
+
+
+_WH_WORDS = frozenset({"where", "what", "how", "why", "when", "who", "whatever", "wherever"})
+
+
+def _free_relative(clause: Clause) -> bool:
+    """A copula whose value is a clause of its own states no value of its subject: "that's
+    where their head is at", "this is what I need", "that's why I left" (a lone "who" is
+    a cleft's, "It's Dr. Okafor who is my GP", and stays)."""
+    value = clause.value
+    return clause.is_copula and len(value) > 1 and value[0].key in _WH_WORDS
 
 
 def _is_person(subject: Words) -> bool:

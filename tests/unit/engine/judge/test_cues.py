@@ -208,6 +208,11 @@ NON_CONTRADICTIONS = [
     # (first, second, why)
     ("I met Ana at the party", "I met Ana, Ben and Carl at the party", "a list of names"),
     ("I meet Sarah on Tuesdays", "I meet Tom on Fridays", "meeting people is no schedule"),
+    (
+        "Evan is an architect these days",
+        "Evan loved it, so that's where Evan's head is at",
+        "a clause as the value: no value of the subject",
+    ),
     ("User lives in Munich", "User lives in Bavaria", "part of a region"),
     ("User uses Ubuntu", "User uses Linux", "a Linux distribution is Linux"),
     ("Project uses K8s", "Project uses Kubernetes", "synonyms"),
