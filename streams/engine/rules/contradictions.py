@@ -135,14 +135,10 @@ def judged_claims(
     thing (:func:`~streams.engine.judge.claims.owners`)."""
     best: Judgement | None = None
     denied: tuple[set[str], set[str]] = (set(), set())
-    names = frozenset(speakers or ())
-    for claim in first:
-        for other in second:
-            if not may_contradict(claim, other):
-                continue
-            if speakers is not None and not same_owner(
-                owners(claim, speakers[0], names), owners(other, speakers[1], names)
-            ):
+    mine, theirs = _owners_of(first, speakers, 0), _owners_of(second, speakers, 1)
+    for claim, owner in zip(first, mine, strict=True):
+        for other, other_owner in zip(second, theirs, strict=True):
+            if not may_contradict(claim, other) or not same_owner(owner, other_owner):
                 continue
             verdict = judge(claim.text, other.text)
             if verdict.contradicts and verdict.confidence > min_confidence:
@@ -158,6 +154,21 @@ def judged_claims(
 
 
 NO_SHARED_CLAIM = no_contradiction(0.0, "no claims about one subject and attribute")
+
+
+def _owners_of(
+    claims: tuple[Claim, ...], speakers: tuple[str, str] | None, side: int
+) -> list[frozenset[str | None]]:
+    """Each claim's :func:`~streams.engine.judge.claims.owners` as said by ``speakers[side]``,
+    read once per claim rather than once per pair; unknown (``{None}``, which meets any
+    owner) when one person said both sides."""
+    if speakers is None:
+        return [UNKNOWN_OWNER] * len(claims)
+    names = frozenset(speakers)
+    return [owners(claim, speakers[side], names) for claim in claims]
+
+
+UNKNOWN_OWNER: frozenset[str | None] = frozenset({None})
 
 
 def _whose(first: str | None, second: str | None) -> tuple[str, str] | None:
