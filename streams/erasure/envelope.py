@@ -23,27 +23,20 @@ Pure: no keys, no I/O.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 
 _HEAD = struct.Struct(">BII")
 _SPEAKER = 1
 
 
+@dataclass(slots=True)
 class Texts:
     """A memory's text fields, as the envelope carries them."""
 
-    __slots__ = ("content", "metadata", "speaker", "trigger_conditions")
-
-    def __init__(
-        self,
-        content: str,
-        speaker: str | None,
-        metadata: dict[str, str],
-        trigger_conditions: tuple[str, ...],
-    ) -> None:
-        self.content = content
-        self.speaker = speaker
-        self.metadata = metadata
-        self.trigger_conditions = trigger_conditions
+    content: str
+    speaker: str | None
+    metadata: dict[str, str]
+    trigger_conditions: tuple[str, ...]
 
 
 def pack(fields: Texts) -> bytes:

@@ -183,9 +183,8 @@ def open_memory(
 def _open_sealed(memory: Memory, cipher: Cipher) -> Memory:
     if not memory.content.startswith(cipher.envelope_prefix):
         return _open_fields(memory, cipher)  # sealed field by field, before the envelope
-    user = memory.user_id
     sealed = sealed_text_bytes(memory.content, cipher.envelope_prefix)
-    opened = cipher.open(sealed, field_context(user, ENVELOPE_FIELD))
+    opened = cipher.open(sealed, field_context(memory.user_id, ENVELOPE_FIELD))
     try:
         texts = envelope.unpack(opened)
     except ValueError as exc:
@@ -195,9 +194,7 @@ def _open_sealed(memory: Memory, cipher: Cipher) -> Memory:
         speaker=texts.speaker,
         metadata=texts.metadata,
         trigger_conditions=texts.trigger_conditions,
-        embedding=None
-        if memory.embedding is None
-        else _open_bytes(cipher, user, "memory.embedding", memory.embedding),
+        embedding=_opened_embedding(memory, cipher),
     )
 
 
@@ -215,10 +212,15 @@ def _open_fields(memory: Memory, cipher: Cipher) -> Memory:
         trigger_conditions=tuple(
             _open_text(cipher, user, "memory.trigger", t) for t in memory.trigger_conditions
         ),
-        embedding=None
-        if memory.embedding is None
-        else _open_bytes(cipher, user, "memory.embedding", memory.embedding),
+        embedding=_opened_embedding(memory, cipher),
     )
+
+
+def _opened_embedding(memory: Memory, cipher: Cipher) -> bytes | None:
+    """The memory's embedding opened (sealed apart from its texts in either layout)."""
+    if memory.embedding is None:
+        return None
+    return _open_bytes(cipher, memory.user_id, "memory.embedding", memory.embedding)
 
 
 def _has_sealed_field(memory: Memory) -> bool:
