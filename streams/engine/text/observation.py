@@ -459,13 +459,10 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     capitalised word that is no participant's name is a name said ("Oscar, my guinea pig"):
     it stays."""
     spans = _clause_spans(sentence)
-    stating = [
-        i
-        for i, (a, b) in enumerate(spans)
-        if content_words(sentence[a:b], names) and not _addressed(sentence, spans, i)
-    ]
+    saying = [i for i, (a, b) in enumerate(spans) if content_words(sentence[a:b], names)]
+    stating = [i for i in saying if not _addressed(sentence, spans, i)]
     if not stating:  # "" when its only words are said to the listener ("Oh man, wow!")
-        return "" if any(content_words(sentence[a:b], names) for a, b in spans) else sentence
+        return "" if saying else sentence
     start, end = spans[stating[0]][0], spans[stating[-1]][1]
     trimmed = sentence[start:end].strip()
     if sentence.rstrip()[-1:] in "!." and not trimmed.endswith((".", "!", "?")):
