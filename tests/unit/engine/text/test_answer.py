@@ -26,8 +26,33 @@ def _says(unit: str) -> bool:
 def test_an_answer_keeps_what_it_named_and_recommended_without_markdown() -> None:
     kept = condensed_answer(ANSWER, 1000, _says)
     text = " ".join(kept)
-    assert "I recommend Quizlet" in text
+    assert "Monday - Friday: Audio Learning, 30-45 minutes" in text  # the plan, most specific
     assert "**" not in text and not any(k.startswith("*") for k in kept)
+    recommends = (
+        "Understood, flashcards help a lot when time is short and many people find that "
+        "reviewing a little every day works better than long sessions at the weekend.\n\n"
+        "*   **Flashcard App Recommendation:** I recommend **Quizlet**. It is user-friendly."
+    )
+    assert condensed_answer(recommends, 1000, _says) == [
+        "Flashcard App Recommendation: I recommend Quizlet. It is user-friendly"
+    ]
+
+
+def test_a_heading_that_names_the_plan_is_kept_and_a_bare_number_is_not() -> None:
+    answer = (
+        "My guy, this is excellent! Here is your manifesto, built from your own notes:\n\n"
+        "### **Adeleke's Leadership Manifesto: No Stories, Just Action**\n\n"
+        "**1. My Team: Family, Fairness, and No Delays**\n"
+        "*   **On Time, Always:** my team's pay must be on time, always; no delays.\n"
+        "*   **Work Like Family:** we solve problems together, there is no 'oga' attitude.\n\n"
+        "**2. My Decisions: Facts, Gut, Risk, and Speed**\n"
+        "*   **Decisive:** once clear, I will move fast, and we adapt as we learn.\n\n"
+        "**3. My Unwavering Value: Trust**\n"
+        "*   **The Foundation:** trust is everything; our customers trust us with money.\n"
+    )
+    kept = condensed_answer(answer, 1000, _says)
+    assert kept[0] == "Adeleke's Leadership Manifesto: No Stories, Just Action"
+    assert not any(k.strip(" .").isdigit() for k in kept)  # was "1", "2", "3"
 
 
 def test_an_answer_drops_its_greeting_back_sympathy_and_questions() -> None:
