@@ -87,6 +87,7 @@ class Emission:
     duplicate: bool = False
     state: list[Entry] = field(default_factory=list)  # changed state-changelog entries
     seconds: float = 0.0  # the engine step's wall time (a cycle's, when it ran one)
+    unsealed: str | None = None  # the user whose ``state`` awaits sealing, at the batch's end
 
     @property
     def ran_cycle(self) -> bool:
@@ -130,6 +131,40 @@ def _erased_entries(held: Sequence[bytes], remaining: Sequence[Entry]) -> list[E
     erasure's own input id, to deduplicate a redelivery)."""
     kept = {e.key for e in remaining}
     return [Entry(k, None) for k in held if k not in kept] + list(remaining)
+
+
+def _seal_state(emissions: Sequence[Emission], sealing: Sealing) -> None:
+    """Seal the batch's state entries once per key: each key's last entry, one call per user.
+
+    The changelog is compacted and a batch sends only the last entry of each key
+    (:mod:`streams.kafka.output_batch`), so an entry a later input of the batch rewrites is
+    never sent: sealing it was wasted (a user's ``meta`` entry changes with every input; on
+    RealMem half the entries an input writes are rewritten within its batch). Those entries
+    are dropped here, whoever wrote them. An erasure's own entries are never sealed (nothing personal is left in
+    them, and sealing would make the user a new key); every entry of the user before it is
+    rewritten by its tombstones, so nothing is sealed with the erased key. Sealing encoded
+    bytes with an existing key fails only when the key store does (:class:`KeysUnavailable`,
+    which stops the batch as it always did), never for an input's content."""
+    last: dict[bytes, int] = {}
+    for index, emission in enumerate(emissions):
+        for entry in emission.state:
+            last[entry.key] = index
+    by_user: dict[str, list[Entry]] = {}
+    for index, emission in enumerate(emissions):
+        emission.state = [e for e in emission.state if last[e.key] == index]
+        if emission.unsealed is not None:
+            by_user.setdefault(emission.unsealed, []).extend(emission.state)
+    sealed = {
+        key: entry
+        for user_id, entries in by_user.items()
+        for key, entry in zip(
+            (e.key for e in entries), sealing.seal_entries(user_id, entries), strict=True
+        )
+    }
+    for emission in emissions:
+        if emission.unsealed is not None:
+            emission.state = [sealed[e.key] for e in emission.state]
+            emission.unsealed = None
 
 
 class IngestProcessor:
@@ -205,6 +240,7 @@ class IngestProcessor:
                 emission = self._failed(item, event, exc)
             emissions.append(emission)
         if self.sealing is not None:
+            _seal_state(emissions, self.sealing)
             # the keys this batch made or destroyed are durable before its records can be
             self.sealing.flush()
         return emissions
@@ -369,7 +405,7 @@ class IngestProcessor:
                 # in the order of the log: inputs sealed with the old key no longer open
                 self.sealing.erase(event.user_id)
         elif self.sealing is not None:
-            emission.state = self.sealing.seal_entries(state.user_id, emission.state)
+            emission.unsealed = state.user_id  # sealed once per key, at the batch's end
         emission.seconds = time.perf_counter() - started
         return emission
 
