@@ -75,6 +75,7 @@ _LINE_MARK = re.compile(
 )
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]")
 _LETTER = re.compile(r"[^\W\d_]")
+_BLANKS = re.compile(r"[ \t]{2,}")  # a table's padding ("MD          ; Compliance")
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+")
 _TABLE_RULE = re.compile(r"^[ \t|:\-]+$")
 _STRONG = re.compile(r"\*\*([^*\n]{2,80})\*\*|__([^_\n]{2,80})__")
@@ -119,7 +120,7 @@ def condensed_answer(
         item = bool(marked and marked.group().strip()) and not heading
         line = raw_line[marked.end() :] if marked else raw_line
         strong = {m.group(1) or m.group(2) for m in _STRONG.finditer(line)}
-        line = _EMPHASIS.sub("", line).replace("|", ";").strip(" \t;")
+        line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
         pieces = [line] if item else _SENTENCE.split(line)
         for piece in pieces[:1] if item else pieces:
             piece = piece.strip()

@@ -76,3 +76,15 @@ def test_emphasis_goes_and_words_stay() -> None:
     assert (
         without_emphasis("I recommend **Quizlet** and `Anki`.") == "I recommend Quizlet and Anki."
     )
+
+
+def test_a_table_row_keeps_its_cells_without_their_padding() -> None:
+    table = (
+        "Here is the delegation matrix for the fund launch:\n\n"
+        "| Activity / Role       | MD          | Compliance    |\n"
+        "|-----------------------|-------------|---------------|\n"
+        "| Sign the Q3 budget    | Approves    | Reviews       |\n"
+    )
+    kept = " ".join(condensed_answer(table, 1000, _says))
+    assert "Sign the Q3 budget ; Approves ; Reviews" in kept
+    assert "  " not in kept
