@@ -140,11 +140,12 @@ def _seal_state(emissions: Sequence[Emission], sealing: Sealing) -> None:
     (:mod:`streams.kafka.output_batch`), so an entry a later input of the batch rewrites is
     never sent: sealing it was wasted (a user's ``meta`` entry changes with every input; on
     RealMem half the entries an input writes are rewritten within its batch). Those entries
-    are dropped here, whoever wrote them. An erasure's own entries are never sealed (nothing personal is left in
-    them, and sealing would make the user a new key); every entry of the user before it is
-    rewritten by its tombstones, so nothing is sealed with the erased key. Sealing encoded
-    bytes with an existing key fails only when the key store does (:class:`KeysUnavailable`,
-    which stops the batch as it always did), never for an input's content."""
+    are dropped here, whoever wrote them. An erasure's own entries are never sealed (nothing
+    personal is left in them, and sealing would make the user a new key); every entry of the
+    user before it is rewritten by its tombstones, so nothing is sealed with the erased key.
+    Sealing encoded bytes with an existing key fails only when the key store does
+    (:class:`KeysUnavailable`, which stops the batch as it always did), never for an input's
+    content."""
     last: dict[bytes, int] = {}
     for index, emission in enumerate(emissions):
         for entry in emission.state:
