@@ -348,6 +348,7 @@ def render(results: dict[str, Any]) -> str:
             f"{r['memory'][role]:,.0f} | {q[f'{role}_memory_vs_plain']:.2f} | "
             f"{q[f'{role}_user_vs_plain']:.2f} | {q[f'{role}_memory_vs_user']:.2f} |"
         )
+    lines += round_ratios(results.get("rounds", {}))
     pub = results["publisher"]
     lines += [
         "",
@@ -375,6 +376,22 @@ def render(results: dict[str, Any]) -> str:
             f"MiniLM's):",
         )
     return "\n".join(lines) + "\n"
+
+
+def round_ratios(rounds: dict[str, list[dict[str, float]]]) -> list[str]:
+    """Memory keys against plain round by round: each round runs the three modes back to back,
+    so a ratio within a round is spared the drift between rounds (this machine's plain rates
+    differ by a third from one run to the next); the spread says how far the medians can be
+    trusted. Nothing for a single round."""
+    plain, memory = rounds.get("plain", []), rounds.get("memory", [])
+    if len(plain) < 2 or len(plain) != len(memory):
+        return []
+    cells = [
+        f"{role} "
+        + ", ".join(f"{m[role] / p[role]:.2f}" for p, m in zip(plain, memory, strict=True))
+        for role in ("worker", "projector")
+    ]
+    return ["", "Memory keys / plain in each round, in the order run: " + "; ".join(cells) + "."]
 
 
 def _in_process_table(alone: dict[str, dict[str, float]], title: str) -> list[str]:

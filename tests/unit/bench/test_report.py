@@ -130,3 +130,29 @@ def test_a_pipeline_run_is_kept_as_a_dated_pair_named_by_its_commit(tmp_path: Pa
     assert "  worker  2,619 ev/s\n```\n" in markdown.read_text()
     saved = json.loads(markdown.with_suffix(".json").read_text())
     assert saved == results
+
+
+def test_the_sealing_cost_shows_each_round_s_memory_over_plain_in_order() -> None:
+    from bench.sealing_cost import round_ratios
+
+    rounds = {
+        "plain": [
+            {"worker": 2_000.0, "projector": 20_000.0},
+            {"worker": 2_500.0, "projector": 24_000.0},
+        ],
+        "user": [
+            {"worker": 1_900.0, "projector": 18_000.0},
+            {"worker": 2_300.0, "projector": 20_000.0},
+        ],
+        "memory": [
+            {"worker": 1_600.0, "projector": 15_000.0},
+            {"worker": 1_750.0, "projector": 13_200.0},
+        ],
+    }
+    assert round_ratios(rounds) == [
+        "",
+        "Memory keys / plain in each round, in the order run: worker 0.80, 0.70; "
+        "projector 0.75, 0.55.",
+    ]
+    assert round_ratios({"plain": rounds["plain"][:1], "memory": rounds["memory"][:1]}) == []
+    assert round_ratios({}) == []
