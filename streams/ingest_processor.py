@@ -155,13 +155,10 @@ def _seal_state(emissions: Sequence[Emission], sealing: Sealing) -> None:
         emission.state = [e for e in emission.state if last[e.key] == index]
         if emission.unsealed is not None:
             by_user.setdefault(emission.unsealed, []).extend(emission.state)
-    sealed = {
-        key: entry
-        for user_id, entries in by_user.items()
-        for key, entry in zip(
-            (e.key for e in entries), sealing.seal_entries(user_id, entries), strict=True
-        )
-    }
+    sealed: dict[bytes, Entry] = {}
+    for user_id, entries in by_user.items():
+        for entry in sealing.seal_entries(user_id, entries):  # same keys, values sealed
+            sealed[entry.key] = entry
     for emission in emissions:
         if emission.unsealed is not None:
             emission.state = [sealed[e.key] for e in emission.state]
