@@ -156,6 +156,9 @@ def judged_claims(
 NO_SHARED_CLAIM = no_contradiction(0.0, "no claims about one subject and attribute")
 
 
+UNKNOWN_OWNER: frozenset[str | None] = frozenset({None})
+
+
 def _owners_of(
     claims: tuple[Claim, ...], speakers: tuple[str, str] | None, side: int
 ) -> list[frozenset[str | None]]:
@@ -166,9 +169,6 @@ def _owners_of(
         return [UNKNOWN_OWNER] * len(claims)
     names = frozenset(speakers)
     return [owners(claim, speakers[side], names) for claim in claims]
-
-
-UNKNOWN_OWNER: frozenset[str | None] = frozenset({None})
 
 
 def _whose(first: str | None, second: str | None) -> tuple[str, str] | None:
