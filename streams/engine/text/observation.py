@@ -237,9 +237,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         if turn.agent:
             if replied is not None:
                 observations.extend(_observe(*replied, None, others, max_chars))
-            stated = condensed_answer(
-                turn.text, max_chars, lambda unit: bool(content_words(unit, names))
-            )
+            stated = condensed_answer(turn.text, max_chars, lambda unit: content_words(unit, names))
             replied = (turn, stated) if stated or _asks(turn.text) else None
             previous = turn
             continue

@@ -19,8 +19,8 @@ It's completely understandable that this feels like a lot at first.
 Would you like me to set up the first week's plan now?"""
 
 
-def _says(unit: str) -> bool:
-    return bool(content_words(unit))
+def _says(unit: str) -> list[str]:
+    return content_words(unit)
 
 
 def test_an_answer_keeps_what_it_named_and_recommended_without_markdown() -> None:
@@ -88,3 +88,33 @@ def test_a_table_row_keeps_its_cells_without_their_padding() -> None:
     kept = " ".join(condensed_answer(table, 1000, _says))
     assert "Sign the Q3 budget ; Approves ; Reviews" in kept
     assert "  " not in kept
+
+
+def test_an_answer_keeps_what_it_is_about_before_an_aside_that_names_more() -> None:
+    garden = (
+        "Here is the plan for your garden, built around the tomatoes you asked about.\n\n"
+        "*   Plant the tomatoes in the sunny bed in May, once the soil is warm.\n"
+        "*   Water the tomatoes deeply twice a week; the sunny bed dries fast.\n"
+        "*   Feed the tomatoes every two weeks once the first flowers show.\n\n"
+        "By the way, Gregor Mendel studied peas at St Thomas's Abbey in Brno in 1856."
+    )
+    # one unit fits: the aside names the most (was kept), every other unit is the garden
+    [kept] = condensed_answer(garden, 1000, _says)
+    assert "tomatoes" in kept
+
+
+def test_an_answer_that_recaps_its_points_keeps_each_point_once() -> None:
+    booking = (
+        "Your booking is settled.\n\n"
+        "*   **Flight:** JAL 123 from Tokyo to Osaka on 14 March at 9:40.\n"
+        "*   **Hotel:** Hotel Granvia Osaka, 14-16 March.\n\n"
+        "**Summary**\n"
+        "*   **Flight:** JAL 123 from Tokyo to Osaka on 14 March at 9:40.\n"
+        "*   **Hotel:** Hotel Granvia Osaka, 14-16 March.\n\n"
+        "It was a long search, and you were patient with every change along the way. "
+        + "You can relax now that it is done and enjoy the trip with your family. "
+        * 6
+    )
+    kept = condensed_answer(booking, 1000, _says)
+    assert kept.count("Flight: JAL 123 from Tokyo to Osaka on 14 March at 9:40") == 1  # was 2
+    assert "Hotel: Hotel Granvia Osaka, 14-16 March" in kept

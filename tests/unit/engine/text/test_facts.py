@@ -387,8 +387,10 @@ ALLOWED_IMPORTS = {
     "dataclasses",
     "datetime",  # calendar arithmetic for relative dates; the clock check is below
     "functools",
+    "heapq",
     "importlib",
     "json",
+    "math",
     "re",
     "streams",
     "typing",
