@@ -528,6 +528,14 @@ class KeySource(Protocol):
         self, user_id: str, asks: Sequence[tuple[str, int, bool]]
     ) -> dict[str, dict[int, MemoryCipher]]: ...
 
+    def draft_memory_key(self, user_id: str, memory_id: str, generation: int) -> MemoryCipher: ...
+
+    def drop_drafts(self, user_id: str) -> None: ...
+
+    def store_drafts(
+        self,
+    ) -> tuple[dict[MemoryPair, dict[int, MemoryCipher]], set[MemoryKeyId]]: ...
+
     def input_keys(
         self, pairs: Iterable[MemoryPair], now_us: int
     ) -> dict[MemoryPair, MemoryCipher]: ...
@@ -542,6 +550,7 @@ LIVE_PAIRS = 100_000
 reader that never calls it, like ``tail``, starts again past this many)."""
 
 SealRequest = tuple[str, int, bool]  # (memory id, version, starts a new generation)
+FIRST_VERSION = 1  # a memory's first ledger record is its version 1
 
 
 class Sealing:
@@ -565,6 +574,10 @@ class Sealing:
         self._lock = threading.Lock()
         self._live: dict[MemoryPair, dict[int, MemoryCipher]] = {}
         self._input_keys = _GroupCommit(self._make_input_keys)
+        # first keys of new memories drafted by :meth:`seal_ledger`, not stored yet (by key
+        # id), and which of them the last :meth:`seal_ledger` used
+        self._drafted: set[MemoryKeyId] = set()
+        self._used: set[MemoryPair] = set()
 
     def _make_input_keys(self, pairs: list[MemoryPair]) -> dict[MemoryPair, MemoryCipher]:
         now_us = time.time_ns() // 1000
@@ -595,6 +608,8 @@ class Sealing:
         record sealed with them, wherever it is, never opens again."""
         with self._lock:
             self._drop_live(user_id)
+            self._drafted = {k for k in self._drafted if k[0] != user_id}
+            self.keys.drop_drafts(user_id)
             return _from_store(lambda: self.keys.erase(user_id), "the data key could not be erased")
 
     def forget_cached(self, user_id: str) -> None:
@@ -680,16 +695,28 @@ class Sealing:
 
         return find
 
-    def sealing_keys(self, user_id: str, requests: Sequence[SealRequest]) -> list[MemoryCipher]:
+    def sealing_keys(
+        self, user_id: str, requests: Sequence[SealRequest], *, drafting: bool = False
+    ) -> list[MemoryCipher]:
         """The key each request (memory, version, new generation?) seals with, made where
         missing, in at most one round trip: the memories not read yet are read, and the keys
-        their requests need made, by one statement (``PostgresKeyStore.ensure_memory_keys``)."""
+        their requests need made, by one statement (``PostgresKeyStore.ensure_memory_keys``).
+        ``drafting``: a memory's first version not read yet takes a key made here, stored by
+        :meth:`store_drafts` (the caller's promise to call it, and to seal again what
+        it names, before anything sealed with a draft leaves the process)."""
         with self._lock:
             asks: list[tuple[str, int, bool]] = []
             first: set[str] = set()
             planned: dict[str, set[int]] = {}
             for memory_id, version, fresh in requests:
                 live = self._live.get((user_id, memory_id))
+                if live is None and drafting and version == FIRST_VERSION and not fresh:
+                    # a new memory (or, rarely, one whose key an earlier run of this input
+                    # made: store_drafts finds it): as generation_for decides for no keys
+                    cipher = self.keys.draft_memory_key(user_id, memory_id, version)
+                    self._live[(user_id, memory_id)] = {version: cipher}
+                    self._drafted.add((user_id, memory_id, version))
+                    continue
                 if live is None:
                     # not read yet: the statement decides, as generation_for would, from
                     # what the store holds (its first request, and every fresh one)
@@ -717,7 +744,29 @@ class Sealing:
                 generation, _ = generation_for(known, version, fresh)
                 known.add(generation)
                 chosen.append(live[generation])
+                if (user_id, memory_id, generation) in self._drafted:
+                    self._used.add((user_id, memory_id))
             return chosen
+
+    def store_drafts(self) -> set[MemoryPair]:
+        """Store the keys drafted since the last call, in one round trip; the memories whose
+        draft was not stored because the store already had a key for them (an earlier run of
+        the same input made it before it stopped): what was sealed with their draft must be
+        sealed again, with the stored key, which :meth:`sealing_keys` now returns."""
+        with self._lock:
+            if not self._drafted:
+                return set()
+            drafted, self._drafted = self._drafted, set()
+            found, stored = _from_store(self.keys.store_drafts, "the memory keys could not be made")
+            self._live.update(found)
+            return {(u, m) for u, m, g in drafted - stored}
+
+    def drafts_used(self) -> set[MemoryPair]:
+        """The memories whose drafted key what was sealed since the last call used (what
+        :meth:`store_drafts` may ask to seal again)."""
+        with self._lock:
+            used, self._used = self._used, set()
+            return used
 
     # -- whole batches, as the boundary handles them -------------------------------------------
 
@@ -803,11 +852,13 @@ class Sealing:
         events: Sequence[ledger.ConsolidationEvent],
         version_of: Callable[[str, str], int | None] | None = None,
         rewritten: Collection[str] = (),
+        *,
+        drafting: bool = False,
     ) -> list[ledger.ConsolidationEvent]:
         """``events`` sealed. ``version_of(user, memory)``: a memory's version now (what a
         contradiction's explanation is sealed at); ``rewritten``: ids of the memories whose
         record here starts a new generation besides the forget cascade's rewrites (a memory
-        id written again after its forget)."""
+        id written again after its forget); ``drafting``: as :meth:`sealing_keys`."""
         users = {e.user_id for e in events if carries_personal_fields(e)}
         if not users:
             return list(events)
@@ -823,7 +874,7 @@ class Sealing:
                 by_user.setdefault(event.user_id, []).append((index, request))
         keys: dict[int, dict[str, MemoryCipher]] = {}
         for user_id, wanted in by_user.items():
-            found = self.sealing_keys(user_id, [r for _, r in wanted])
+            found = self.sealing_keys(user_id, [r for _, r in wanted], drafting=drafting)
             for (index, request), cipher in zip(wanted, found, strict=True):
                 keys.setdefault(index, {})[request[0]] = cipher
         return [

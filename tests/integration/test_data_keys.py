@@ -197,3 +197,51 @@ def test_erased_memory_keys_leave_the_process_and_others_stay(
         }
     finally:
         keys.close()
+
+
+def test_drafted_memory_keys_are_stored_in_one_statement_and_an_earlier_key_wins(
+    database: str, master: LocalMasterKey
+) -> None:
+    # The worker drafts a batch's new memories' keys and stores them at the batch's end; a
+    # worker that ran the same input before (and stopped) stored its own: that one stays,
+    # and the second worker gets it back to seal with.
+    first, second = store(database, master), store(database, master)
+    user = f"drafts-{uuid.uuid4()}"
+    try:
+        earlier = first.draft_memory_key(user, "m1", 1)
+        assert first.store_drafts()[1] == {(user, "m1", 1)}
+        mine = second.draft_memory_key(user, "m1", 1)
+        other = second.draft_memory_key(user, "m2", 1)
+        second.draft_memory_key(user, "m3", 1)
+        second.drop_drafts("someone else")
+        found, stored = second.store_drafts()
+        assert stored == {(user, "m2", 1), (user, "m3", 1)}
+        assert set(found) == {(user, "m1"), (user, "m2"), (user, "m3")}
+        assert found[(user, "m2")][1] is other
+        sealed = earlier.seal(b"Alice's secret", CONTENT)
+        assert found[(user, "m1")][1].open(sealed, CONTENT) == b"Alice's secret"
+        with pytest.raises(Unreadable):
+            mine.open(sealed, CONTENT)
+        assert second.store_drafts() == ({}, set())  # nothing drafted since
+        # a reader in a third process opens what the stored drafts sealed
+        reader = store(database, master)
+        try:
+            live = reader.memory_keys([(user, "m2")])[(user, "m2")][1]
+            assert live.open(other.seal(b"m2's text", CONTENT), CONTENT) == b"m2's text"
+        finally:
+            reader.close()
+    finally:
+        first.close()
+        second.close()
+
+
+def test_an_erased_users_drafts_are_never_stored(database: str, master: LocalMasterKey) -> None:
+    keys = store(database, master)
+    user = f"drafts-{uuid.uuid4()}"
+    try:
+        keys.draft_memory_key(user, "m1", 1)
+        keys.erase(user)
+        assert keys.store_drafts() == ({}, set())
+        assert keys.memory_keys([(user, "m1")]) == {(user, "m1"): {}}
+    finally:
+        keys.close()

@@ -94,3 +94,42 @@ def test_a_single_input_is_sealed_as_a_batch_of_one() -> None:
     assert all(e.value is None or b"secret number" not in e.value for e in emission.state)
     sent = {e.key: e.value for e in emission.state}
     assert _restored(sent, "carol", sealing) == [("c1", "carol secret number 1", "Carol", 1)]
+
+
+class CountingKeys(Keys):
+    """The in-memory store, counting the round trips a Postgres store would make."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    def ensure_memory_keys(self, user_id, asks):  # type: ignore[no-untyped-def]
+        self.calls.append("ensure_memory_keys")
+        return super().ensure_memory_keys(user_id, asks)
+
+    def store_drafts(self):  # type: ignore[no-untyped-def]
+        self.calls.append("store_drafts")
+        return super().store_drafts()
+
+
+def test_a_batchs_new_memories_get_their_keys_in_one_round_trip() -> None:
+    keys = CountingKeys()
+    writes = [_write(n, user, f"{user}-{n}") for n in range(1, 9) for user in ("dan", "eve")]
+    emissions = IngestProcessor(Limits(), sealing=Sealing(keys)).process_batch(_inputs(writes))
+    assert all(e.deadletter is None and e.ledger for e in emissions)
+    assert keys.calls == ["store_drafts"]  # was one statement per input making new memories
+    written = {(w.user_id, w.payload.memory.memory_id) for w in writes}  # type: ignore[union-attr]
+    assert {(u, m) for u, m, _ in keys.memory} == written
+
+
+def test_a_batch_run_again_after_its_keys_were_stored_sends_the_same_bytes() -> None:
+    # A worker that stopped after its batch's keys were stored but before its output was
+    # committed: the next worker drafts other keys, finds the stored ones, and seals again.
+    keys = Keys()
+    batch = _inputs([_write(1, "bob", "b1"), _write(2, "bob", "b2"), _write(3, "bob", "b1")])
+    first = IngestProcessor(Limits(), sealing=Sealing(keys)).process_batch(batch)
+    again = IngestProcessor(Limits(), sealing=Sealing(keys)).process_batch(batch)
+    assert [[r.value for r in e.ledger] for e in again] == [
+        [r.value for r in e.ledger] for e in first
+    ]
+    assert _coalesced(again) == _coalesced(first)

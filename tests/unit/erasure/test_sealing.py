@@ -47,6 +47,7 @@ class Keys:
     def __init__(self) -> None:
         self.keys: dict[str, FieldCipher] = {}
         self.memory: dict[tuple[str, str, int], bytes] = {}
+        self.drafts: dict[tuple[str, str, int], bytes] = {}
 
     def memory_keys(self, pairs):
         found: dict[tuple[str, str], dict[int, MemoryCipher]] = {p: {} for p in pairs}
@@ -70,6 +71,32 @@ class Keys:
             if user == user_id and memory_id in names:
                 found[memory_id][generation] = MemoryCipher(key, memory_id, generation)
         return found
+
+    def draft_memory_key(self, user_id, memory_id, generation):
+        self.ciphers([user_id])
+        key = os.urandom(32)
+        self.drafts[(user_id, memory_id, generation)] = key
+        return MemoryCipher(key, memory_id, generation)
+
+    def drop_drafts(self, user_id):
+        self.drafts = {k: v for k, v in self.drafts.items() if k[0] != user_id}
+
+    def store_drafts(self):
+        """As PostgresKeyStore's one statement: a draft is stored unless its memory has a key
+        of a generation up to it; every key of the drafted memories."""
+        drafts, self.drafts = self.drafts, {}
+        before = set(self.memory)
+        stored = set()
+        for (user, memory_id, generation), key in drafts.items():
+            if not any(k[:2] == (user, memory_id) and k[2] <= generation for k in before):
+                self.memory[(user, memory_id, generation)] = key
+                stored.add((user, memory_id, generation))
+        pairs = {k[:2] for k in drafts}
+        found = {p: {} for p in pairs}
+        for (user, memory_id, generation), key in self.memory.items():
+            if (user, memory_id) in pairs and user in self.keys:
+                found[(user, memory_id)][generation] = MemoryCipher(key, memory_id, generation)
+        return found, stored
 
     def _make(self, key_id):
         return MemoryCipher(self.memory.setdefault(key_id, os.urandom(32)), key_id[1], key_id[2])
