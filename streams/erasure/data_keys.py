@@ -131,6 +131,11 @@ class LocalMasterKey:
             ) from exc
 
 
+def _columns(key_ids: Sequence[MemoryKeyId]) -> tuple[list[str], list[str], list[int]]:
+    """Memory key ids as the three arrays a statement unnests (users, memories, generations)."""
+    return [u for u, _, _ in key_ids], [m for _, m, _ in key_ids], [g for _, _, g in key_ids]
+
+
 def _wrap_context(user_id: str) -> bytes:
     """A wrapped key opens only as the key of the user it was made for."""
     return b"memstream/data-key/" + user_id.encode("utf-8", "surrogatepass")
@@ -377,12 +382,7 @@ class PostgresKeyStore:
             f"x.generation, x.wrapped_key, false FROM {MEMORY_TABLE} x "
             f"JOIN (SELECT DISTINCT u, m FROM w) p ON x.key_user_id = p.u "
             f"AND x.key_memory_id = p.m",
-            (
-                [u for u, _, _ in ids],
-                [m for _, m, _ in ids],
-                [g for _, _, g in ids],
-                [drafts[k][0] for k in ids],
-            ),
+            (*_columns(ids), [drafts[k][0] for k in ids]),
         )
         users = self.existing_ciphers({u for u, _, _ in ids})
         found: dict[MemoryPair, dict[int, MemoryCipher]] = {(u, m): {} for u, m, _ in ids}
@@ -460,11 +460,7 @@ class PostgresKeyStore:
                 f"DELETE FROM {MEMORY_TABLE} k USING unnest(%s::text[], %s::text[], "
                 f"%s::bigint[]) AS w(u, m, g) WHERE k.key_user_id = w.u "
                 f"AND k.key_memory_id = w.m AND k.generation <= w.g",
-                (
-                    [u for u, _, _ in wanted],
-                    [m for _, m, _ in wanted],
-                    [g for _, _, g in wanted],
-                ),
+                _columns(wanted),
             )
         return gone.rowcount
 
