@@ -232,13 +232,16 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     agents = frozenset(turn.speaker for turn in turns if turn.agent)
     observations: list[Observation] = []
     previous: Turn | None = None
-    replied: tuple[Turn, list[str]] | None = None  # an assistant's answer its reply follows
+    # an assistant's answer its reply follows, and whom the answer addresses
+    replied: tuple[Turn, list[str], str] | None = None
+    called = {speaker: frozenset(_name_words([speaker])) for speaker in others}
     for turn in turns:
+        you = _addressee(turn, previous, called, others)
         if turn.agent:
             if replied is not None:
-                observations.extend(_observe(*replied, None, others, max_chars))
+                observations.extend(_observe(*replied, None, max_chars))
             stated = condensed_answer(turn.text, max_chars, lambda unit: content_words(unit, names))
-            replied = (turn, stated) if stated or _asks(turn.text) else None
+            replied = (turn, stated, you) if stated or _asks(turn.text) else None
             previous = turn
             continue
         to_agent = others.get(turn.speaker) in agents
@@ -251,21 +254,60 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
         if replied is not None and replied[0] is previous and stated and replied[1]:
             # a reply to an assistant follows what it replies to: one memory of both
+            answered = (replied[0], replied[1])
             observations.extend(
-                _observe(turn, stated, question, others, max_chars, replied, quoted=to_agent)
+                _observe(turn, stated, you, question, max_chars, answered, quoted=to_agent)
             )
         else:
             if replied is not None:
-                observations.extend(_observe(*replied, None, others, max_chars))
+                observations.extend(_observe(*replied, None, max_chars))
             if stated:
                 observations.extend(
-                    _observe(turn, stated, question, others, max_chars, quoted=to_agent)
+                    _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 )
         replied = None
         previous = turn
     if replied is not None:
-        observations.extend(_observe(*replied, None, others, max_chars))
+        observations.extend(_observe(*replied, None, max_chars))
     return observations
+
+
+def _addressee(
+    turn: Turn, previous: Turn | None, called: dict[str, frozenset[str]], others: dict[str, str]
+) -> str:
+    """Who "you" is in ``turn``: between two people, the other one (:func:`participants`);
+    among more, the participant it calls by name ("…, Maria!"), else the one whose turn it
+    follows (a reply is to the last speaker), else the one who speaks most."""
+    if len(called) > 2:
+        named = _called_by_name(turn.text, turn.speaker, called)
+        if named is not None:
+            return named
+        if previous is not None and previous.speaker != turn.speaker:
+            return previous.speaker
+    return others.get(turn.speaker, _counterpart(turn.speaker))
+
+
+def _called_by_name(text: str, speaker: str, called: dict[str, frozenset[str]]) -> str | None:
+    """The one other participant ``text`` addresses by name: a first or last clause of a
+    sentence (set off by a comma, or the whole sentence) that is only their name, or its
+    start ("Sam" for Samuel), and words of address ("Maria, …", "…, Maria!", "Thanks Jon!");
+    None when it calls no one, or several."""
+    found: set[str] = set()
+    for sentence in split_sentences(text):
+        clauses = [c for c in _VOCATIVE_CLAUSE.split(sentence.strip(" \t.!?")) if c.strip()]
+        for clause in {*clauses[:1], *clauses[-1:]}:
+            words = {_folded(w) for w in _WORD.findall(clause)} - _ADDRESSING
+            if not words:
+                continue
+            found.update(
+                other
+                for other, name in called.items()
+                if other != speaker and all(w in name or _shortened(w, name) for w in words)
+            )
+    return found.pop() if len(found) == 1 else None
+
+
+_VOCATIVE_CLAUSE = re.compile(r"[,;:—–]\s*")
 
 
 REPLYING_TO = "Replying to"
@@ -550,8 +592,8 @@ def _asks_about(question: str, names: frozenset[str]) -> bool:
 def _observe(
     turn: Turn,
     stated: list[str],
+    you: str,
     question: tuple[Turn, str] | None,
-    others: dict[str, str],
     max_chars: int,
     replied: tuple[Turn, list[str]] | None = None,
     *,
@@ -559,9 +601,10 @@ def _observe(
 ) -> list[Observation]:
     """``turn``'s observations: its day in words, its speaker, what it states; after the
     question it answers when it does not stand alone, or after the assistant's answer it
-    replies to (``replied``: that answer's kept statements), which it carries too.
-    ``quoted``: said to an assistant, in the speaker's own words (dates grounded only)."""
-    me, you = turn.speaker, others.get(turn.speaker, _counterpart(turn.speaker))
+    replies to (``replied``: that answer's kept statements), which it carries too. ``you``:
+    whom the turn addresses (:func:`_addressee`). ``quoted``: said to an assistant, in the
+    speaker's own words (dates grounded only)."""
+    me = turn.speaker
     day = day_label(turn.at)
     if quoted:
         sentences = [grounded(s, turn.at) for s in stated]

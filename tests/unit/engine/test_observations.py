@@ -680,6 +680,25 @@ def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
     assert observation.content == "8 May 2023, Samuel: we adopted a beagle called Toby."
 
 
+def test_among_three_you_is_the_one_called_by_name_else_the_one_answered() -> None:
+    turns = [
+        turn(0, "Ben", "I finished the Berlin marathon last weekend!"),
+        turn(1, "Maria", "I started a pottery class on Tuesdays and I love it."),
+        turn(2, "Ana", "Glad you found something that brings you so much joy, Maria!"),
+        turn(3, "Ana", "Ben, how did your legs feel after the race?"),
+        turn(4, "Ben", "My legs were sore for three days."),
+        turn(5, "Maria", "You should rest more, Sam."),  # no participant: the one answered
+        turn(6, "Ana", "Your pottery class sounds fun."),
+    ]
+    said = [o.content for o in write_observations(turns)]
+    # "you" was whoever spoke most besides the speaker: Ben, Ben
+    assert "8 May 2023, Ana: Glad Maria found something that brings Maria so much joy." in said
+    assert "8 May 2023, Ana: Maria's pottery class sounds fun." in said
+    # between two people "you" is the other one, whatever name is called
+    pair = [turn(0, "Ben", "I moved to Lisbon."), turn(1, "Ana", "You will love your flat, Sam.")]
+    assert write_observations(pair)[-1].content.startswith("8 May 2023, Ana: Ben will love")
+
+
 def test_an_interjection_said_longer_is_still_an_interjection() -> None:
     assert is_phatic("Heyy! sooo good", NAMES)
 
