@@ -456,14 +456,16 @@ class IngestProcessor:
                 versions[memory_id] = None if record is None or record.forgotten else record.version
             return versions[memory_id]
 
-        def seal() -> None:
-            sealed = sealing.seal_ledger(outcome.decisions, version_of, anew, drafting=True)
+        def seal(drafting: bool = True) -> None:
+            sealed = sealing.seal_ledger(outcome.decisions, version_of, anew, drafting=drafting)
             emission.ledger = self._ledger_records(event.user_id, sealed)
 
         seal()
         emission.drafted = sealing.drafts_used()
         if emission.drafted:
-            emission.reseal = seal
+            # never with a draft again: the batch's drafts are stored by then, and a memory
+            # no longer remembered (Sealing's memory of keys is bounded) is read, not drafted
+            emission.reseal = lambda: seal(drafting=False)
         return emission
 
     def _ledger_records(
