@@ -306,52 +306,20 @@ class PostgresKeyStore:
             return {}
         [user] = self.ciphers([user_id]).values()
         made = {
-            (m, g): user.wrap(os.urandom(KEY_BYTES), wrap_context(user_id, m, g))
-            for m, g, _ in asks
+            (user_id, m, g): (*self._new_memory_key(user, (user_id, m, g)), forced)
+            for m, g, forced in asks
         }
-        forced = {(m, g): f for m, g, f in asks}
-        rows = self._written(
-            f"WITH w(m, g, forced, k) AS (SELECT * FROM unnest(%s::text[], %s::bigint[], "
-            f"%s::bool[], %s::bytea[])), "
-            f"made AS (INSERT INTO {MEMORY_TABLE} "
-            f"(key_user_id, key_memory_id, generation, wrapped_key) "
-            f"SELECT %s, w.m, w.g, w.k FROM w WHERE w.forced OR NOT EXISTS (SELECT 1 "
-            f"FROM {MEMORY_TABLE} x WHERE x.key_user_id = %s AND x.key_memory_id = w.m "
-            f"AND x.generation <= w.g) ON CONFLICT DO NOTHING "
-            f"RETURNING key_memory_id, generation, wrapped_key) "
-            f"SELECT * FROM made UNION ALL SELECT x.key_memory_id, x.generation, "
-            f"x.wrapped_key FROM {MEMORY_TABLE} x WHERE x.key_user_id = %s "
-            f"AND x.key_memory_id = ANY(%s)",
-            (
-                [m for m, _ in made],
-                [g for _, g in made],
-                [forced[k] for k in made],
-                list(made.values()),
-                user_id,
-                user_id,
-                user_id,
-                list({m for m, _ in made}),
-            ),
-        )
-        found: dict[str, dict[int, MemoryCipher]] = {m: {} for m, _ in made}
-        for memory_id, generation, wrapped in rows:
-            key_id = (user_id, memory_id, generation)
-            try:
-                found[memory_id][generation] = self._memory_cipher(user, key_id, bytes(wrapped))
-            except Unreadable:
-                continue  # not this user key's: as good as erased
-        return found
+        found, _ = self._store_memory_keys(made)
+        return {memory_id: keys for (_, memory_id), keys in found.items()}
 
     def draft_memory_key(self, user_id: str, memory_id: str, generation: int) -> MemoryCipher:
         """A key for a memory's first generation, made here and stored with the others drafted
         by :meth:`store_drafts`: a batch's new memories cost one round trip together instead
         of one per input (no I/O unless the user has no data key yet)."""
         [user] = self.ciphers([user_id]).values()
-        key = os.urandom(KEY_BYTES)
-        cipher = MemoryCipher(key, memory_id, generation)
-        wrapped = user.wrap(key, wrap_context(user_id, memory_id, generation))
-        self._drafts[(user_id, memory_id, generation)] = (wrapped, cipher)
-        return cipher
+        key_id = (user_id, memory_id, generation)
+        self._drafts[key_id] = self._new_memory_key(user, key_id)
+        return self._drafts[key_id][1]
 
     def drop_drafts(self, user_id: str) -> None:
         """Never store the user's drafted keys (the user's key is being erased)."""
@@ -368,13 +336,28 @@ class PostgresKeyStore:
         drafts, self._drafts = self._drafts, {}
         if not drafts:
             return {}, set()
-        ids = list(drafts)
+        return self._store_memory_keys({k: (*made, False) for k, made in drafts.items()})
+
+    def _new_memory_key(self, user: FieldCipher, key_id: MemoryKeyId) -> tuple[bytes, MemoryCipher]:
+        """A random memory key: wrapped under the user's data key (the row), and its cipher."""
+        user_id, memory_id, generation = key_id
+        key = os.urandom(KEY_BYTES)
+        wrapped = user.wrap(key, wrap_context(user_id, memory_id, generation))
+        return wrapped, MemoryCipher(key, memory_id, generation)
+
+    def _store_memory_keys(
+        self, made: Mapping[MemoryKeyId, tuple[bytes, MemoryCipher, bool]]
+    ) -> tuple[dict[MemoryPair, dict[int, MemoryCipher]], set[MemoryKeyId]]:
+        """Store keys made here (wrapped, cipher, forced), each when ``forced`` or when its
+        memory has no key of a generation up to it, in one statement; every live key of their
+        memories (the ones stored, and those the store already had), and which were stored."""
+        ids = list(made)
         rows = self._written(
-            f"WITH w(u, m, g, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], "
-            f"%s::bigint[], %s::bytea[])), "
+            f"WITH w(u, m, g, forced, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], "
+            f"%s::bigint[], %s::bool[], %s::bytea[])), "
             f"made AS (INSERT INTO {MEMORY_TABLE} "
             f"(key_user_id, key_memory_id, generation, wrapped_key) "
-            f"SELECT w.u, w.m, w.g, w.k FROM w WHERE NOT EXISTS (SELECT 1 "
+            f"SELECT w.u, w.m, w.g, w.k FROM w WHERE w.forced OR NOT EXISTS (SELECT 1 "
             f"FROM {MEMORY_TABLE} x WHERE x.key_user_id = w.u AND x.key_memory_id = w.m "
             f"AND x.generation <= w.g) ON CONFLICT DO NOTHING "
             f"RETURNING key_user_id, key_memory_id, generation, wrapped_key) "
@@ -382,17 +365,17 @@ class PostgresKeyStore:
             f"x.generation, x.wrapped_key, false FROM {MEMORY_TABLE} x "
             f"JOIN (SELECT DISTINCT u, m FROM w) p ON x.key_user_id = p.u "
             f"AND x.key_memory_id = p.m",
-            (*_columns(ids), [drafts[k][0] for k in ids]),
+            (*_columns(ids), [made[k][2] for k in ids], [made[k][0] for k in ids]),
         )
         users = self.existing_ciphers({u for u, _, _ in ids})
         found: dict[MemoryPair, dict[int, MemoryCipher]] = {(u, m): {} for u, m, _ in ids}
         stored: set[MemoryKeyId] = set()
-        for user_id, memory_id, generation, wrapped, made in rows:
+        for user_id, memory_id, generation, wrapped, inserted in rows:
             key_id = (user_id, memory_id, generation)
             user = users.get(user_id)
-            if made:
+            if inserted:
                 stored.add(key_id)
-                cipher = drafts[key_id][1]
+                cipher = made[key_id][1]
                 self._cache_memory_cipher(key_id, cipher)
             elif user is None:
                 continue
