@@ -247,8 +247,9 @@ class PostgresKeyStore:
         return found
 
     def erase(self, user_id: str) -> bool:
-        """Destroy the user's data key and memory keys (True if there was a data key). Every
-        record sealed with them is unreadable from now on, wherever it is."""
+        """Destroy the user's data key and memory keys, and never store the keys drafted for
+        them (True if there was a data key). Every record sealed with them is unreadable from
+        now on, wherever it is."""
         self.forget_cached(user_id)
         self.drop_drafts(user_id)
         self._wrote()

@@ -532,8 +532,6 @@ class KeySource(Protocol):
 
     def draft_memory_key(self, user_id: str, memory_id: str, generation: int) -> MemoryCipher: ...
 
-    def drop_drafts(self, user_id: str) -> None: ...
-
     def store_drafts(
         self,
     ) -> tuple[dict[MemoryPair, dict[int, MemoryCipher]], set[MemoryKeyId]]: ...
@@ -611,8 +609,7 @@ class Sealing:
         record sealed with them, wherever it is, never opens again."""
         with self._lock:
             self._drop_live(user_id)
-            self._drafted = {k for k in self._drafted if k[0] != user_id}
-            self.keys.drop_drafts(user_id)
+            self._drafted = {k for k in self._drafted if k[0] != user_id}  # the store drops them
             return _from_store(lambda: self.keys.erase(user_id), "the data key could not be erased")
 
     def forget_cached(self, user_id: str) -> None:

@@ -133,6 +133,7 @@ class Keys:
         pass
 
     def erase(self, user_id: str) -> bool:
+        self.drop_drafts(user_id)
         for key_id in [k for k in self.memory if k[0] == user_id]:
             del self.memory[key_id]
         return self.keys.pop(user_id, None) is not None
