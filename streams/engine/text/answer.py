@@ -130,6 +130,7 @@ def condensed_answer(
     :func:`answer_budget`. ``words_of`` gives a plain unit's content words (the observation
     writer's, so both writers agree on what is phatic: a unit with none is dropped)."""
     units: list[_Unit] = []
+    said: set[str] = set()
     order = 0
     for raw_line in text.splitlines():
         if not raw_line.strip() or _TABLE_RULE.match(raw_line):
@@ -152,11 +153,15 @@ def condensed_answer(
             if len(_WORD.findall(piece)) >= TITLE_WORDS:  # "Podcasts:" alone names no subject
                 lead = piece.endswith(":")  # introduces what follows
                 weight += HEADING_WEIGHT * heading + LEAD_WEIGHT * lead
-            if weight:
-                kept = _clipped(piece)
-                terms = words if kept == piece else list(words_of(kept))
-                units.append(_Unit(kept, order, weight, _terms(terms)))
-                order += 1
+            if not weight:
+                continue
+            kept = _clipped(piece)
+            if kept in said:  # a unit said again counts once
+                continue
+            said.add(kept)
+            terms = words if kept == piece else list(words_of(kept))
+            units.append(_Unit(kept, order, weight, _terms(terms)))
+            order += 1
     chosen = _chosen(units, answer_budget(len(text), max_chars))
     return [u.text for u in sorted(chosen, key=lambda u: u.order)]
 
@@ -165,8 +170,6 @@ def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:
     """The units that fill ``budget``, the worthiest first (module doc). A unit's worth only
     falls as others are taken, so the one at the top of the heap whose worth, computed again,
     still leads is the worthiest: each unit is looked at a few times, not once per pick."""
-    said = {unit.text: unit for unit in reversed(units)}  # a unit said again counts once
-    units = [unit for unit in units if said[unit.text] is unit]
     repeated = Counter(term for unit in units for term in unit.terms)
     covered: set[str] = set()
 
