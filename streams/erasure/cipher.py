@@ -45,6 +45,7 @@ MEMORY_TEXT_PREFIX = "ms2:"
 ENVELOPE_PREFIX = "ms3:"  # a memory's fields in one value, sealed with its user's key
 MEMORY_ENVELOPE_PREFIX = "ms4:"  # ... with a key of the memory
 SEALED_PREFIXES = (TEXT_PREFIX, MEMORY_TEXT_PREFIX, ENVELOPE_PREFIX, MEMORY_ENVELOPE_PREFIX)
+MEMORY_KEY_PREFIXES = (MEMORY_TEXT_PREFIX, MEMORY_ENVELOPE_PREFIX)  # sealed with a memory's key
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 

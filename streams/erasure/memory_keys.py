@@ -29,6 +29,7 @@ from streams.engine.forgetting import REDERIVED
 from streams.erasure.cipher import (
     GENERATION_BYTES,
     MEMORY_ENVELOPE_PREFIX,
+    MEMORY_KEY_PREFIXES,
     MEMORY_TEXT_PREFIX,
     MEMORY_VERSION,
     TAG_BYTES,
@@ -109,7 +110,7 @@ def generation_of(sealed: bytes) -> int | None:
 def text_generation(value: str) -> int | None:
     """:func:`generation_of` for a text field (``ms2:`` or a memory's envelope, ``ms4:``, +
     base64url); None for other text."""
-    if not value.startswith((MEMORY_TEXT_PREFIX, MEMORY_ENVELOPE_PREFIX)):
+    if not value.startswith(MEMORY_KEY_PREFIXES):
         return None
     start = len(MEMORY_TEXT_PREFIX)
     try:  # its first 12 characters: the 9 bytes of the header

@@ -51,8 +51,7 @@ from streams.engine.dataclass_speedups import slot_copier
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.erasure import envelope
 from streams.erasure.cipher import (
-    MEMORY_ENVELOPE_PREFIX,
-    MEMORY_TEXT_PREFIX,
+    MEMORY_KEY_PREFIXES,
     MEMORY_VERSION,
     NONCE_BYTES,
     TAG_BYTES,
@@ -551,7 +550,6 @@ reader that never calls it, like ``tail``, starts again past this many)."""
 
 SealRequest = tuple[str, int, bool]  # (memory id, version, starts a new generation)
 FIRST_VERSION = 1  # a memory's first ledger record is its version 1
-_MEMORY_KEYED = (MEMORY_TEXT_PREFIX, MEMORY_ENVELOPE_PREFIX)  # sealed with a memory's key
 
 
 class Sealing:
@@ -675,7 +673,7 @@ class Sealing:
             (event.user_id, carried[0].memory_id)
             for event in events
             if (carried := carried_memory(event.payload)) is not None
-            and carried[0].content.startswith(_MEMORY_KEYED)  # its generation read when opened
+            and carried[0].content.startswith(MEMORY_KEY_PREFIXES)  # generation: when opened
         )
 
     def memory_key_of(self, user_id: str) -> MemoryCipherOf:
@@ -796,7 +794,7 @@ class Sealing:
         self.prefetch(
             (e.user_id, e.payload.memory.memory_id)  # type: ignore[union-attr]
             for e in writes
-            if e.payload.memory.content.startswith(_MEMORY_KEYED)  # type: ignore[union-attr]
+            if e.payload.memory.content.startswith(MEMORY_KEY_PREFIXES)  # type: ignore[union-attr]
         )
         opened: list[MemoryEvent | Unreadable] = []
         for event in events:
