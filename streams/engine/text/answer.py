@@ -149,7 +149,7 @@ def condensed_answer(
             words = list(words_of(piece))
             if not words:
                 continue
-            weight = _weight(piece, strong)
+            weight = _weight(piece, strong, words)
             if len(_WORD.findall(piece)) >= TITLE_WORDS:  # "Podcasts:" alone names no subject
                 lead = piece.endswith(":")  # introduces what follows
                 weight += HEADING_WEIGHT * heading + LEAD_WEIGHT * lead
@@ -201,11 +201,16 @@ def _terms(words: Iterable[str]) -> frozenset[str]:
     return frozenset(singular(w.casefold()) for w in words if len(w) >= TERM_CHARS)
 
 
-def _weight(unit: str, strong: set[str]) -> int:
+def _weight(unit: str, strong: set[str], words: list[str]) -> int:
     """How much ``unit`` names: its fact terms, emphasised and quoted phrases, and whether it
-    says what is recommended or planned (0: nothing, and the unit is dropped)."""
+    says what is recommended or planned (0: nothing, and the unit is dropped). ``words``: its
+    content words; a unit whose only ones are decision words ("It is confirmed.") says that
+    something was decided, not what, and weighs nothing for it: in a short answer it took the
+    budget from the sentence naming what was booked."""
     named = len(fact_terms(unit)) + sum(1 for s in strong if s in unit) + len(_QUOTED.findall(unit))
-    decides = any(w.casefold() in DECISION_WORDS for w in _WORD.findall(unit))
+    decides = any(w.casefold() in DECISION_WORDS for w in _WORD.findall(unit)) and not all(
+        w.casefold() in DECISION_WORDS for w in words
+    )
     return named + (DECISION_WEIGHT if decides else 0)
 
 

@@ -118,3 +118,14 @@ def test_an_answer_that_recaps_its_points_keeps_each_point_once() -> None:
     kept = condensed_answer(booking, 1000, _says)
     assert kept.count("Flight: JAL 123 from Tokyo to Osaka on 14 March at 9:40") == 1  # was 2
     assert "Hotel: Hotel Granvia Osaka, 14-16 March" in kept
+
+
+def test_a_decision_that_says_not_what_was_decided_does_not_displace_what_was() -> None:
+    # RealMem: this short answer kept only "It is confirmed", the hotel lost
+    answer = (
+        "Yes, the booking for Hotel Kanra Kyoto has been successfully made as per your "
+        "instructions. It is confirmed."
+    )
+    kept = condensed_answer(answer, 1000, _says)
+    assert any("Hotel Kanra Kyoto" in unit for unit in kept)
+    assert "It is confirmed" not in kept
