@@ -60,6 +60,15 @@ LIVE_KEYS_SQL = (
 """Every key of the (user, memory) pairs given as two arrays."""
 
 
+DURABLE_COMMIT = (
+    "BEGIN; SET LOCAL synchronous_commit = on; "
+    "SELECT pg_current_xact_id(); "  # a commit record to wait for
+    "COMMIT"
+)
+"""A commit that waits for the WAL to be flushed up to it, and so for every commit before it
+(made with ``synchronous_commit = off``): no parameters, so one simple query holds it all."""
+
+
 class MasterKeyError(ValueError):
     """The master key is missing, malformed, or not the one a data key was wrapped with."""
 
@@ -194,13 +203,21 @@ class PostgresKeyStore:
 
     def flush(self) -> None:
         """Make every key written since the last flush durable: one commit that waits for the
-        WAL, which holds them all (nothing to do when not ``deferred`` or nothing written)."""
+        WAL, which holds them all (nothing to do when not ``deferred`` or nothing written).
+
+        One round trip: the transaction is one simple query of four statements. As a
+        transaction block (``BEGIN``, the two statements and ``COMMIT`` each sent and waited
+        for) it took four, ~390 µs against ~130 µs, paid by every batch of the worker."""
         if not self._unflushed:
             return
         conn = self._connection()
-        with conn.transaction():
-            conn.execute("SET LOCAL synchronous_commit = on")
-            conn.execute("SELECT pg_current_xact_id()")  # a commit record to wait for
+        try:
+            conn.execute(DURABLE_COMMIT)
+        except psycopg.Error:
+            # a failure inside the block leaves its transaction open and aborted, which would
+            # refuse every later statement: a new connection is opened when next needed
+            self.close()
+            raise
         self._unflushed = False
 
     def close(self) -> None:

@@ -5,11 +5,13 @@ without touching what they sealed, and held to one user for a reader login."""
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import psycopg
 import pytest
+from psycopg import pq
 from psycopg.conninfo import make_conninfo
 
 from projections import grants
@@ -243,5 +245,45 @@ def test_an_erased_users_drafts_are_never_stored(database: str, master: LocalMas
         keys.erase(user)
         assert keys.store_drafts() == ({}, set())
         assert keys.memory_keys([(user, "m1")]) == {(user, "m1"): {}}
+    finally:
+        keys.close()
+
+
+def _sent(conn: psycopg.Connection, action: Callable[[], object]) -> list[str]:
+    """The kinds of the messages ``action`` sends to the server ("Query", "Parse", "Sync" ...),
+    from libpq's trace: a "Query" or a "Sync" is one round trip."""
+    with tempfile.TemporaryFile("w+") as trace:
+        conn.pgconn.trace(trace.fileno())
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            action()
+        finally:
+            conn.pgconn.untrace()
+        trace.seek(0)
+        return [line.split("\t")[2] for line in trace.read().splitlines() if line[:1] == "F"]
+
+
+def test_a_deferred_stores_flush_is_one_round_trip_and_a_lost_connection_comes_back(
+    database: str, master: LocalMasterKey
+) -> None:
+    # The worker flushes its key writes once per batch: BEGIN, two statements and COMMIT
+    # sent one by one were four round trips of every batch.
+    keys = store(database, master, deferred=True)
+    user = f"flush-{uuid.uuid4()}"
+    try:
+        keys.draft_memory_key(user, "m1", 1)
+        keys.store_drafts()
+        sent = _sent(keys._connection(), keys.flush)
+        assert [kind for kind in sent if kind in ("Query", "Sync")] == ["Query"]
+        assert _sent(keys._connection(), keys.flush) == []  # nothing written since
+        # a flush that fails (here: its connection is gone) raises, and the store goes on
+        keys.draft_memory_key(user, "m2", 1)
+        keys.store_drafts()
+        pid = keys._connection().info.backend_pid
+        with psycopg.connect(database, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(psycopg.OperationalError):
+            keys.flush()
+        assert set(keys.memory_keys([(user, "m1"), (user, "m2")])[(user, "m2")]) == {1}
     finally:
         keys.close()
