@@ -5,10 +5,11 @@ which lets forgetting one memory erase it) and with the user's key alone (``user
 run also gives the price of per-memory keys against per-user sealing. A third phase times what
 a publisher (and so the HTTP API) pays per write, one write at a time, in each sealed mode.
 
-Each round measures both modes back to back on fresh topics and databases with the same
-workload: the worker phase publishes the workload as a service would (sealed by the
-publisher's code when sealing is on) and times the ledger; the projector phase replays that
-ledger into a fresh database, its keys read from the worker phase's database
+Each round measures the three modes back to back, each round starting one mode further on
+(:func:`in_turn`), on fresh topics and databases with the same workload, each timed phase
+after a checkpoint (:func:`checkpoint`): the worker phase publishes the workload as a service
+would (sealed by the publisher's code when sealing is on) and times the ledger; the projector
+phase replays that ledger into a fresh database, its keys read from the worker phase's database
 (MEMSTREAM_KEYS_DATABASE_URL), as one key store serves every process. The phases are
 `memstream bench`'s own (bench/run.py), reused unchanged. Writes
 ``bench/results/sealing_cost-<date>-<commit>.json`` and ``.md``; every process started here is
@@ -30,6 +31,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
+
+import psycopg
 
 from bench import progress
 from bench.cleanup import remove_run
@@ -79,6 +82,7 @@ def one_mode(
     # a database of its own: the sealed worker's keys, made with this run's master key
     worker_settings = harness.pipeline(f"worker-{tag}", database=True)
     records = input_records(encoded(events, worker_settings), harness.partitions)
+    checkpoint(harness)
     worker = _throughput(harness, worker_settings, records, "worker", processes, True)
     ledger, worker.records = worker.records, []
 
@@ -90,10 +94,28 @@ def one_mode(
     projector_settings = projector_settings.with_overrides(
         keys_database_url=worker_settings.database_url
     )
+    checkpoint(harness)
     projector, _ = _projector(harness, projector_settings, ledger)
     rates = {"worker": worker.rate().per_second, "projector": projector.per_second}
     progress.note(f"[{tag}] {json.dumps({k: round(v) for k, v in rates.items()})}")
     return rates
+
+
+def in_turn(round_: int) -> tuple[str, ...]:
+    """The modes in the order round ``round_`` (from 1) runs them: each round starts one
+    further on, so no mode is always measured last, after the others' writes (a fixed order
+    put memory keys last in every round, where the database's write-back of the two phases
+    before it lands)."""
+    start = (round_ - 1) % len(MODES)
+    return MODES[start:] + MODES[:start]
+
+
+def checkpoint(harness: Harness) -> None:
+    """Write the database's dirty pages back before a timed phase, so each phase starts from
+    the same state instead of paying for the write-back of the phases before it (as pgbench's
+    documentation advises before each run)."""
+    with psycopg.connect(harness.stack.database_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
 
 
 PUBLISHING_THREADS = 8  # concurrent writers, as the HTTP API's request threads
@@ -148,7 +170,7 @@ def in_process(
             _inputs(encoded(_as_users(events[i : i + IN_PROCESS_BATCH], "-w"), settings))
         )
     for round_ in range(1, rounds + 1):
-        for mode in MODES:
+        for mode in in_turn(round_):
             progress.note(f"[in process {mode}{round_}] {len(events)} inputs")
             mode_settings = settings.with_overrides(
                 master_key="" if mode == "plain" else master,
@@ -251,7 +273,7 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
     completed = False
     try:
         for round_ in range(1, rounds + 1):
-            for mode in MODES:
+            for mode in in_turn(round_):
                 base = harness.base
                 key = "" if mode == "plain" else master
                 harness.base = base.with_overrides(

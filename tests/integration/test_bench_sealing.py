@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import os
+from types import SimpleNamespace
 
+import psycopg
 import pytest
 
 from bench import sealing_cost
@@ -47,3 +49,20 @@ def test_a_workload_written_as_other_users_keeps_its_memories() -> None:
         assert isinstance(before.payload, MemoryWritten)
         assert after.payload.memory.user_id == after.user_id
         assert after.payload.memory.content == before.payload.memory.content
+
+
+def test_each_mode_is_measured_once_a_round_and_none_always_last() -> None:
+    rounds = [sealing_cost.in_turn(r) for r in range(1, len(sealing_cost.MODES) + 1)]
+    assert all(sorted(order) == sorted(sealing_cost.MODES) for order in rounds)
+    assert {order[-1] for order in rounds} == set(sealing_cost.MODES)
+    assert sealing_cost.in_turn(1) == sealing_cost.in_turn(len(sealing_cost.MODES) + 1)
+
+
+def test_a_checkpoint_before_a_phase_runs_on_the_stacks_database(database: str) -> None:
+    harness = SimpleNamespace(stack=SimpleNamespace(database_url=database))
+    with psycopg.connect(database, autocommit=True) as conn:
+        before = conn.execute("SELECT checkpoint_lsn FROM pg_control_checkpoint()").fetchone()
+        conn.execute("CREATE TEMP TABLE dirty AS SELECT generate_series(1, 1000) AS n")
+        sealing_cost.checkpoint(harness)  # type: ignore[arg-type]
+        after = conn.execute("SELECT checkpoint_lsn FROM pg_control_checkpoint()").fetchone()
+    assert before != after
