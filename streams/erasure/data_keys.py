@@ -54,7 +54,7 @@ the whole table over a few hundred index probes: 12 ms for 500 keys among 17,652
 by index (docs/benchmarks.md, "Sealing cost"), a cost that grew with every key ever made."""
 LIVE_KEYS_SQL = (
     f"SELECT k.key_user_id, k.key_memory_id, k.generation, k.wrapped_key "
-    f"FROM {MEMORY_TABLE} k JOIN unnest(%s::text[], %s::text[]) AS w(u, m) "
+    f"FROM {MEMORY_TABLE} k JOIN unnest(%b::text[], %b::text[]) AS w(u, m) "
     f"ON k.key_user_id = w.u AND k.key_memory_id = w.m"
 )
 """Every key of the (user, memory) pairs given as two arrays."""
@@ -372,8 +372,8 @@ class PostgresKeyStore:
         memories (the ones stored, and those the store already had), and which were stored."""
         ids = list(made)
         rows = self._written(
-            f"WITH w(u, m, g, forced, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], "
-            f"%s::bigint[], %s::bool[], %s::bytea[])), "
+            f"WITH w(u, m, g, forced, k) AS (SELECT * FROM unnest(%b::text[], %b::text[], "
+            f"%b::bigint[], %b::bool[], %b::bytea[])), "
             f"made AS (INSERT INTO {MEMORY_TABLE} "
             f"(key_user_id, key_memory_id, generation, wrapped_key) "
             f"SELECT w.u, w.m, w.g, w.k FROM w WHERE w.forced OR NOT EXISTS (SELECT 1 "
@@ -421,7 +421,7 @@ class PostgresKeyStore:
             users[u].wrap(os.urandom(KEY_BYTES), wrap_context(u, m, generation)) for u, m in wanted
         ]
         rows = self._written(
-            f"WITH w(u, m, k) AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::bytea[])), "
+            f"WITH w(u, m, k) AS (SELECT * FROM unnest(%b::text[], %b::text[], %b::bytea[])), "
             f"made AS (INSERT INTO {MEMORY_TABLE} "
             f"(key_user_id, key_memory_id, generation, wrapped_key) "
             f"SELECT w.u, w.m, %s, w.k FROM w WHERE NOT EXISTS (SELECT 1 FROM {MEMORY_TABLE} t "
@@ -459,8 +459,8 @@ class PostgresKeyStore:
         self._wrote()
         with conn.transaction():
             gone = conn.execute(
-                f"DELETE FROM {MEMORY_TABLE} k USING unnest(%s::text[], %s::text[], "
-                f"%s::bigint[]) AS w(u, m, g) WHERE k.key_user_id = w.u "
+                f"DELETE FROM {MEMORY_TABLE} k USING unnest(%b::text[], %b::text[], "
+                f"%b::bigint[]) AS w(u, m, g) WHERE k.key_user_id = w.u "
                 f"AND k.key_memory_id = w.m AND k.generation <= w.g",
                 _columns(wanted),
             )
