@@ -10,10 +10,12 @@ FROM python:3.11-slim AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# A compiler only for the rare dependency without a wheel for this platform; it stays in this
-# stage and never reaches the runtime image.
+# A compiler and OpenSSL's headers for memstream's one C module (streams/erasure/_opening.c,
+# the projector's opening of sealed records; it links the libcrypto the runtime image already
+# has) and for the rare dependency without a wheel for this platform; they stay in this stage
+# and never reach the runtime image.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends build-essential \
+    && apt-get install -y --no-install-recommends build-essential libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 
 RUN python -m venv /opt/venv

@@ -13,7 +13,7 @@ demo: $(INSTALLED)
 test: $(INSTALLED)
 	$(VENV)/bin/python -m pytest
 
-$(INSTALLED): pyproject.toml
+$(INSTALLED): pyproject.toml setup.py streams/erasure/_opening.c
 	@command -v java >/dev/null || { echo "Java 17+ is required for the local Kafka broker (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	@command -v mvn >/dev/null || { echo "Maven is required to fetch the Kafka jars (apt-get install maven)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)

@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import psycopg
@@ -484,7 +484,11 @@ class Projector:
             if isinstance(event.payload, UserErased):
                 # the user's key is gone: what follows is sealed with a new one
                 sealing.forget_cached(event.user_id)
-            consumed.records[index] = replace(record, event=self._opened(event))
+            opened = self._opened(event)
+            if opened is not event:  # the constructor: a third of ``replace``'s cost
+                consumed.records[index] = Consumed(
+                    record.topic, record.partition, record.offset, opened
+                )
 
     def _opened(self, event: ConsolidationEvent) -> ConsolidationEvent | None:
         """The record with its sealed fields opened; None when its user's key is erased (the

@@ -21,6 +21,13 @@ names which of the memory's keys opens it, and is bound into the associated data
 A memory's personal fields travel together, sealed once as one value
 (``streams.erasure.envelope``): ``ms3:`` with a user's key, ``ms4:`` with a memory's, the same
 bytes as ``ms1:`` and ``ms2:`` but for a field of their own in the associated data.
+
+Opening has a compiled path (``streams/erasure/_opening.c``, built at install when a C
+compiler and OpenSSL's headers are there): the projector opens every record it reads, and the
+Python here spent more on the glue around AES-GCM than on AES-GCM (docs/benchmarks.md,
+"Sealing cost"). The C only opens what is well formed; for anything else it returns None and
+the Python here, the reference, opens the value or says why not, so errors are the same either
+way (tests/unit/erasure/test_opening_speedups.py holds the two together).
 """
 
 from __future__ import annotations
@@ -30,9 +37,36 @@ import functools
 import hashlib
 import hmac
 import os
+from typing import Protocol
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+
+class _Speedups(Protocol):
+    """The C opening (``streams/erasure/_opening.c``, built by setup.py): each call returns
+    None where the Python here, the reference, must judge (it opens or says why not)."""
+
+    def hmac_sha256(self, key: bytes, message: bytes, /) -> bytes: ...
+
+    def open_after(self, key: bytes, sealed: bytes, header: int, aad: bytes, /) -> bytes | None: ...
+
+    def open_envelope(
+        self, key: bytes, text: str, skip: int, header: bytes, aad: bytes, /
+    ) -> OpenedEnvelope | None: ...
+
+
+def _built_speedups() -> _Speedups | None:
+    try:
+        from streams.erasure import _opening
+    except ImportError:  # installed without a C compiler or OpenSSL's headers: Python alone
+        return None
+    return _opening
+
+
+OpenedEnvelope = tuple[str, str | None, dict[str, str], tuple[str, ...]]
+"""A memory's envelope opened: content, speaker, metadata, triggers (envelope.Texts' fields)."""
+speedups = _built_speedups()
 
 VERSION = b"\x01"
 MEMORY_VERSION = b"\x02"  # sealed with a memory's key (streams/erasure/memory_keys.py)
@@ -50,6 +84,9 @@ _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 
 
+assert len(ENVELOPE_PREFIX) == len(MEMORY_ENVELOPE_PREFIX)  # the C opening skips either alike
+
+
 class Unreadable(ValueError):
     """A sealed value that does not open: its key was erased, it was sealed for another user
     or field, or it was altered. Readers show such a field as erased, never stop on it."""
@@ -57,28 +94,50 @@ class Unreadable(ValueError):
 
 def _subkey(data_key: bytes, purpose: bytes) -> bytes:
     """A key for one purpose, so the nonce's HMAC key is never the cipher's key."""
-    return hmac.new(data_key, b"memstream/erasure/" + purpose, hashlib.sha256).digest()
+    message = b"memstream/erasure/" + purpose
+    if speedups is not None:
+        return speedups.hmac_sha256(data_key, message)
+    return hmac.new(data_key, message, hashlib.sha256).digest()
 
 
 class FieldCipher:
-    """Seals and opens the personal fields of one user with that user's data key."""
+    """Seals and opens the personal fields of one user with that user's data key.
 
-    __slots__ = ("_aead", "_data_key", "_nonce_key", "_wrap_aead")
+    Each purpose's key is derived (an HMAC) when first needed, and its AES-GCM object made
+    when first used by Python: a memory's key that only opens (the projector's, an input's)
+    never seals or wraps, and with the C opening (``speedups``) never needs the object."""
+
+    __slots__ = ("_aead", "_data_key", "_nonce_key", "_seal_key", "_wrap_aead", "_wrap_key")
     envelope_prefix = ENVELOPE_PREFIX  # what a memory's envelope sealed with this key starts with
 
     def __init__(self, data_key: bytes) -> None:
         if len(data_key) != KEY_BYTES:
             raise ValueError(f"a data key is {KEY_BYTES} bytes (AES-256), not {len(data_key)}")
         self._data_key = data_key
-        self._aead = AESGCM(_subkey(data_key, b"seal"))
-        # derived when first needed: a memory's key that only opens (the projector's, an
-        # input's) never seals or wraps, and each derivation is an HMAC (~1.6 µs)
+        self._seal_key: bytes | None = None
+        self._aead: AESGCM | None = None
         self._nonce_key: bytes | None = None
+        self._wrap_key: bytes | None = None
         self._wrap_aead: AESGCM | None = None
+
+    def _sealing_key(self) -> bytes:
+        if self._seal_key is None:
+            self._seal_key = _subkey(self._data_key, b"seal")
+        return self._seal_key
+
+    def _sealing(self) -> AESGCM:
+        if self._aead is None:
+            self._aead = AESGCM(self._sealing_key())
+        return self._aead
+
+    def _wrapping_key(self) -> bytes:
+        if self._wrap_key is None:
+            self._wrap_key = _subkey(self._data_key, b"wrap")
+        return self._wrap_key
 
     def _wrapping(self) -> AESGCM:
         if self._wrap_aead is None:
-            self._wrap_aead = AESGCM(_subkey(self._data_key, b"wrap"))
+            self._wrap_aead = AESGCM(self._wrapping_key())
         return self._wrap_aead
 
     def wrap(self, key: bytes, context: bytes) -> bytes:
@@ -89,6 +148,10 @@ class FieldCipher:
 
     def unwrap(self, wrapped: bytes, context: bytes) -> bytes:
         """The key :meth:`wrap` wrapped; :class:`Unreadable` when it does not unwrap."""
+        if speedups is not None:
+            key = speedups.open_after(self._wrapping_key(), wrapped, 0, context)
+            if key is not None:
+                return key
         try:
             return self._wrapping().decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:], context)
         except InvalidTag as exc:
@@ -104,7 +167,7 @@ class FieldCipher:
         nonce = hmac.new(
             self._nonce_key, len(context).to_bytes(4, "big") + context + plaintext, hashlib.sha256
         ).digest()[:NONCE_BYTES]
-        return VERSION + nonce + self._aead.encrypt(nonce, plaintext, context)
+        return VERSION + nonce + self._sealing().encrypt(nonce, plaintext, context)
 
     def open(self, sealed: bytes, context: bytes) -> bytes:
         """The plaintext of ``sealed``; :class:`Unreadable` when it does not open."""
@@ -115,16 +178,34 @@ class FieldCipher:
     def open_after(self, sealed: bytes, header: int, context: bytes) -> bytes:
         """The plaintext of ``sealed`` whose nonce starts after a ``header`` of that many
         bytes (a memory key's value opens here without being copied into a user key's)."""
+        if speedups is not None:
+            opened = speedups.open_after(self._sealing_key(), sealed, header, context)
+            if opened is not None:
+                return opened
         if len(sealed) < header + NONCE_BYTES + TAG_BYTES:
             raise Unreadable("not a sealed value of a version this reader knows")
         start = header + NONCE_BYTES
         try:
-            return self._aead.decrypt(sealed[header:start], sealed[start:], context)
+            return self._sealing().decrypt(sealed[header:start], sealed[start:], context)
         except InvalidTag as exc:
             raise Unreadable(
                 "the value does not open with this key for this user and field: sealed for "
                 "another, altered, or its key was rotated away"
             ) from exc
+
+    def open_envelope(
+        self, value: str, context: bytes, header: bytes = VERSION
+    ) -> OpenedEnvelope | None:
+        """A memory's envelope (``value``: its prefix, then base64url of ``header``, nonce,
+        ciphertext, tag) opened and unpacked by the C opening in one call: (content, speaker,
+        metadata, triggers). None without it, or for anything but a well-formed value that
+        opens: the reference path (base64, :meth:`open_after`, ``envelope.unpack``) then
+        opens it or says why not."""
+        if speedups is None:
+            return None
+        return speedups.open_envelope(
+            self._sealing_key(), value, len(ENVELOPE_PREFIX), header, context
+        )
 
     def seal_text(self, text: str, context: bytes) -> str:
         """A text field sealed, as text (``ms1:`` + base64url)."""

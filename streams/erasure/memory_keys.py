@@ -35,6 +35,7 @@ from streams.erasure.cipher import (
     TAG_BYTES,
     VERSION,
     FieldCipher,
+    OpenedEnvelope,
     Unreadable,
     b64url_bytes,
     b64url_text,
@@ -86,6 +87,9 @@ class MemoryCipher:
         if not sealed.startswith(self._header):
             raise Unreadable("the value is sealed with another key of this memory")
         return self._cipher.open_after(sealed, HEADER_BYTES, context + self._bound)
+
+    def open_envelope(self, value: str, context: bytes) -> OpenedEnvelope | None:
+        return self._cipher.open_envelope(value, context + self._bound, self._header)
 
     def seal_text(self, text: str, context: bytes) -> str:
         sealed = self.seal(text.encode("utf-8", "surrogatepass"), context)

@@ -184,17 +184,22 @@ def open_memory(
 def _open_sealed(memory: Memory, cipher: Cipher) -> Memory:
     if not memory.content.startswith(cipher.envelope_prefix):
         return _open_fields(memory, cipher)  # sealed field by field, before the envelope
-    sealed = sealed_text_bytes(memory.content, cipher.envelope_prefix)
-    opened = cipher.open(sealed, field_context(memory.user_id, ENVELOPE_FIELD))
-    try:
-        texts = envelope.unpack(opened)
-    except ValueError as exc:
-        raise Unreadable(f"a memory's envelope that does not unpack: {exc}") from exc
+    context = field_context(memory.user_id, ENVELOPE_FIELD)
+    opened = cipher.open_envelope(memory.content, context)  # in C, when it is built
+    if opened is None:  # the reference: it opens what C did not, or says why not
+        sealed = sealed_text_bytes(memory.content, cipher.envelope_prefix)
+        plain = cipher.open(sealed, context)
+        try:
+            texts = envelope.unpack(plain)
+        except ValueError as exc:
+            raise Unreadable(f"a memory's envelope that does not unpack: {exc}") from exc
+        opened = (texts.content, texts.speaker, texts.metadata, texts.trigger_conditions)
+    content, speaker, metadata, triggers = opened
     return memory.evolve(
-        content=texts.content,
-        speaker=texts.speaker,
-        metadata=texts.metadata,
-        trigger_conditions=texts.trigger_conditions,
+        content=content,
+        speaker=speaker,
+        metadata=metadata,
+        trigger_conditions=triggers,
         embedding=_opened_embedding(memory, cipher),
     )
 

@@ -1,0 +1,431 @@
+/* Opening sealed values in one call each: the projector's hot path (issue 43).
+ *
+ * The reference is the Python in streams/erasure/cipher.py and envelope.py; this module only
+ * does what those do on the path where everything is well formed, and returns None for
+ * anything else (a value that does not open, odd base64, a wrong header, an envelope that does
+ * not unpack), so that the caller runs the reference code, which raises the error it always
+ * raised. It never decides that a value is unreadable by itself.
+ *
+ * What it buys (docs/benchmarks.md, "Sealing cost"): opening a record is Python glue around
+ * a few C calls (base64, AES-GCM through `cryptography`'s objects, struct unpacking, one
+ * decode per text, an HMAC per memory key); here each of those is one call over the bytes.
+ *
+ * The cipher and digest contexts are static and used with the GIL held (no call releases
+ * it), which makes them safe to share between Python threads.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <openssl/evp.h>
+#include <stdint.h>
+#include <string.h>
+
+#define KEY_BYTES 32
+#define NONCE_BYTES 12
+#define TAG_BYTES 16
+#define SHA256_BYTES 32
+#define SHA256_BLOCK 64
+#define ENVELOPE_HEAD 9 /* flags (1), metadata pairs (4), triggers (4) */
+
+static EVP_CIPHER_CTX *gcm_ctx;
+static EVP_MD_CTX *md_ctx;
+static const EVP_CIPHER *gcm;
+static const EVP_MD *sha256;
+
+/* AES-256-GCM: nonce (12) || ciphertext || tag (16) at data[start:], into out (the
+ * ciphertext's length). 1 when it opens. */
+static int
+gcm_decrypt(const unsigned char *key, const unsigned char *data, Py_ssize_t size,
+            const unsigned char *aad, Py_ssize_t aad_size, unsigned char *out)
+{
+    int written = 0;
+    Py_ssize_t body = size - NONCE_BYTES - TAG_BYTES;
+    if (body < 0 || body > INT_MAX || aad_size > INT_MAX) {
+        return 0;
+    }
+    if (EVP_DecryptInit_ex(gcm_ctx, gcm, NULL, key, data) != 1) {
+        return 0;
+    }
+    if (aad_size > 0 && EVP_DecryptUpdate(gcm_ctx, NULL, &written, aad, (int)aad_size) != 1) {
+        return 0;
+    }
+    if (body > 0 &&
+        EVP_DecryptUpdate(gcm_ctx, out, &written, data + NONCE_BYTES, (int)body) != 1) {
+        return 0;
+    }
+    if (EVP_CIPHER_CTX_ctrl(gcm_ctx, EVP_CTRL_GCM_SET_TAG, TAG_BYTES,
+                            (void *)(data + size - TAG_BYTES)) != 1) {
+        return 0;
+    }
+    return EVP_DecryptFinal_ex(gcm_ctx, out + written, &written) == 1;
+}
+
+static int
+digest(const unsigned char *first, size_t first_size, const unsigned char *second,
+       size_t second_size, unsigned char *out)
+{
+    unsigned int size = 0;
+    return EVP_DigestInit_ex(md_ctx, sha256, NULL) == 1 &&
+           EVP_DigestUpdate(md_ctx, first, first_size) == 1 &&
+           EVP_DigestUpdate(md_ctx, second, second_size) == 1 &&
+           EVP_DigestFinal_ex(md_ctx, out, &size) == 1;
+}
+
+PyDoc_STRVAR(hmac_sha256_doc,
+             "hmac_sha256(key, message) -> bytes\n\n"
+             "HMAC-SHA256 of message under a key of at most 64 bytes (RFC 2104).");
+
+static PyObject *
+hmac_sha256(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer key, message;
+    unsigned char inner_pad[SHA256_BLOCK], outer_pad[SHA256_BLOCK], inner[SHA256_BYTES];
+    unsigned char mac[SHA256_BYTES];
+    int ok;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "hmac_sha256 takes a key and a message");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &message, PyBUF_SIMPLE) != 0) {
+        PyBuffer_Release(&key);
+        return NULL;
+    }
+    if (key.len > SHA256_BLOCK) {
+        PyBuffer_Release(&key);
+        PyBuffer_Release(&message);
+        PyErr_SetString(PyExc_ValueError, "an HMAC key here is at most 64 bytes");
+        return NULL;
+    }
+    memset(inner_pad, 0x36, SHA256_BLOCK);
+    memset(outer_pad, 0x5c, SHA256_BLOCK);
+    for (Py_ssize_t i = 0; i < key.len; i++) {
+        inner_pad[i] ^= ((const unsigned char *)key.buf)[i];
+        outer_pad[i] ^= ((const unsigned char *)key.buf)[i];
+    }
+    ok = digest(inner_pad, SHA256_BLOCK, message.buf, (size_t)message.len, inner) &&
+         digest(outer_pad, SHA256_BLOCK, inner, SHA256_BYTES, mac);
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&message);
+    if (!ok) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize((const char *)mac, SHA256_BYTES);
+}
+
+/* The plaintext of sealed[start:] (nonce, ciphertext, tag) as bytes, or Py_None when it
+ * does not open; NULL with an exception only when memory runs out. */
+static PyObject *
+opened_bytes(const unsigned char *key, const unsigned char *sealed, Py_ssize_t size,
+             const unsigned char *aad, Py_ssize_t aad_size)
+{
+    PyObject *out;
+    if (size < NONCE_BYTES + TAG_BYTES) {
+        Py_RETURN_NONE;
+    }
+    out = PyBytes_FromStringAndSize(NULL, size - NONCE_BYTES - TAG_BYTES);
+    if (out == NULL) {
+        return NULL;
+    }
+    if (!gcm_decrypt(key, sealed, size, aad, aad_size, (unsigned char *)PyBytes_AS_STRING(out))) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
+    return out;
+}
+
+static int
+key_of(Py_buffer *key)
+{
+    if (key->len != KEY_BYTES) {
+        PyErr_SetString(PyExc_ValueError, "an AES-256 key is 32 bytes");
+        return 0;
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(open_after_doc,
+             "open_after(key, sealed, header, aad) -> bytes | None\n\n"
+             "The plaintext of sealed[header:] (nonce, ciphertext, tag) under the AES-256-GCM "
+             "key, or None when it does not open.");
+
+static PyObject *
+open_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer key, sealed, aad;
+    Py_ssize_t header;
+    PyObject *result = NULL;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "open_after takes a key, a value, a header and an aad");
+        return NULL;
+    }
+    header = PyLong_AsSsize_t(args[2]);
+    if (header == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &sealed, PyBUF_SIMPLE) != 0) {
+        PyBuffer_Release(&key);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[3], &aad, PyBUF_SIMPLE) != 0) {
+        PyBuffer_Release(&key);
+        PyBuffer_Release(&sealed);
+        return NULL;
+    }
+    if (key_of(&key)) {
+        if (header < 0 || header > sealed.len) {
+            result = Py_NewRef(Py_None);
+        } else {
+            result = opened_bytes(key.buf, (const unsigned char *)sealed.buf + header,
+                                  sealed.len - header, aad.buf, aad.len);
+        }
+    }
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&sealed);
+    PyBuffer_Release(&aad);
+    return result;
+}
+
+/* base64url or standard base64 without padding (as cipher.b64url_bytes reads what writers
+ * write); -1 for anything else, which the reference path then judges. */
+static signed char b64_value[256];
+
+static Py_ssize_t
+b64_decode(const unsigned char *text, Py_ssize_t size, unsigned char *out)
+{
+    Py_ssize_t written = 0;
+    uint32_t bits = 0;
+    int held = 0;
+    if (size % 4 == 1) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < size; i++) {
+        signed char value = b64_value[text[i]];
+        if (value < 0) {
+            return -1;
+        }
+        bits = (bits << 6) | (uint32_t)value;
+        held += 6;
+        if (held >= 8) {
+            held -= 8;
+            out[written++] = (unsigned char)(bits >> held);
+            bits &= (1u << held) - 1;
+        }
+    }
+    return written;
+}
+
+static uint32_t
+big_endian(const unsigned char *at)
+{
+    return ((uint32_t)at[0] << 24) | ((uint32_t)at[1] << 16) | ((uint32_t)at[2] << 8) | at[3];
+}
+
+/* envelope.unpack over raw: (content, speaker | None, metadata, triggers), or Py_None when
+ * raw is not such a value. */
+static PyObject *
+unpacked(const unsigned char *raw, Py_ssize_t size)
+{
+    uint64_t pairs, triggers, count, at;
+    int speaker;
+    PyObject *texts = NULL, *metadata = NULL, *trigger_tuple = NULL, *result = NULL;
+    if (size < ENVELOPE_HEAD) {
+        Py_RETURN_NONE;
+    }
+    speaker = raw[0] & 1;
+    pairs = big_endian(raw + 1);
+    triggers = big_endian(raw + 5);
+    count = 1 + (uint64_t)speaker + 2 * pairs + triggers;
+    at = ENVELOPE_HEAD + 4 * count;
+    if (at > (uint64_t)size) {
+        Py_RETURN_NONE;
+    }
+    texts = PyList_New((Py_ssize_t)count);
+    if (texts == NULL) {
+        return NULL;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t length = big_endian(raw + ENVELOPE_HEAD + 4 * i);
+        PyObject *text;
+        if (at + length > (uint64_t)size) {
+            Py_DECREF(texts);
+            Py_RETURN_NONE;
+        }
+        text = PyUnicode_DecodeUTF8((const char *)raw + at, (Py_ssize_t)length, "surrogatepass");
+        if (text == NULL) {
+            Py_DECREF(texts);
+            if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                return NULL;
+            }
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        PyList_SET_ITEM(texts, (Py_ssize_t)i, text);
+        at += length;
+    }
+    if (at != (uint64_t)size) {
+        Py_DECREF(texts);
+        Py_RETURN_NONE;
+    }
+    metadata = PyDict_New();
+    if (metadata == NULL) {
+        goto done;
+    }
+    for (uint64_t i = 0; i < pairs; i++) {
+        Py_ssize_t first = 1 + speaker + 2 * (Py_ssize_t)i;
+        if (PyDict_SetItem(metadata, PyList_GET_ITEM(texts, first),
+                           PyList_GET_ITEM(texts, first + 1)) != 0) {
+            goto done;
+        }
+    }
+    trigger_tuple = PyList_GetSlice(texts, (Py_ssize_t)(1 + speaker + 2 * pairs),
+                                    (Py_ssize_t)count);
+    if (trigger_tuple == NULL) {
+        goto done;
+    }
+    Py_SETREF(trigger_tuple, PyList_AsTuple(trigger_tuple));
+    if (trigger_tuple == NULL) {
+        goto done;
+    }
+    result = PyTuple_Pack(4, PyList_GET_ITEM(texts, 0),
+                          speaker ? PyList_GET_ITEM(texts, 1) : Py_None, metadata,
+                          trigger_tuple);
+done:
+    Py_XDECREF(trigger_tuple);
+    Py_XDECREF(metadata);
+    Py_DECREF(texts);
+    return result;
+}
+
+PyDoc_STRVAR(open_envelope_doc,
+             "open_envelope(key, text, skip, header, aad) -> tuple | None\n\n"
+             "A memory's envelope (streams/erasure/envelope.py) sealed in text[skip:] "
+             "(base64url of header, nonce, ciphertext, tag), opened and unpacked: (content, "
+             "speaker or None, metadata, triggers); None for anything the reference path "
+             "must judge.");
+
+static PyObject *
+open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer key, header, aad;
+    Py_ssize_t skip, size, decoded, header_size;
+    const unsigned char *text;
+    unsigned char *raw = NULL, *plain = NULL;
+    PyObject *result = NULL;
+    if (nargs != 5 || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "open_envelope takes a key, a text, a skip, a header and an aad");
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(args[1])) {
+        Py_RETURN_NONE;
+    }
+    skip = PyLong_AsSsize_t(args[2]);
+    if (skip == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    size = PyUnicode_GET_LENGTH(args[1]);
+    if (skip < 0 || skip > size) {
+        Py_RETURN_NONE;
+    }
+    text = (const unsigned char *)PyUnicode_DATA(args[1]) + skip;
+    size -= skip;
+    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[3], &header, PyBUF_SIMPLE) != 0) {
+        PyBuffer_Release(&key);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[4], &aad, PyBUF_SIMPLE) != 0) {
+        PyBuffer_Release(&key);
+        PyBuffer_Release(&header);
+        return NULL;
+    }
+    header_size = header.len;
+    if (!key_of(&key)) {
+        goto done;
+    }
+    raw = PyMem_Malloc((size_t)(size / 4 * 3 + 3));
+    if (raw == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    decoded = b64_decode(text, size, raw);
+    if (decoded < header_size + NONCE_BYTES + TAG_BYTES ||
+        memcmp(raw, header.buf, (size_t)header_size) != 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    plain = PyMem_Malloc((size_t)(decoded - header_size - NONCE_BYTES - TAG_BYTES + 1));
+    if (plain == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!gcm_decrypt(key.buf, raw + header_size, decoded - header_size, aad.buf, aad.len,
+                     plain)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    result = unpacked(plain, decoded - header_size - NONCE_BYTES - TAG_BYTES);
+done:
+    PyMem_Free(plain);
+    PyMem_Free(raw);
+    PyBuffer_Release(&key);
+    PyBuffer_Release(&header);
+    PyBuffer_Release(&aad);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"hmac_sha256", (PyCFunction)(void (*)(void))hmac_sha256, METH_FASTCALL, hmac_sha256_doc},
+    {"open_after", (PyCFunction)(void (*)(void))open_after, METH_FASTCALL, open_after_doc},
+    {"open_envelope", (PyCFunction)(void (*)(void))open_envelope, METH_FASTCALL,
+     open_envelope_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    "streams.erasure._opening",
+    "Opening sealed values in one call each (the reference: cipher.py, envelope.py).",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__opening(void)
+{
+    const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    memset(b64_value, -1, sizeof b64_value);
+    for (int i = 0; alphabet[i] != '\0'; i++) {
+        b64_value[(unsigned char)alphabet[i]] = (signed char)i;
+    }
+    b64_value['-'] = b64_value['+'] = 62;
+    b64_value['_'] = b64_value['/'] = 63;
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    /* fetched once: the legacy getters make every initialisation fetch again */
+    gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+#else
+    gcm = EVP_aes_256_gcm();
+    sha256 = EVP_sha256();
+#endif
+    gcm_ctx = EVP_CIPHER_CTX_new();
+    md_ctx = EVP_MD_CTX_new();
+    if (gcm == NULL || sha256 == NULL || gcm_ctx == NULL || md_ctx == NULL) {
+        PyErr_SetString(PyExc_ImportError, "OpenSSL has no AES-256-GCM or SHA-256 here");
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,203 @@
+"""The C opening (streams/erasure/_opening.c) against its reference, the Python in cipher.py
+and envelope.py: whatever it returns is what the reference returns, it opens every
+well-formed value, and everything else it leaves to the reference (None), which still says
+why a value does not open."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from streams.engine.model import Memory
+from streams.erasure import cipher, envelope
+from streams.erasure.cipher import (
+    ENVELOPE_PREFIX,
+    VERSION,
+    FieldCipher,
+    Unreadable,
+    b64url_text,
+    field_context,
+    sealed_text_bytes,
+)
+from streams.erasure.memory_keys import MemoryCipher
+from streams.erasure.sealing import ENVELOPE_FIELD, open_memory, seal_memory
+
+KEY = bytes(range(32))
+CONTEXT = field_context("user-1", ENVELOPE_FIELD)
+
+
+def built() -> cipher._Speedups:
+    assert cipher.speedups is not None, (
+        "streams/erasure/_opening.c was not built, so every record is opened by the slower "
+        "Python path: install a C compiler and OpenSSL's headers (apt-get install "
+        "build-essential libssl-dev), then `make clean-venv test`"
+    )
+    return cipher.speedups
+
+
+def reference_envelope(value: str, key: FieldCipher | MemoryCipher) -> tuple[object, ...]:
+    """What the Python path makes of ``value``: the opened fields, or the error it raises."""
+    try:
+        texts = envelope.unpack(key.open(sealed_text_bytes(value, key.envelope_prefix), CONTEXT))
+    except ValueError as exc:  # Unreadable included
+        return ("raises", type(exc).__name__)
+    return (texts.content, texts.speaker, texts.metadata, texts.trigger_conditions)
+
+
+def test_the_c_opening_is_built() -> None:
+    built()
+
+
+@given(key=st.binary(max_size=64), message=st.binary(max_size=200))
+def test_hmac_is_the_standard_librarys(key: bytes, message: bytes) -> None:
+    assert built().hmac_sha256(key, message) == hmac.new(key, message, hashlib.sha256).digest()
+
+
+@given(plaintext=st.binary(max_size=300), aad=st.binary(max_size=40), header=st.integers(0, 9))
+def test_a_sealed_value_opens_to_its_plaintext_and_an_altered_one_not_at_all(
+    plaintext: bytes, aad: bytes, header: int
+) -> None:
+    sealed = bytes(header) + FieldCipher(KEY).seal(plaintext, aad)[1:]
+    speedups = built()
+    subkey = cipher._subkey(KEY, b"seal")
+    assert speedups.open_after(subkey, sealed, header, aad) == plaintext
+    for at in range(header, len(sealed), 7):
+        altered = bytearray(sealed)
+        altered[at] ^= 1
+        assert speedups.open_after(subkey, bytes(altered), header, aad) is None
+    assert speedups.open_after(subkey, sealed, header, aad + b"x") is None
+    assert speedups.open_after(subkey, sealed[: header + 27], header, aad) is None
+
+
+texts = st.text()  # any code point, surrogates included (sealing encodes with surrogatepass)
+fields = st.builds(
+    envelope.Texts,
+    content=texts,
+    speaker=st.none() | texts,
+    metadata=st.dictionaries(texts, texts, max_size=4),
+    trigger_conditions=st.lists(texts, max_size=3).map(tuple),
+)
+keys = st.sampled_from(
+    [FieldCipher(KEY), MemoryCipher(KEY, "m-1", 3), MemoryCipher(KEY, "m-1", -(1 << 62))]
+)
+
+
+def sealed_envelope(key: FieldCipher | MemoryCipher, plaintext: bytes) -> str:
+    return key.envelope_prefix + b64url_text(key.seal(plaintext, CONTEXT))
+
+
+@given(fields=fields, key=keys)
+def test_a_memorys_envelope_opens_in_one_call_to_what_was_sealed(
+    fields: envelope.Texts, key: FieldCipher | MemoryCipher
+) -> None:
+    built()
+    value = sealed_envelope(key, envelope.pack(fields))
+    assert key.open_envelope(value, CONTEXT) == reference_envelope(value, key)
+    assert reference_envelope(value, key)[0] == fields.content
+
+
+@given(raw=st.binary(max_size=80), key=keys)
+def test_sealed_bytes_that_are_no_envelope_are_left_to_the_reference(
+    raw: bytes, key: FieldCipher | MemoryCipher
+) -> None:
+    """Any plaintext that opens: unpacked exactly as envelope.unpack does, or refused (None)
+    exactly where envelope.unpack raises."""
+    built()
+    value = sealed_envelope(key, raw)
+    got = key.open_envelope(value, CONTEXT)
+    expected = reference_envelope(value, key)
+    if got is None:
+        assert expected[0] == "raises"
+    else:
+        assert got == expected
+
+
+@given(
+    fields=fields,
+    key=keys,
+    edit=st.tuples(st.integers(0, 10_000), st.sampled_from(["drop", "flip", "insert"])),
+    char=st.characters(),
+)
+def test_an_altered_envelope_never_opens_to_something_else(
+    fields: envelope.Texts,
+    key: FieldCipher | MemoryCipher,
+    edit: tuple[int, str],
+    char: str,
+) -> None:
+    """A value changed anywhere (a character dropped, changed or added, padding or odd
+    characters included) either opens as the reference opens it or is left to it."""
+    built()
+    value = sealed_envelope(key, envelope.pack(fields))
+    at, how = edit
+    at = len(ENVELOPE_PREFIX) + at % (len(value) - len(ENVELOPE_PREFIX))
+    if how == "drop":
+        value = value[:at] + value[at + 1 :]
+    elif how == "flip":
+        value = value[:at] + char + value[at + 1 :]
+    else:
+        value = value[:at] + char + value[at:]
+    got = key.open_envelope(value, CONTEXT)
+    if got is not None:
+        assert got == reference_envelope(value, key)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        ENVELOPE_PREFIX,  # nothing after the prefix
+        ENVELOPE_PREFIX + "A",  # one base64 character: no byte
+        ENVELOPE_PREFIX + "AAAA" * 20,  # decodes, but no version byte
+        ENVELOPE_PREFIX + "é" * 40,  # not ASCII
+    ],
+)
+def test_what_c_leaves_alone_the_reference_refuses(value: str) -> None:
+    key = FieldCipher(KEY)
+    assert built().open_envelope(cipher._subkey(KEY, b"seal"), value, 4, VERSION, CONTEXT) is None
+    with pytest.raises(Unreadable):
+        open_memory(Memory("m-1", "user-1", content=value), key)
+
+
+def test_the_other_keys_value_is_refused_by_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sealed with another memory's key: the C path does not open it, and the Python path
+    (C turned off) refuses it the same way."""
+    memory = Memory("m-1", "user-1", content="hello", speaker="Ann", embedding=bytes(16))
+    sealed = seal_memory(memory, MemoryCipher(os.urandom(32), "m-1", 1))
+    other = MemoryCipher(os.urandom(32), "m-1", 1)
+    assert other.open_envelope(sealed.content, CONTEXT) is None
+    with pytest.raises(Unreadable):
+        open_memory(sealed, FieldCipher(KEY), lambda memory_id, generation: other)
+    monkeypatch.setattr(cipher, "speedups", None)
+    with pytest.raises(Unreadable):
+        open_memory(sealed, FieldCipher(KEY), lambda memory_id, generation: other)
+
+
+@pytest.mark.parametrize("with_c", [True, False], ids=["c", "python"])
+def test_a_memory_opens_alike_with_and_without_c(
+    with_c: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if with_c:
+        built()
+    else:
+        monkeypatch.setattr(cipher, "speedups", None)
+    memory = Memory(
+        "m-1",
+        "user-1",
+        content="I moved to Lyon\ud800",
+        speaker="Ann",
+        metadata={"k": "v", "": "é"},
+        trigger_conditions=("when asked",),
+        embedding=bytes(range(16)),
+    )
+    key = MemoryCipher(os.urandom(32), "m-1", 7)
+    sealed = seal_memory(memory, key)
+    user_key = FieldCipher(os.urandom(32))
+    assert open_memory(sealed, user_key, lambda memory_id, generation: key) == memory
+    wrapped = user_key.wrap(KEY, b"context")
+    assert user_key.unwrap(wrapped, b"context") == KEY
+    with pytest.raises(Unreadable):
+        user_key.unwrap(wrapped, b"other context")
