@@ -470,8 +470,10 @@ class Projector:
         return consumed
 
     def _open_all(self, consumed: Consumption) -> None:
-        """Open the batch's records in place: the keys of the memories they carry read in one
-        round trip first (a key store that cannot be read is waited for)."""
+        """Open the batch's records: the keys of the memories they carry read in one round
+        trip first (a key store that cannot be read is waited for). The records were decoded
+        here and nothing else holds them, so most memories are opened in place, not copied
+        (``Sealing.open_decoded``)."""
         assert self.sealing is not None
         sealing = self.sealing
         sealing.new_batch()
@@ -484,6 +486,8 @@ class Projector:
             if isinstance(event.payload, UserErased):
                 # the user's key is gone: what follows is sealed with a new one
                 sealing.forget_cached(event.user_id)
+            elif sealing.open_decoded(event):  # this batch's own record: opened in place
+                continue
             opened = self._opened(event)
             if opened is not event:  # the constructor: a third of ``replace``'s cost
                 consumed.records[index] = Consumed(

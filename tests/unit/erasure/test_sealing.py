@@ -10,6 +10,7 @@ import pytest
 
 from streams.engine import ledger
 from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
+from streams.erasure import cipher as cipher_module
 from streams.erasure.cipher import FieldCipher, Unreadable, is_sealed_text
 from streams.erasure.memory_keys import MemoryCipher, input_generation
 from streams.erasure.sealing import (
@@ -252,3 +253,47 @@ def test_an_input_sealed_with_an_erased_key_does_not_open_and_makes_no_new_key()
     assert isinstance(opened[0], Unreadable)
     assert opened[1] == tick
     assert "alice" not in keys.keys
+
+
+def test_a_decoded_record_opens_in_place_as_the_reference_opens_it_or_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The projector's path: a record it has just decoded is opened in place with the keys
+    its batch read; whatever it cannot open so (a narrative's threads, a key not read or
+    erased, no C opening) is left exactly as decoded for the reference path."""
+    sealing = Sealing(Keys())
+    stored = ledger.ConsolidationEvent("d1", "alice", 1, "e1", ledger.MemoryStored(memory(), 1))
+    narrative = ledger.ConsolidationEvent(
+        "d2",
+        "alice",
+        1,
+        "e2",
+        ledger.SessionConsolidated("s1", memory(), 1, ("m1",), 0.5, (), ("Lisbon?",)),
+    )
+    encoded = [codec.encode_ledger(e) for e in sealing.seal_ledger([stored, narrative])]
+
+    def decoded() -> list[ledger.ConsolidationEvent]:
+        return [codec.decode_ledger(value) for value in encoded]
+
+    batch = decoded()
+    sealing.new_batch()
+    sealing.prefetch_ledger(batch)
+    assert [sealing.open_decoded(e) for e in batch] == [True, False]
+    assert batch[0] == stored == sealing.open_ledger(decoded()[0])
+    assert batch[1] == decoded()[1]  # untouched: still sealed
+
+    sealing.new_batch()  # the keys not read for this batch: nothing is opened without them
+    batch = decoded()
+    assert not sealing.open_decoded(batch[0]) and batch[0] == decoded()[0]
+
+    monkeypatch.setattr(cipher_module, "speedups", None)
+    sealing.prefetch_ledger(batch)
+    assert not sealing.open_decoded(batch[0]) and batch[0] == decoded()[0]
+    monkeypatch.undo()
+
+    sealing.erase_memory_keys([("alice", "m1", 1)])
+    sealing.new_batch()
+    sealing.prefetch_ledger(batch)
+    assert not sealing.open_decoded(batch[0]) and batch[0] == decoded()[0]
+    opened, erased = sealing.open_ledger_keeping(batch[0])
+    assert erased and opened.payload.memory.content == ""
