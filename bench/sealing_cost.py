@@ -246,7 +246,8 @@ def _open_as_the_projector(reader: Any, decoded: list[Any]) -> None:
     reader.new_batch()
     reader.prefetch_ledger(decoded)
     for event in decoded:
-        reader.open_ledger_keeping(event)
+        if not reader.open_decoded(event):
+            reader.open_ledger_keeping(event)
 
 
 def _as_users(events: list[MemoryEvent], suffix: str) -> list[MemoryEvent]:
