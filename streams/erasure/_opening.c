@@ -28,6 +28,7 @@
 #define ENVELOPE_HEAD 9 /* flags (1), metadata pairs (4), triggers (4) */
 
 static EVP_CIPHER_CTX *gcm_ctx;
+static EVP_CIPHER_CTX *seal_ctx;
 static EVP_MD_CTX *md_ctx;
 static const EVP_CIPHER *gcm;
 static const EVP_MD *sha256;
@@ -60,15 +61,33 @@ gcm_decrypt(const unsigned char *key, const unsigned char *data, Py_ssize_t size
     return EVP_DecryptFinal_ex(gcm_ctx, out + written, &written) == 1;
 }
 
+/* HMAC-SHA256 (RFC 2104) of the concatenation of parts under a key of at most 64 bytes. */
 static int
-digest(const unsigned char *first, size_t first_size, const unsigned char *second,
-       size_t second_size, unsigned char *out)
+hmac(const unsigned char *key, size_t key_size, int count, const unsigned char *const *parts,
+     const size_t *sizes, unsigned char *mac)
 {
+    unsigned char inner_pad[SHA256_BLOCK], outer_pad[SHA256_BLOCK], inner[SHA256_BYTES];
     unsigned int size = 0;
-    return EVP_DigestInit_ex(md_ctx, sha256, NULL) == 1 &&
-           EVP_DigestUpdate(md_ctx, first, first_size) == 1 &&
-           EVP_DigestUpdate(md_ctx, second, second_size) == 1 &&
-           EVP_DigestFinal_ex(md_ctx, out, &size) == 1;
+    memset(inner_pad, 0x36, SHA256_BLOCK);
+    memset(outer_pad, 0x5c, SHA256_BLOCK);
+    for (size_t i = 0; i < key_size; i++) {
+        inner_pad[i] ^= key[i];
+        outer_pad[i] ^= key[i];
+    }
+    if (EVP_DigestInit_ex(md_ctx, sha256, NULL) != 1 ||
+        EVP_DigestUpdate(md_ctx, inner_pad, SHA256_BLOCK) != 1) {
+        return 0;
+    }
+    for (int i = 0; i < count; i++) {
+        if (EVP_DigestUpdate(md_ctx, parts[i], sizes[i]) != 1) {
+            return 0;
+        }
+    }
+    return EVP_DigestFinal_ex(md_ctx, inner, &size) == 1 &&
+           EVP_DigestInit_ex(md_ctx, sha256, NULL) == 1 &&
+           EVP_DigestUpdate(md_ctx, outer_pad, SHA256_BLOCK) == 1 &&
+           EVP_DigestUpdate(md_ctx, inner, SHA256_BYTES) == 1 &&
+           EVP_DigestFinal_ex(md_ctx, mac, &size) == 1;
 }
 
 PyDoc_STRVAR(hmac_sha256_doc,
@@ -79,7 +98,6 @@ static PyObject *
 hmac_sha256(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer key, message;
-    unsigned char inner_pad[SHA256_BLOCK], outer_pad[SHA256_BLOCK], inner[SHA256_BYTES];
     unsigned char mac[SHA256_BYTES];
     int ok;
     if (nargs != 2) {
@@ -99,14 +117,11 @@ hmac_sha256(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "an HMAC key here is at most 64 bytes");
         return NULL;
     }
-    memset(inner_pad, 0x36, SHA256_BLOCK);
-    memset(outer_pad, 0x5c, SHA256_BLOCK);
-    for (Py_ssize_t i = 0; i < key.len; i++) {
-        inner_pad[i] ^= ((const unsigned char *)key.buf)[i];
-        outer_pad[i] ^= ((const unsigned char *)key.buf)[i];
+    {
+        const unsigned char *parts[1] = {message.buf};
+        size_t sizes[1] = {(size_t)message.len};
+        ok = hmac(key.buf, (size_t)key.len, 1, parts, sizes, mac);
     }
-    ok = digest(inner_pad, SHA256_BLOCK, message.buf, (size_t)message.len, inner) &&
-         digest(outer_pad, SHA256_BLOCK, inner, SHA256_BYTES, mac);
     PyBuffer_Release(&key);
     PyBuffer_Release(&message);
     if (!ok) {
@@ -383,11 +398,89 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(seal_doc,
+             "seal(key, nonce_key, header, plaintext, aad) -> bytes\n\n"
+             "header || nonce || ciphertext || tag: AES-256-GCM under key with the synthetic "
+             "nonce cipher.py's FieldCipher.seal makes (the first 12 bytes of HMAC-SHA256 "
+             "under nonce_key of len(aad) as 4 bytes big-endian, aad, plaintext); the same "
+             "bytes as that reference.");
+
+static PyObject *
+seal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer parts[5]; /* key, nonce key, header, plaintext, aad */
+    Py_ssize_t taken = 0;
+    PyObject *result = NULL;
+    unsigned char mac[SHA256_BYTES], aad_size[4];
+    unsigned char *out;
+    int written = 0;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "seal takes a key, a nonce key, a header, a plaintext and an aad");
+        return NULL;
+    }
+    for (; taken < 5; taken++) {
+        if (PyObject_GetBuffer(args[taken], &parts[taken], PyBUF_SIMPLE) != 0) {
+            goto done;
+        }
+    }
+    Py_buffer *key = &parts[0], *nonce_key = &parts[1], *header = &parts[2];
+    Py_buffer *plaintext = &parts[3], *aad = &parts[4];
+    if (!key_of(key)) {
+        goto done;
+    }
+    if (nonce_key->len > SHA256_BLOCK || plaintext->len > INT_MAX - TAG_BYTES ||
+        aad->len > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a nonce key over 64 bytes, or a value over 2 GB");
+        goto done;
+    }
+    aad_size[0] = (unsigned char)(aad->len >> 24);
+    aad_size[1] = (unsigned char)(aad->len >> 16);
+    aad_size[2] = (unsigned char)(aad->len >> 8);
+    aad_size[3] = (unsigned char)aad->len;
+    {
+        /* the nonce: HMAC of len(aad) || aad || plaintext, as the reference makes it */
+        const unsigned char *message[3] = {aad_size, aad->buf, plaintext->buf};
+        size_t sizes[3] = {4, (size_t)aad->len, (size_t)plaintext->len};
+        if (!hmac(nonce_key->buf, (size_t)nonce_key->len, 3, message, sizes, mac)) {
+            PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+            goto done;
+        }
+    }
+    result = PyBytes_FromStringAndSize(NULL,
+                                       header->len + NONCE_BYTES + plaintext->len + TAG_BYTES);
+    if (result == NULL) {
+        goto done;
+    }
+    out = (unsigned char *)PyBytes_AS_STRING(result);
+    memcpy(out, header->buf, (size_t)header->len);
+    out += header->len;
+    memcpy(out, mac, NONCE_BYTES);
+    out += NONCE_BYTES;
+    if (EVP_EncryptInit_ex(seal_ctx, gcm, NULL, key->buf, mac) != 1 ||
+        (aad->len > 0 &&
+         EVP_EncryptUpdate(seal_ctx, NULL, &written, aad->buf, (int)aad->len) != 1) ||
+        (plaintext->len > 0 &&
+         EVP_EncryptUpdate(seal_ctx, out, &written, plaintext->buf, (int)plaintext->len) != 1) ||
+        EVP_EncryptFinal_ex(seal_ctx, out + plaintext->len, &written) != 1 ||
+        EVP_CIPHER_CTX_ctrl(seal_ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES,
+                            out + plaintext->len) != 1) {
+        Py_CLEAR(result);
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's AES-256-GCM failed");
+    }
+done:
+    for (Py_ssize_t i = 0; i < taken; i++) {
+        PyBuffer_Release(&parts[i]);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"hmac_sha256", (PyCFunction)(void (*)(void))hmac_sha256, METH_FASTCALL, hmac_sha256_doc},
     {"open_after", (PyCFunction)(void (*)(void))open_after, METH_FASTCALL, open_after_doc},
     {"open_envelope", (PyCFunction)(void (*)(void))open_envelope, METH_FASTCALL,
      open_envelope_doc},
+    {"seal", (PyCFunction)(void (*)(void))seal, METH_FASTCALL, seal_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -422,8 +515,9 @@ PyInit__opening(void)
     sha256 = EVP_sha256();
 #endif
     gcm_ctx = EVP_CIPHER_CTX_new();
+    seal_ctx = EVP_CIPHER_CTX_new();
     md_ctx = EVP_MD_CTX_new();
-    if (gcm == NULL || sha256 == NULL || gcm_ctx == NULL || md_ctx == NULL) {
+    if (gcm == NULL || sha256 == NULL || gcm_ctx == NULL || seal_ctx == NULL || md_ctx == NULL) {
         PyErr_SetString(PyExc_ImportError, "OpenSSL has no AES-256-GCM or SHA-256 here");
         return NULL;
     }

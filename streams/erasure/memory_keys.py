@@ -33,7 +33,6 @@ from streams.erasure.cipher import (
     MEMORY_TEXT_PREFIX,
     MEMORY_VERSION,
     TAG_BYTES,
-    VERSION,
     FieldCipher,
     OpenedEnvelope,
     Unreadable,
@@ -81,7 +80,7 @@ class MemoryCipher:
         self._bound = len(memory).to_bytes(4, "big") + memory + self._header
 
     def seal(self, plaintext: bytes, context: bytes) -> bytes:
-        return self._header + self._cipher.seal(plaintext, context + self._bound)[len(VERSION) :]
+        return self._cipher.seal(plaintext, context + self._bound, self._header)
 
     def open(self, sealed: bytes, context: bytes) -> bytes:
         if not sealed.startswith(self._header):
