@@ -273,7 +273,8 @@ class IngestProcessor:
         """The decoded events with their sealed fields opened; one sealed with an erased key is
         a dead letter (``user_erased``: its bytes stay sealed there, unreadable for ever)."""
         events = [d for d in decoded if isinstance(d, MemoryEvent)]
-        opened = iter(sealing.open_inputs(events))  # KeysUnavailable stops the batch
+        # decoded here and held by this batch alone: opened in place where they can be
+        opened = iter(sealing.open_inputs(events, in_place=True))  # KeysUnavailable: stop
         out: list[MemoryEvent | Emission] = []
         for item, event in zip(inputs, decoded, strict=True):
             if isinstance(event, Emission):

@@ -726,12 +726,15 @@ class Sealing:
         name = _MEMORY_FIELDS.get(type(payload))
         if name is None or type(payload) is ledger.SessionConsolidated:
             return False
-        memory: Memory = getattr(payload, name)
+        return self._opened_in_place(event.user_id, getattr(payload, name))
+
+    def _opened_in_place(self, user_id: str, memory: Memory) -> bool:
+        """:func:`open_in_place` with the memory key a prefetch read (False: none read)."""
         generation = text_generation(memory.content)
         if generation is None:
             return False
         with self._lock:
-            live = self._live.get((event.user_id, memory.memory_id))
+            live = self._live.get((user_id, memory.memory_id))
         key = None if live is None else live.get(generation)
         return key is not None and open_in_place(memory, key)
 
@@ -844,10 +847,15 @@ class Sealing:
             for e in events
         ]
 
-    def open_inputs(self, events: Sequence[MemoryEvent]) -> list[MemoryEvent | Unreadable]:
+    def open_inputs(
+        self, events: Sequence[MemoryEvent], *, in_place: bool = False
+    ) -> list[MemoryEvent | Unreadable]:
         """Each event opened, or the :class:`Unreadable` it raised. The keys of the batch's
         writers are read in one round trip (and their memories' in another), never made: a
-        sealed input's key was made by its publisher, so a missing one is an erased one."""
+        sealed input's key was made by its publisher, so a missing one is an erased one.
+        ``in_place``: the events were decoded by the caller, which alone holds them (the
+        worker's batch): a write is opened by setting its memory's fields where it can
+        (:func:`open_in_place`), not copied."""
         writes = [e for e in events if isinstance(e.payload, MemoryWritten)]
         ciphers = self.reading_many(e.user_id for e in writes) if writes else {}
         self.prefetch(
@@ -862,6 +870,13 @@ class Sealing:
                 continue
             try:
                 found = ciphers.get(event.user_id)
+                if (
+                    in_place
+                    and found is not None
+                    and self._opened_in_place(event.user_id, event.payload.memory)
+                ):
+                    opened.append(event)
+                    continue
                 opened.append(open_input_event(event, found, self.memory_key_of(event.user_id)))
             except Unreadable as exc:
                 opened.append(exc)

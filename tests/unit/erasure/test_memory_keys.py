@@ -263,6 +263,28 @@ def test_a_write_sealed_by_a_publisher_opens_for_the_worker_until_its_memory_is_
     assert isinstance(result, MemoryErased)
 
 
+def test_the_workers_own_decoded_writes_open_in_place_and_an_erased_one_stays_sealed() -> None:
+    keys = Keys()
+    publisher, worker = Sealing(keys), Sealing(keys)
+    write = MemoryEvent("e1", "alice", 1, MemoryWritten(memory("m1", "Alice keeps the key")))
+    [sealed] = publisher.seal_inputs([write])
+    encoded = codec.encode_event(sealed)
+
+    decoded = codec.decode_event(encoded)
+    [opened] = worker.open_inputs([decoded], in_place=True)
+    assert opened is decoded and decoded == write  # the same object, its memory opened
+
+    decoded = codec.decode_event(encoded)
+    assert worker.open_inputs([decoded]) == [write]
+    assert decoded == codec.decode_event(encoded)  # not in place: the caller's event is as it was
+
+    worker.erase_memory_keys([("alice", "m1", 1)])
+    worker.new_batch()
+    decoded = codec.decode_event(encoded)
+    [result] = worker.open_inputs([decoded], in_place=True)
+    assert isinstance(result, MemoryErased) and decoded == codec.decode_event(encoded)
+
+
 def test_forgetting_the_user_destroys_the_memory_keys_too() -> None:
     keys = Keys()
     sealing = Sealing(keys)
