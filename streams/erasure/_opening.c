@@ -398,6 +398,47 @@ done:
     return result;
 }
 
+/* header || nonce || ciphertext || tag into out (header_size + 12 + plaintext_size + 16
+ * bytes), the nonce the first 12 bytes of HMAC-SHA256 under nonce_key of len(aad) as 4 bytes
+ * big-endian, aad, plaintext (cipher.py's FieldCipher.seal). 0 with an exception set. */
+static int
+seal_into(const unsigned char *key, const Py_buffer *nonce_key, const unsigned char *header,
+          Py_ssize_t header_size, const unsigned char *plaintext, Py_ssize_t plaintext_size,
+          const Py_buffer *aad, unsigned char *out)
+{
+    unsigned char mac[SHA256_BYTES];
+    unsigned char aad_size[4] = {(unsigned char)(aad->len >> 24), (unsigned char)(aad->len >> 16),
+                                 (unsigned char)(aad->len >> 8), (unsigned char)aad->len};
+    const unsigned char *message[3] = {aad_size, aad->buf, plaintext};
+    size_t sizes[3] = {4, (size_t)aad->len, (size_t)plaintext_size};
+    int written = 0;
+    if (nonce_key->len > SHA256_BLOCK || plaintext_size > INT_MAX - TAG_BYTES ||
+        aad->len > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "a nonce key over 64 bytes, or a value over 2 GB");
+        return 0;
+    }
+    if (!hmac(nonce_key->buf, (size_t)nonce_key->len, 3, message, sizes, mac)) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+        return 0;
+    }
+    memcpy(out, header, (size_t)header_size);
+    out += header_size;
+    memcpy(out, mac, NONCE_BYTES);
+    out += NONCE_BYTES;
+    if (EVP_EncryptInit_ex(seal_ctx, gcm, NULL, key, mac) != 1 ||
+        (aad->len > 0 &&
+         EVP_EncryptUpdate(seal_ctx, NULL, &written, aad->buf, (int)aad->len) != 1) ||
+        (plaintext_size > 0 &&
+         EVP_EncryptUpdate(seal_ctx, out, &written, plaintext, (int)plaintext_size) != 1) ||
+        EVP_EncryptFinal_ex(seal_ctx, out + plaintext_size, &written) != 1 ||
+        EVP_CIPHER_CTX_ctrl(seal_ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES, out + plaintext_size) !=
+            1) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's AES-256-GCM failed");
+        return 0;
+    }
+    return 1;
+}
+
 PyDoc_STRVAR(seal_doc,
              "seal(key, nonce_key, header, plaintext, aad) -> bytes\n\n"
              "header || nonce || ciphertext || tag: AES-256-GCM under key with the synthetic "
@@ -411,9 +452,6 @@ seal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_buffer parts[5]; /* key, nonce key, header, plaintext, aad */
     Py_ssize_t taken = 0;
     PyObject *result = NULL;
-    unsigned char mac[SHA256_BYTES], aad_size[4];
-    unsigned char *out;
-    int written = 0;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError,
                         "seal takes a key, a nonce key, a header, a plaintext and an aad");
@@ -424,54 +462,214 @@ seal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         }
     }
-    Py_buffer *key = &parts[0], *nonce_key = &parts[1], *header = &parts[2];
-    Py_buffer *plaintext = &parts[3], *aad = &parts[4];
-    if (!key_of(key)) {
+    if (!key_of(&parts[0])) {
         goto done;
     }
-    if (nonce_key->len > SHA256_BLOCK || plaintext->len > INT_MAX - TAG_BYTES ||
-        aad->len > INT_MAX) {
-        PyErr_SetString(PyExc_ValueError, "a nonce key over 64 bytes, or a value over 2 GB");
-        goto done;
-    }
-    aad_size[0] = (unsigned char)(aad->len >> 24);
-    aad_size[1] = (unsigned char)(aad->len >> 16);
-    aad_size[2] = (unsigned char)(aad->len >> 8);
-    aad_size[3] = (unsigned char)aad->len;
-    {
-        /* the nonce: HMAC of len(aad) || aad || plaintext, as the reference makes it */
-        const unsigned char *message[3] = {aad_size, aad->buf, plaintext->buf};
-        size_t sizes[3] = {4, (size_t)aad->len, (size_t)plaintext->len};
-        if (!hmac(nonce_key->buf, (size_t)nonce_key->len, 3, message, sizes, mac)) {
-            PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
-            goto done;
-        }
-    }
-    result = PyBytes_FromStringAndSize(NULL,
-                                       header->len + NONCE_BYTES + plaintext->len + TAG_BYTES);
-    if (result == NULL) {
-        goto done;
-    }
-    out = (unsigned char *)PyBytes_AS_STRING(result);
-    memcpy(out, header->buf, (size_t)header->len);
-    out += header->len;
-    memcpy(out, mac, NONCE_BYTES);
-    out += NONCE_BYTES;
-    if (EVP_EncryptInit_ex(seal_ctx, gcm, NULL, key->buf, mac) != 1 ||
-        (aad->len > 0 &&
-         EVP_EncryptUpdate(seal_ctx, NULL, &written, aad->buf, (int)aad->len) != 1) ||
-        (plaintext->len > 0 &&
-         EVP_EncryptUpdate(seal_ctx, out, &written, plaintext->buf, (int)plaintext->len) != 1) ||
-        EVP_EncryptFinal_ex(seal_ctx, out + plaintext->len, &written) != 1 ||
-        EVP_CIPHER_CTX_ctrl(seal_ctx, EVP_CTRL_GCM_GET_TAG, TAG_BYTES,
-                            out + plaintext->len) != 1) {
+    result = PyBytes_FromStringAndSize(NULL, parts[2].len + NONCE_BYTES + parts[3].len +
+                                                 TAG_BYTES);
+    if (result != NULL &&
+        !seal_into(parts[0].buf, &parts[1], parts[2].buf, parts[2].len, parts[3].buf,
+                   parts[3].len, &parts[4], (unsigned char *)PyBytes_AS_STRING(result))) {
         Py_CLEAR(result);
-        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's AES-256-GCM failed");
     }
 done:
     for (Py_ssize_t i = 0; i < taken; i++) {
         PyBuffer_Release(&parts[i]);
     }
+    return result;
+}
+
+static const char b64url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* raw as base64url without padding after prefix, as a str (cipher.b64url_text). */
+static PyObject *
+b64url_text(const char *prefix, Py_ssize_t prefix_size, const unsigned char *raw,
+            Py_ssize_t size)
+{
+    Py_ssize_t encoded = size / 3 * 4 + (size % 3 == 0 ? 0 : size % 3 + 1);
+    PyObject *text = PyUnicode_New(prefix_size + encoded, 127);
+    unsigned char *out;
+    Py_ssize_t i = 0;
+    if (text == NULL) {
+        return NULL;
+    }
+    out = PyUnicode_1BYTE_DATA(text);
+    memcpy(out, prefix, (size_t)prefix_size);
+    out += prefix_size;
+    for (; i + 2 < size; i += 3) {
+        uint32_t bits = ((uint32_t)raw[i] << 16) | ((uint32_t)raw[i + 1] << 8) | raw[i + 2];
+        *out++ = b64url_alphabet[bits >> 18];
+        *out++ = b64url_alphabet[(bits >> 12) & 63];
+        *out++ = b64url_alphabet[(bits >> 6) & 63];
+        *out++ = b64url_alphabet[bits & 63];
+    }
+    if (size - i == 1) {
+        *out++ = b64url_alphabet[raw[i] >> 2];
+        *out++ = b64url_alphabet[(raw[i] & 3) << 4];
+    } else if (size - i == 2) {
+        uint32_t bits = ((uint32_t)raw[i] << 8) | raw[i + 1];
+        *out++ = b64url_alphabet[bits >> 10];
+        *out++ = b64url_alphabet[(bits >> 4) & 63];
+        *out++ = b64url_alphabet[(bits & 15) << 2];
+    }
+    return text;
+}
+
+static void
+put_big_endian(unsigned char *at, uint32_t value)
+{
+    at[0] = (unsigned char)(value >> 24);
+    at[1] = (unsigned char)(value >> 16);
+    at[2] = (unsigned char)(value >> 8);
+    at[3] = (unsigned char)value;
+}
+
+PyDoc_STRVAR(seal_envelope_doc,
+             "seal_envelope(key, nonce_key, header, prefix, content, speaker, metadata, "
+             "triggers, aad) -> str | None\n\n"
+             "A memory's texts packed as envelope.pack packs them, sealed as seal() seals and "
+             "written as prefix + base64url: the reference's bytes. None when a text is not "
+             "UTF-8 as it stands (a lone surrogate): the reference encodes those.");
+
+/* A text's UTF-8 bytes: an ASCII str's own (no copy), else a new bytes object kept in *owned
+ * (not PyUnicode_AsUTF8AndSize, which would keep a UTF-8 copy inside every str the engine
+ * holds). 0 with no exception: not UTF-8 as it stands (a lone surrogate). */
+static int
+utf8_of(PyObject *text, const char **data, Py_ssize_t *size, PyObject **owned)
+{
+    *owned = NULL;
+    if (PyUnicode_IS_ASCII(text)) {
+        *data = (const char *)PyUnicode_1BYTE_DATA(text);
+        *size = PyUnicode_GET_LENGTH(text);
+        return 1;
+    }
+    *owned = PyUnicode_AsUTF8String(text);
+    if (*owned == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            PyErr_Clear();
+        }
+        return 0;
+    }
+    *data = PyBytes_AS_STRING(*owned);
+    *size = PyBytes_GET_SIZE(*owned);
+    return 1;
+}
+
+static PyObject *
+seal_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer key, nonce_key, header, aad;
+    PyObject *metadata, *triggers, *name, *value, *result = NULL;
+    PyObject **texts = NULL, **owned = NULL;
+    const char **data = NULL;
+    Py_ssize_t *sizes = NULL;
+    Py_ssize_t count, size, pairs, position = 0, n = 0, at;
+    int speaker;
+    unsigned char *packed = NULL, *sealed = NULL;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "seal_envelope takes nine arguments");
+        return NULL;
+    }
+    if (!PyUnicode_Check(args[3]) || !PyUnicode_IS_ASCII(args[3]) || !PyUnicode_Check(args[4]) ||
+        (args[5] != Py_None && !PyUnicode_Check(args[5])) || !PyDict_CheckExact(args[6]) ||
+        !PyTuple_CheckExact(args[7])) {
+        Py_RETURN_NONE; /* not a memory's texts as the engine holds them: the reference's */
+    }
+    speaker = args[5] != Py_None;
+    metadata = args[6];
+    triggers = args[7];
+    pairs = PyDict_GET_SIZE(metadata);
+    if (pairs > UINT32_MAX || PyTuple_GET_SIZE(triggers) > UINT32_MAX) {
+        Py_RETURN_NONE;
+    }
+    count = 1 + speaker + 2 * pairs + PyTuple_GET_SIZE(triggers);
+    texts = PyMem_Calloc((size_t)count, sizeof(PyObject *));
+    owned = PyMem_Calloc((size_t)count, sizeof(PyObject *));
+    data = PyMem_Calloc((size_t)count, sizeof(const char *));
+    sizes = PyMem_Calloc((size_t)count, sizeof(Py_ssize_t));
+    if (texts == NULL || owned == NULL || data == NULL || sizes == NULL) {
+        PyErr_NoMemory();
+        goto free_texts;
+    }
+    texts[n++] = args[4];
+    if (speaker) {
+        texts[n++] = args[5];
+    }
+    while (PyDict_Next(metadata, &position, &name, &value)) {
+        texts[n++] = name;
+        texts[n++] = value;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(triggers); i++) {
+        texts[n++] = PyTuple_GET_ITEM(triggers, i);
+    }
+    size = ENVELOPE_HEAD + 4 * count;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (!PyUnicode_Check(texts[i]) || !utf8_of(texts[i], &data[i], &sizes[i], &owned[i]) ||
+            sizes[i] > UINT32_MAX) {
+            if (!PyErr_Occurred()) {
+                result = Py_NewRef(Py_None); /* the reference encodes (or refuses) it */
+            }
+            goto free_texts;
+        }
+        size += sizes[i];
+    }
+    packed = PyMem_Malloc((size_t)size);
+    if (packed == NULL) {
+        PyErr_NoMemory();
+        goto free_texts;
+    }
+    packed[0] = (unsigned char)speaker;
+    put_big_endian(packed + 1, (uint32_t)pairs);
+    put_big_endian(packed + 5, (uint32_t)PyTuple_GET_SIZE(triggers));
+    at = ENVELOPE_HEAD + 4 * count;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        put_big_endian(packed + ENVELOPE_HEAD + 4 * i, (uint32_t)sizes[i]);
+        memcpy(packed + at, data[i], (size_t)sizes[i]);
+        at += sizes[i];
+    }
+    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+        goto free_texts;
+    }
+    if (PyObject_GetBuffer(args[1], &nonce_key, PyBUF_SIMPLE) != 0) {
+        goto release_key;
+    }
+    if (PyObject_GetBuffer(args[2], &header, PyBUF_SIMPLE) != 0) {
+        goto release_nonce_key;
+    }
+    if (PyObject_GetBuffer(args[8], &aad, PyBUF_SIMPLE) != 0) {
+        goto release_header;
+    }
+    if (key_of(&key)) {
+        Py_ssize_t sealed_size = header.len + NONCE_BYTES + size + TAG_BYTES;
+        sealed = PyMem_Malloc((size_t)sealed_size);
+        if (sealed == NULL) {
+            PyErr_NoMemory();
+        } else if (seal_into(key.buf, &nonce_key, header.buf, header.len, packed, size, &aad,
+                             sealed)) {
+            result = b64url_text((const char *)PyUnicode_1BYTE_DATA(args[3]),
+                                 PyUnicode_GET_LENGTH(args[3]), sealed, sealed_size);
+        }
+    }
+    PyBuffer_Release(&aad);
+release_header:
+    PyBuffer_Release(&header);
+release_nonce_key:
+    PyBuffer_Release(&nonce_key);
+release_key:
+    PyBuffer_Release(&key);
+free_texts:
+    if (owned != NULL) {
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_XDECREF(owned[i]);
+        }
+    }
+    PyMem_Free(sealed);
+    PyMem_Free(packed);
+    PyMem_Free(sizes);
+    PyMem_Free(data);
+    PyMem_Free(owned);
+    PyMem_Free(texts);
     return result;
 }
 
@@ -481,6 +679,8 @@ static PyMethodDef methods[] = {
     {"open_envelope", (PyCFunction)(void (*)(void))open_envelope, METH_FASTCALL,
      open_envelope_doc},
     {"seal", (PyCFunction)(void (*)(void))seal, METH_FASTCALL, seal_doc},
+    {"seal_envelope", (PyCFunction)(void (*)(void))seal_envelope, METH_FASTCALL,
+     seal_envelope_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -60,6 +60,20 @@ class _Speedups(Protocol):
         self, key: bytes, nonce_key: bytes, header: bytes, plaintext: bytes, aad: bytes, /
     ) -> bytes: ...
 
+    def seal_envelope(
+        self,
+        key: bytes,
+        nonce_key: bytes,
+        header: bytes,
+        prefix: str,
+        content: str,
+        speaker: str | None,
+        metadata: dict[str, str],
+        triggers: tuple[str, ...],
+        aad: bytes,
+        /,
+    ) -> str | None: ...
+
 
 def _built_speedups() -> _Speedups | None:
     try:
@@ -213,6 +227,35 @@ class FieldCipher:
             return None
         return speedups.open_envelope(
             self._sealing_key(), value, len(ENVELOPE_PREFIX), header, context
+        )
+
+    def seal_envelope(
+        self,
+        content: str,
+        speaker: str | None,
+        metadata: dict[str, str],
+        triggers: tuple[str, ...],
+        context: bytes,
+        header: bytes = VERSION,
+        prefix: str = ENVELOPE_PREFIX,
+    ) -> str | None:
+        """A memory's texts packed (``envelope.pack``), sealed (:meth:`seal`) and written as
+        ``prefix`` + base64url by the C in one call, the reference's bytes. None without it,
+        or for texts it leaves to the reference (a lone surrogate)."""
+        if speedups is None:
+            return None
+        if self._nonce_key is None:
+            self._nonce_key = _subkey(self._data_key, b"nonce")
+        return speedups.seal_envelope(
+            self._sealing_key(),
+            self._nonce_key,
+            header,
+            prefix,
+            content,
+            speaker,
+            metadata,
+            triggers,
+            context,
         )
 
     def seal_text(self, text: str, context: bytes) -> str:

@@ -87,6 +87,24 @@ class MemoryCipher:
             raise Unreadable("the value is sealed with another key of this memory")
         return self._cipher.open_after(sealed, HEADER_BYTES, context + self._bound)
 
+    def seal_envelope(
+        self,
+        content: str,
+        speaker: str | None,
+        metadata: dict[str, str],
+        triggers: tuple[str, ...],
+        context: bytes,
+    ) -> str | None:
+        return self._cipher.seal_envelope(
+            content,
+            speaker,
+            metadata,
+            triggers,
+            context + self._bound,
+            self._header,
+            MEMORY_ENVELOPE_PREFIX,
+        )
+
     def open_envelope(self, value: str, context: bytes) -> OpenedEnvelope | None:
         return self._cipher.open_envelope(value, context + self._bound, self._header)
 

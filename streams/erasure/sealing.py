@@ -147,12 +147,17 @@ def seal_memory(memory: Memory, cipher: Cipher) -> Memory:
     (:mod:`streams.erasure.envelope`) in ``content``, the other text fields empty (the
     metadata's keys kept in clear, with empty values), the embedding sealed as bytes."""
     user = memory.user_id
-    texts = envelope.Texts(
-        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
+    context = field_context(user, ENVELOPE_FIELD)
+    content = cipher.seal_envelope(  # in C, when it is built: the same bytes
+        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions, context
     )
-    sealed = cipher.seal(envelope.pack(texts), field_context(user, ENVELOPE_FIELD))
+    if content is None:
+        texts = envelope.Texts(
+            memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
+        )
+        content = cipher.envelope_prefix + b64url_text(cipher.seal(envelope.pack(texts), context))
     return memory.evolve(
-        content=cipher.envelope_prefix + b64url_text(sealed),
+        content=content,
         speaker=None,
         metadata=dict.fromkeys(memory.metadata, ""),
         trigger_conditions=(),
