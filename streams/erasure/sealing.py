@@ -36,6 +36,7 @@ This module never opens a connection itself: the key store it is given does.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -519,10 +520,24 @@ def open_entry_value(
         return None
 
 
+_ENTRY_HEAD = re.compile(
+    rb'\{"_changed":(?:null|-?\d+),"_forgotten":(true|false),"_version":(-?\d+)[,}]'
+)
+"""The start of a memory's entry as ``encode_memory_record`` writes it (keys sorted, so its
+three underscored keys come first)."""
+
+
 def memory_entry_version(value: bytes) -> int | None:
     """The version a memory's state entry (plain JSON) records; None for a forgotten memory's
     (nothing personal is left in it: it is sealed with the user's key, which outlives the
-    memory's, so a restore still knows the memory was forgotten)."""
+    memory's, so a restore still knows the memory was forgotten).
+
+    Read from the entry's first bytes where it starts as the worker writes it: parsing the
+    whole entry (its embedding's base64 is most of it) cost ~3 µs for each entry sealed, every
+    batch; any other entry is parsed."""
+    head = _ENTRY_HEAD.match(value)
+    if head is not None:
+        return None if head[1] == b"true" else int(head[2])
     data = orjson.loads(value)
     if data.get("_forgotten"):
         return None

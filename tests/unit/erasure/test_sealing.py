@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 
+import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from streams.engine import ledger
 from streams.engine.model import ConsolidationRequested, Memory, MemoryEvent, MemoryWritten
@@ -15,6 +18,7 @@ from streams.erasure.cipher import FieldCipher, Unreadable, is_sealed_text
 from streams.erasure.memory_keys import MemoryCipher, input_generation
 from streams.erasure.sealing import (
     Sealing,
+    memory_entry_version,
     open_entry_value,
     open_input_event,
     open_ledger_event,
@@ -22,7 +26,7 @@ from streams.erasure.sealing import (
     seal_ledger_event,
 )
 from streams.kafka import codec
-from streams.state.changelog import Entry, entry_key
+from streams.state.changelog import Entry, MemoryRecord, encode_memory_record, entry_key
 
 EMBEDDING = codec.pack_embedding([0.25, -0.5, 0.125, 1.0])
 
@@ -297,3 +301,20 @@ def test_a_decoded_record_opens_in_place_as_the_reference_opens_it_or_is_left_al
     assert not sealing.open_decoded(batch[0]) and batch[0] == decoded()[0]
     opened, erased = sealing.open_ledger_keeping(batch[0])
     assert erased and opened.payload.memory.content == ""
+
+
+@given(
+    version=st.integers(-(2**62), 2**62),
+    forgotten=st.booleans(),
+    epoch=st.none() | st.integers(-(2**40), 2**40),
+)
+def test_a_memory_entrys_version_is_read_from_its_head_as_parsing_it_whole_reads_it(
+    version: int, forgotten: bool, epoch: int | None
+) -> None:
+    value = encode_memory_record(MemoryRecord(memory(), version, forgotten), epoch)
+    data = orjson.loads(value)
+    expected = None if data["_forgotten"] else data["_version"]
+    assert memory_entry_version(value) == expected
+    # the same entry written another way (keys in another order) is parsed, alike
+    reordered = orjson.dumps(dict(reversed(list(data.items()))))
+    assert memory_entry_version(reordered) == expected
