@@ -37,8 +37,9 @@ import binascii
 import functools
 import hashlib
 import hmac
+import importlib
 import os
-from typing import Protocol
+from typing import Protocol, cast
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -76,11 +77,12 @@ class _Speedups(Protocol):
 
 
 def _built_speedups() -> _Speedups | None:
+    """The C module, typed by the protocol above (its one declaration), None if not built."""
     try:
-        from streams.erasure import _opening
+        module = importlib.import_module("streams.erasure._opening")
     except ImportError:  # installed without a C compiler or OpenSSL's headers: Python alone
         return None
-    return _opening
+    return cast(_Speedups, module)
 
 
 OpenedEnvelope = tuple[str, str | None, dict[str, str], tuple[str, ...]]
