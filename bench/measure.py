@@ -82,6 +82,7 @@ class Arrivals:
     min_timestamp_ms: int | None = None
     max_timestamp_ms: int | None = None
     records: list[TopicRecord] = field(default_factory=list)
+    cpu_seconds: float | None = None  # the timed processes', from input committed to output read
 
     def rate(self) -> Rate:
         return chunked_rate(
@@ -235,6 +236,23 @@ def percentiles(values_ms: list[float], points: tuple[int, ...] = (50, 95, 99)) 
     result["max"] = float(array.max())
     result["mean"] = float(array.mean())
     return result
+
+
+def cpu_seconds(port: int, processes: int) -> float | None:
+    """CPU seconds (user + system) the processes serving metrics on ``port`` .. ``port +
+    processes - 1`` have used so far (``process_cpu_seconds_total``, which prometheus_client
+    exports on Linux); None when one does not say. Two readings around a phase give its CPU
+    per event: steadier on a shared machine than a rate, which also counts waiting."""
+    total = 0.0
+    for k in range(processes):
+        try:
+            seconds = scrape_metrics(port + k).get("process_cpu_seconds_total")
+        except OSError:
+            return None
+        if seconds is None:
+            return None
+        total += seconds
+    return total
 
 
 def scrape_metrics(port: int) -> dict[str, float]:

@@ -58,6 +58,7 @@ from bench.measure import (
     Rate,
     TopicReader,
     TopicRecord,
+    cpu_seconds,
     percentiles,
     scrape_metrics,
     watch_count,
@@ -468,6 +469,9 @@ def _throughput(
             f"{kind} pid(s) {', '.join(str(p.pid) for p in started)}; waiting for group {group}"
         )
         wait_for_group(settings, group, settings.events_topic, processes, check)
+        # the worker's CPU from here to its last output (the pass-through serves no metrics)
+        cpu_port = settings.worker_metrics_port if kind == "worker" else None
+        cpu_before = None if cpu_port is None else cpu_seconds(cpu_port, processes)
         publish_at_once(settings, settings.events_topic, records)
         progress.note(f"input committed; waiting for its output on {settings.ledger_topic}")
         # The worker writes several ledger records per input (its decisions); the pass-through
@@ -476,6 +480,9 @@ def _throughput(
         arrivals = reader.collect(
             len(records), check, "inputs done", keep_records=keep_records, counting=counting
         )
+        if cpu_port is not None and cpu_before is not None:
+            cpu_after = cpu_seconds(cpu_port, processes)
+            arrivals.cpu_seconds = None if cpu_after is None else cpu_after - cpu_before
     finally:
         reader.close()
     for process in started:
@@ -499,6 +506,8 @@ def _projector(
         settings.projector_processes,
         lambda: check_alive([process]),
     )
+    port, processes = settings.projector_metrics_port, settings.projector_processes
+    cpu_before = cpu_seconds(port, processes)
     publish_at_once(settings, settings.ledger_topic, ledger)
     progress.note("ledger committed; polling consolidation_log")
     watch = watch_count(
@@ -509,7 +518,10 @@ def _projector(
         "ledger events projected",
         interval=POLL_INTERVAL_S,
     )
-    metrics = _projector_metrics(settings.projector_metrics_port, settings.projector_processes)
+    metrics = _projector_metrics(port, processes)
+    cpu_after = cpu_seconds(port, processes)
+    if cpu_before is not None and cpu_after is not None:
+        metrics["cpu_seconds"] = cpu_after - cpu_before  # from ledger committed to projected
     harness.stop(process)
     rate = watch.rate
     progress.note(f"{rate.per_second:,.0f} rows/s ({rate.count} rows in {rate.seconds:.2f} s)")

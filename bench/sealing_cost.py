@@ -95,10 +95,20 @@ def one_mode(
         keys_database_url=worker_settings.database_url
     )
     checkpoint(harness)
-    projector, _ = _projector(harness, projector_settings, ledger)
+    projector, metrics = _projector(harness, projector_settings, ledger)
     rates = {"worker": worker.rate().per_second, "projector": projector.per_second}
+    # CPU per event of the role's processes, where their metrics say it (Linux)
+    if worker.cpu_seconds is not None:
+        rates[CPU_KEYS["worker"]] = worker.cpu_seconds / len(events) * 1e6
+    if "cpu_seconds" in metrics:
+        rates[CPU_KEYS["projector"]] = metrics["cpu_seconds"] / len(ledger) * 1e6
     progress.note(f"[{tag}] {json.dumps({k: round(v) for k, v in rates.items()})}")
     return rates
+
+
+CPU_KEYS = {"worker": "worker_cpu_us", "projector": "projector_cpu_us"}
+"""A phase's CPU per event (µs) in a mode's results: per input for the worker, per ledger
+record for the projector."""
 
 
 def in_turn(round_: int) -> tuple[str, ...]:
@@ -315,8 +325,8 @@ def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str
         harness.stop_all()
         if completed and not keep:
             remove_run(settings, stack.database_url, harness.run_id)
-    medians = {
-        mode: {k: statistics.median(r[k] for r in got) for k in got[0]}
+    medians = {  # of what every round measured (CPU: where the processes' metrics say it)
+        mode: {k: statistics.median(r[k] for r in got) for k in set.intersection(*map(set, got))}
         for mode, got in measured.items()
     }
     return {
@@ -372,6 +382,7 @@ def render(results: dict[str, Any]) -> str:
             f"{q[f'{role}_user_vs_plain']:.2f} | {q[f'{role}_memory_vs_user']:.2f} |"
         )
     lines += round_ratios(results.get("rounds", {}))
+    lines += cpu_lines(r)
     pub = results["publisher"]
     lines += [
         "",
@@ -399,6 +410,28 @@ def render(results: dict[str, Any]) -> str:
             f"MiniLM's):",
         )
     return "\n".join(lines) + "\n"
+
+
+def cpu_lines(medians: dict[str, dict[str, float]]) -> list[str]:
+    """The roles' CPU per event in each mode and plain's against memory keys': what sealing
+    costs the processes themselves, whatever else the machine did meanwhile (a rate also
+    counts the time a process waited, on the broker, the database or the other processes)."""
+    cells = []
+    for role, key in CPU_KEYS.items():
+        if all(key in medians[mode] for mode in MODES):
+            plain, user, memory = (medians[mode][key] for mode in ("plain", "user", "memory"))
+            cells.append(
+                f"{role} {plain:,.0f} / {user:,.0f} / {memory:,.0f} µs "
+                f"(plain / memory keys {plain / memory:.2f})"
+            )
+    if not cells:
+        return []
+    return [
+        "",
+        "CPU per event of the role's processes, plain / user key / memory keys: "
+        + "; ".join(cells)
+        + ".",
+    ]
 
 
 def round_ratios(rounds: dict[str, list[dict[str, float]]]) -> list[str]:
