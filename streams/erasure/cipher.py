@@ -44,6 +44,8 @@ from typing import Protocol, cast
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from streams.erasure import envelope
+
 
 class _Speedups(Protocol):
     """The C opening (``streams/erasure/_opening.c``, built by setup.py): each call returns
@@ -55,7 +57,7 @@ class _Speedups(Protocol):
 
     def open_envelope(
         self, key: bytes, text: str, skip: int, header: bytes, aad: bytes, /
-    ) -> OpenedEnvelope | None: ...
+    ) -> tuple[str, str | None, dict[str, str], tuple[str, ...]] | None: ...
 
     def seal(
         self, key: bytes, nonce_key: bytes, header: bytes, plaintext: bytes, aad: bytes, /
@@ -85,8 +87,6 @@ def _built_speedups() -> _Speedups | None:
     return cast(_Speedups, module)
 
 
-OpenedEnvelope = tuple[str, str | None, dict[str, str], tuple[str, ...]]
-"""A memory's envelope opened: content, speaker, metadata, triggers (envelope.Texts' fields)."""
 speedups = _built_speedups()
 
 VERSION = b"\x01"
@@ -103,9 +103,6 @@ SEALED_PREFIXES = (TEXT_PREFIX, MEMORY_TEXT_PREFIX, ENVELOPE_PREFIX, MEMORY_ENVE
 MEMORY_KEY_PREFIXES = (MEMORY_TEXT_PREFIX, MEMORY_ENVELOPE_PREFIX)  # sealed with a memory's key
 _FROM_URLSAFE = bytes.maketrans(b"-_", b"+/")
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
-
-
-assert len(ENVELOPE_PREFIX) == len(MEMORY_ENVELOPE_PREFIX)  # the C opening skips either alike
 
 
 class Unreadable(ValueError):
@@ -151,6 +148,11 @@ class FieldCipher:
             self._aead = AESGCM(self._sealing_key())
         return self._aead
 
+    def _nonce_subkey(self) -> bytes:
+        if self._nonce_key is None:
+            self._nonce_key = _subkey(self._data_key, b"nonce")
+        return self._nonce_key
+
     def _wrapping_key(self) -> bytes:
         if self._wrap_key is None:
             self._wrap_key = _subkey(self._data_key, b"wrap")
@@ -184,12 +186,11 @@ class FieldCipher:
     def seal(self, plaintext: bytes, context: bytes, header: bytes = VERSION) -> bytes:
         """``plaintext`` sealed for ``context`` (the user and the field: see module doc),
         after ``header`` (a memory key's value has its own: ``memory_keys.MemoryCipher``)."""
-        if self._nonce_key is None:
-            self._nonce_key = _subkey(self._data_key, b"nonce")
+        nonce_key = self._nonce_subkey()
         if speedups is not None:  # the same bytes in one call (tests hold the two together)
-            return speedups.seal(self._sealing_key(), self._nonce_key, header, plaintext, context)
+            return speedups.seal(self._sealing_key(), nonce_key, header, plaintext, context)
         nonce = hmac.new(
-            self._nonce_key, len(context).to_bytes(4, "big") + context + plaintext, hashlib.sha256
+            nonce_key, len(context).to_bytes(4, "big") + context + plaintext, hashlib.sha256
         ).digest()[:NONCE_BYTES]
         return header + nonce + self._sealing().encrypt(nonce, plaintext, context)
 
@@ -218,25 +219,24 @@ class FieldCipher:
             ) from exc
 
     def open_envelope(
-        self, value: str, context: bytes, header: bytes = VERSION
-    ) -> OpenedEnvelope | None:
-        """A memory's envelope (``value``: its prefix, then base64url of ``header``, nonce,
-        ciphertext, tag) opened and unpacked by the C opening in one call: (content, speaker,
-        metadata, triggers). None without it, or for anything but a well-formed value that
-        opens: the reference path (base64, :meth:`open_after`, ``envelope.unpack``) then
-        opens it or says why not."""
+        self,
+        value: str,
+        context: bytes,
+        header: bytes = VERSION,
+        prefix: str = ENVELOPE_PREFIX,
+    ) -> envelope.Texts | None:
+        """A memory's envelope (``value``: ``prefix``, then base64url of ``header``, nonce,
+        ciphertext, tag) opened and unpacked by the C in one call. None without it, or for
+        anything but a well-formed value that opens: the reference path (base64,
+        :meth:`open_after`, ``envelope.unpack``) then opens it or says why not."""
         if speedups is None:
             return None
-        return speedups.open_envelope(
-            self._sealing_key(), value, len(ENVELOPE_PREFIX), header, context
-        )
+        opened = speedups.open_envelope(self._sealing_key(), value, len(prefix), header, context)
+        return None if opened is None else envelope.Texts(*opened)
 
     def seal_envelope(
         self,
-        content: str,
-        speaker: str | None,
-        metadata: dict[str, str],
-        triggers: tuple[str, ...],
+        texts: envelope.Texts,
         context: bytes,
         header: bytes = VERSION,
         prefix: str = ENVELOPE_PREFIX,
@@ -246,17 +246,15 @@ class FieldCipher:
         or for texts it leaves to the reference (a lone surrogate)."""
         if speedups is None:
             return None
-        if self._nonce_key is None:
-            self._nonce_key = _subkey(self._data_key, b"nonce")
         return speedups.seal_envelope(
             self._sealing_key(),
-            self._nonce_key,
+            self._nonce_subkey(),
             header,
             prefix,
-            content,
-            speaker,
-            metadata,
-            triggers,
+            texts.content,
+            texts.speaker,
+            texts.metadata,
+            texts.trigger_conditions,
             context,
         )
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from streams.engine import ledger
 from streams.engine.forgetting import REDERIVED
+from streams.erasure import envelope
 from streams.erasure.cipher import (
     GENERATION_BYTES,
     MEMORY_ENVELOPE_PREFIX,
@@ -34,7 +35,6 @@ from streams.erasure.cipher import (
     MEMORY_VERSION,
     TAG_BYTES,
     FieldCipher,
-    OpenedEnvelope,
     Unreadable,
     b64url_bytes,
     b64url_text,
@@ -87,26 +87,15 @@ class MemoryCipher:
             raise Unreadable("the value is sealed with another key of this memory")
         return self._cipher.open_after(sealed, HEADER_BYTES, context + self._bound)
 
-    def seal_envelope(
-        self,
-        content: str,
-        speaker: str | None,
-        metadata: dict[str, str],
-        triggers: tuple[str, ...],
-        context: bytes,
-    ) -> str | None:
+    def seal_envelope(self, texts: envelope.Texts, context: bytes) -> str | None:
         return self._cipher.seal_envelope(
-            content,
-            speaker,
-            metadata,
-            triggers,
-            context + self._bound,
-            self._header,
-            MEMORY_ENVELOPE_PREFIX,
+            texts, context + self._bound, self._header, MEMORY_ENVELOPE_PREFIX
         )
 
-    def open_envelope(self, value: str, context: bytes) -> OpenedEnvelope | None:
-        return self._cipher.open_envelope(value, context + self._bound, self._header)
+    def open_envelope(self, value: str, context: bytes) -> envelope.Texts | None:
+        return self._cipher.open_envelope(
+            value, context + self._bound, self._header, MEMORY_ENVELOPE_PREFIX
+        )
 
     def seal_text(self, text: str, context: bytes) -> str:
         sealed = self.seal(text.encode("utf-8", "surrogatepass"), context)

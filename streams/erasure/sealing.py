@@ -149,13 +149,11 @@ def seal_memory(memory: Memory, cipher: Cipher) -> Memory:
     metadata's keys kept in clear, with empty values), the embedding sealed as bytes."""
     user = memory.user_id
     context = field_context(user, ENVELOPE_FIELD)
-    content = cipher.seal_envelope(  # in C, when it is built: the same bytes
-        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions, context
+    texts = envelope.Texts(
+        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
     )
+    content = cipher.seal_envelope(texts, context)  # in C, when it is built: the same bytes
     if content is None:
-        texts = envelope.Texts(
-            memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
-        )
         content = cipher.envelope_prefix + b64url_text(cipher.seal(envelope.pack(texts), context))
     return memory.evolve(
         content=content,
@@ -191,21 +189,19 @@ def _open_sealed(memory: Memory, cipher: Cipher) -> Memory:
     if not memory.content.startswith(cipher.envelope_prefix):
         return _open_fields(memory, cipher)  # sealed field by field, before the envelope
     context = field_context(memory.user_id, ENVELOPE_FIELD)
-    opened = cipher.open_envelope(memory.content, context)  # in C, when it is built
-    if opened is None:  # the reference: it opens what C did not, or says why not
+    texts = cipher.open_envelope(memory.content, context)  # in C, when it is built
+    if texts is None:  # the reference: it opens what C did not, or says why not
         sealed = sealed_text_bytes(memory.content, cipher.envelope_prefix)
         plain = cipher.open(sealed, context)
         try:
             texts = envelope.unpack(plain)
         except ValueError as exc:
             raise Unreadable(f"a memory's envelope that does not unpack: {exc}") from exc
-        opened = (texts.content, texts.speaker, texts.metadata, texts.trigger_conditions)
-    content, speaker, metadata, triggers = opened
     return memory.evolve(
-        content=content,
-        speaker=speaker,
-        metadata=metadata,
-        trigger_conditions=triggers,
+        content=texts.content,
+        speaker=texts.speaker,
+        metadata=texts.metadata,
+        trigger_conditions=texts.trigger_conditions,
         embedding=_opened_embedding(memory, cipher),
     )
 
@@ -226,21 +222,18 @@ def open_in_place(memory: Memory, cipher: Cipher) -> bool:
     projector's ~12 for opening a record (docs/benchmarks.md, "Sealing cost")."""
     if not memory.content.startswith(cipher.envelope_prefix):
         return False
-    user = memory.user_id
-    opened = cipher.open_envelope(memory.content, field_context(user, ENVELOPE_FIELD))
-    if opened is None:
+    texts = cipher.open_envelope(memory.content, field_context(memory.user_id, ENVELOPE_FIELD))
+    if texts is None:
         return False
-    embedding = memory.embedding
-    if embedding is not None and len(embedding) % 4 != 0:
-        try:
-            embedding = cipher.open(embedding, field_context(user, "memory.embedding"))
-        except Unreadable:
-            return False
+    try:
+        embedding = _opened_embedding(memory, cipher)
+    except Unreadable:
+        return False
     set_content, set_speaker, set_metadata, set_triggers, set_embedding = _OPENED_SLOTS
-    set_content(memory, opened[0])
-    set_speaker(memory, opened[1])
-    set_metadata(memory, opened[2])
-    set_triggers(memory, opened[3])
+    set_content(memory, texts.content)
+    set_speaker(memory, texts.speaker)
+    set_metadata(memory, texts.metadata)
+    set_triggers(memory, texts.trigger_conditions)
     set_embedding(memory, embedding)
     return True
 

@@ -40,13 +40,12 @@ def built() -> cipher._Speedups:
     return cipher.speedups
 
 
-def reference_envelope(value: str, key: FieldCipher | MemoryCipher) -> tuple[object, ...]:
+def reference_envelope(value: str, key: FieldCipher | MemoryCipher) -> envelope.Texts | str:
     """What the Python path makes of ``value``: the opened fields, or the error it raises."""
     try:
-        texts = envelope.unpack(key.open(sealed_text_bytes(value, key.envelope_prefix), CONTEXT))
+        return envelope.unpack(key.open(sealed_text_bytes(value, key.envelope_prefix), CONTEXT))
     except ValueError as exc:  # Unreadable included
-        return ("raises", type(exc).__name__)
-    return (texts.content, texts.speaker, texts.metadata, texts.trigger_conditions)
+        return f"raises {type(exc).__name__}"
 
 
 def test_the_c_opening_is_built() -> None:
@@ -125,9 +124,7 @@ def test_a_memorys_envelope_is_sealed_in_one_call_to_the_references_bytes(
     """Packing, sealing and base64 in C write what the reference writes; texts it cannot
     take as they stand (a lone surrogate) it leaves to the reference (None)."""
     built()
-    got = key.seal_envelope(
-        fields.content, fields.speaker, fields.metadata, fields.trigger_conditions, CONTEXT
-    )
+    got = key.seal_envelope(fields, CONTEXT)
     if has_lone_surrogate(fields):
         assert got is None
     else:
@@ -140,8 +137,7 @@ def test_a_memorys_envelope_opens_in_one_call_to_what_was_sealed(
 ) -> None:
     built()
     value = sealed_envelope(key, envelope.pack(fields))
-    assert key.open_envelope(value, CONTEXT) == reference_envelope(value, key)
-    assert reference_envelope(value, key)[0] == fields.content
+    assert key.open_envelope(value, CONTEXT) == reference_envelope(value, key) == fields
 
 
 @given(raw=st.binary(max_size=80), key=keys)
@@ -155,7 +151,7 @@ def test_sealed_bytes_that_are_no_envelope_are_left_to_the_reference(
     got = key.open_envelope(value, CONTEXT)
     expected = reference_envelope(value, key)
     if got is None:
-        assert expected[0] == "raises"
+        assert isinstance(expected, str) and expected.startswith("raises")
     else:
         assert got == expected
 
