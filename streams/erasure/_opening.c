@@ -1,8 +1,9 @@
-/* Opening sealed values in one call each: the projector's hot path (issue 43).
+/* Sealing and opening sealed values in one call each: the worker's and the projector's hot
+ * path (issue 43).
  *
  * The reference is the Python in streams/erasure/cipher.py and envelope.py; this module only
- * does what those do on the path where everything is well formed, and returns None for
- * anything else (a value that does not open, odd base64, a wrong header, an envelope that does
+ * does what those do on the path where everything is well formed (sealing to the same
+ * bytes), and returns None for anything else (a value that does not open, odd base64, a wrong header, an envelope that does
  * not unpack), so that the caller runs the reference code, which raises the error it always
  * raised. It never decides that a value is unreadable by itself.
  *
@@ -32,6 +33,37 @@ static EVP_CIPHER_CTX *seal_ctx;
 static EVP_MD_CTX *md_ctx;
 static const EVP_CIPHER *gcm;
 static const EVP_MD *sha256;
+
+static void
+release_views(Py_buffer *views, int count)
+{
+    for (int i = 0; i < count; i++) {
+        PyBuffer_Release(&views[i]);
+    }
+}
+
+/* Byte views of the arguments at positions, all or none: 0 (none held) with the exception
+ * of the first that is not bytes-like. */
+static int
+views_of(PyObject *const *args, const int *positions, int count, Py_buffer *views)
+{
+    for (int i = 0; i < count; i++) {
+        if (PyObject_GetBuffer(args[positions[i]], &views[i], PyBUF_SIMPLE) != 0) {
+            release_views(views, i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void
+put_big_endian(unsigned char *at, uint32_t value)
+{
+    at[0] = (unsigned char)(value >> 24);
+    at[1] = (unsigned char)(value >> 16);
+    at[2] = (unsigned char)(value >> 8);
+    at[3] = (unsigned char)value;
+}
 
 /* AES-256-GCM: nonce (12) || ciphertext || tag (16) at data[start:], into out (the
  * ciphertext's length). 1 when it opens. */
@@ -97,38 +129,30 @@ PyDoc_STRVAR(hmac_sha256_doc,
 static PyObject *
 hmac_sha256(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer key, message;
+    static const int positions[2] = {0, 1};
+    Py_buffer views[2]; /* key, message */
     unsigned char mac[SHA256_BYTES];
-    int ok;
+    PyObject *result = NULL;
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "hmac_sha256 takes a key and a message");
         return NULL;
     }
-    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+    if (!views_of(args, positions, 2, views)) {
         return NULL;
     }
-    if (PyObject_GetBuffer(args[1], &message, PyBUF_SIMPLE) != 0) {
-        PyBuffer_Release(&key);
-        return NULL;
-    }
-    if (key.len > SHA256_BLOCK) {
-        PyBuffer_Release(&key);
-        PyBuffer_Release(&message);
+    if (views[0].len > SHA256_BLOCK) {
         PyErr_SetString(PyExc_ValueError, "an HMAC key here is at most 64 bytes");
-        return NULL;
+    } else {
+        const unsigned char *parts[1] = {views[1].buf};
+        size_t sizes[1] = {(size_t)views[1].len};
+        if (hmac(views[0].buf, (size_t)views[0].len, 1, parts, sizes, mac)) {
+            result = PyBytes_FromStringAndSize((const char *)mac, SHA256_BYTES);
+        } else {
+            PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+        }
     }
-    {
-        const unsigned char *parts[1] = {message.buf};
-        size_t sizes[1] = {(size_t)message.len};
-        ok = hmac(key.buf, (size_t)key.len, 1, parts, sizes, mac);
-    }
-    PyBuffer_Release(&key);
-    PyBuffer_Release(&message);
-    if (!ok) {
-        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
-        return NULL;
-    }
-    return PyBytes_FromStringAndSize((const char *)mac, SHA256_BYTES);
+    release_views(views, 2);
+    return result;
 }
 
 /* The plaintext of sealed[start:] (nonce, ciphertext, tag) as bytes, or Py_None when it
@@ -170,7 +194,8 @@ PyDoc_STRVAR(open_after_doc,
 static PyObject *
 open_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer key, sealed, aad;
+    static const int positions[3] = {0, 1, 3};
+    Py_buffer views[3]; /* key, sealed, aad */
     Py_ssize_t header;
     PyObject *result = NULL;
     if (nargs != 4) {
@@ -178,34 +203,23 @@ open_after(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     header = PyLong_AsSsize_t(args[2]);
-    if (header == -1 && PyErr_Occurred()) {
+    if ((header == -1 && PyErr_Occurred()) || !views_of(args, positions, 3, views)) {
         return NULL;
     }
-    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[1], &sealed, PyBUF_SIMPLE) != 0) {
-        PyBuffer_Release(&key);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[3], &aad, PyBUF_SIMPLE) != 0) {
-        PyBuffer_Release(&key);
-        PyBuffer_Release(&sealed);
-        return NULL;
-    }
-    if (key_of(&key)) {
-        if (header < 0 || header > sealed.len) {
+    if (key_of(&views[0])) {
+        if (header < 0 || header > views[1].len) {
             result = Py_NewRef(Py_None);
         } else {
-            result = opened_bytes(key.buf, (const unsigned char *)sealed.buf + header,
-                                  sealed.len - header, aad.buf, aad.len);
+            result = opened_bytes(views[0].buf, (const unsigned char *)views[1].buf + header,
+                                  views[1].len - header, views[2].buf, views[2].len);
         }
     }
-    PyBuffer_Release(&key);
-    PyBuffer_Release(&sealed);
-    PyBuffer_Release(&aad);
+    release_views(views, 3);
     return result;
 }
+
+static const char b64url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* base64url or standard base64 without padding (as cipher.b64url_bytes reads what writers
  * write); -1 for anything else, which the reference path then judges. */
@@ -328,7 +342,9 @@ PyDoc_STRVAR(open_envelope_doc,
 static PyObject *
 open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer key, header, aad;
+    static const int positions[3] = {0, 3, 4};
+    Py_buffer views[3]; /* key, header, aad */
+    Py_buffer *key = &views[0], *header = &views[1], *aad = &views[2];
     Py_ssize_t skip, size, decoded, header_size;
     const unsigned char *text;
     unsigned char *raw = NULL, *plain = NULL;
@@ -351,20 +367,11 @@ open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     text = (const unsigned char *)PyUnicode_DATA(args[1]) + skip;
     size -= skip;
-    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+    if (!views_of(args, positions, 3, views)) {
         return NULL;
     }
-    if (PyObject_GetBuffer(args[3], &header, PyBUF_SIMPLE) != 0) {
-        PyBuffer_Release(&key);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[4], &aad, PyBUF_SIMPLE) != 0) {
-        PyBuffer_Release(&key);
-        PyBuffer_Release(&header);
-        return NULL;
-    }
-    header_size = header.len;
-    if (!key_of(&key)) {
+    header_size = header->len;
+    if (!key_of(key)) {
         goto done;
     }
     raw = PyMem_Malloc((size_t)(size / 4 * 3 + 3));
@@ -374,7 +381,7 @@ open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     decoded = b64_decode(text, size, raw);
     if (decoded < header_size + NONCE_BYTES + TAG_BYTES ||
-        memcmp(raw, header.buf, (size_t)header_size) != 0) {
+        memcmp(raw, header->buf, (size_t)header_size) != 0) {
         result = Py_NewRef(Py_None);
         goto done;
     }
@@ -383,7 +390,7 @@ open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_NoMemory();
         goto done;
     }
-    if (!gcm_decrypt(key.buf, raw + header_size, decoded - header_size, aad.buf, aad.len,
+    if (!gcm_decrypt(key->buf, raw + header_size, decoded - header_size, aad->buf, aad->len,
                      plain)) {
         result = Py_NewRef(Py_None);
         goto done;
@@ -392,9 +399,7 @@ open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 done:
     PyMem_Free(plain);
     PyMem_Free(raw);
-    PyBuffer_Release(&key);
-    PyBuffer_Release(&header);
-    PyBuffer_Release(&aad);
+    release_views(views, 3);
     return result;
 }
 
@@ -407,8 +412,7 @@ seal_into(const unsigned char *key, const Py_buffer *nonce_key, const unsigned c
           const Py_buffer *aad, unsigned char *out)
 {
     unsigned char mac[SHA256_BYTES];
-    unsigned char aad_size[4] = {(unsigned char)(aad->len >> 24), (unsigned char)(aad->len >> 16),
-                                 (unsigned char)(aad->len >> 8), (unsigned char)aad->len};
+    unsigned char aad_size[4];
     const unsigned char *message[3] = {aad_size, aad->buf, plaintext};
     size_t sizes[3] = {4, (size_t)aad->len, (size_t)plaintext_size};
     int written = 0;
@@ -417,6 +421,7 @@ seal_into(const unsigned char *key, const Py_buffer *nonce_key, const unsigned c
         PyErr_SetString(PyExc_ValueError, "a nonce key over 64 bytes, or a value over 2 GB");
         return 0;
     }
+    put_big_endian(aad_size, (uint32_t)aad->len);
     if (!hmac(nonce_key->buf, (size_t)nonce_key->len, 3, message, sizes, mac)) {
         PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
         return 0;
@@ -449,38 +454,29 @@ PyDoc_STRVAR(seal_doc,
 static PyObject *
 seal(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    static const int positions[5] = {0, 1, 2, 3, 4};
     Py_buffer parts[5]; /* key, nonce key, header, plaintext, aad */
-    Py_ssize_t taken = 0;
     PyObject *result = NULL;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError,
                         "seal takes a key, a nonce key, a header, a plaintext and an aad");
         return NULL;
     }
-    for (; taken < 5; taken++) {
-        if (PyObject_GetBuffer(args[taken], &parts[taken], PyBUF_SIMPLE) != 0) {
-            goto done;
-        }
+    if (!views_of(args, positions, 5, parts)) {
+        return NULL;
     }
-    if (!key_of(&parts[0])) {
-        goto done;
+    if (key_of(&parts[0])) {
+        result = PyBytes_FromStringAndSize(NULL, parts[2].len + NONCE_BYTES + parts[3].len +
+                                                     TAG_BYTES);
     }
-    result = PyBytes_FromStringAndSize(NULL, parts[2].len + NONCE_BYTES + parts[3].len +
-                                                 TAG_BYTES);
     if (result != NULL &&
         !seal_into(parts[0].buf, &parts[1], parts[2].buf, parts[2].len, parts[3].buf,
                    parts[3].len, &parts[4], (unsigned char *)PyBytes_AS_STRING(result))) {
         Py_CLEAR(result);
     }
-done:
-    for (Py_ssize_t i = 0; i < taken; i++) {
-        PyBuffer_Release(&parts[i]);
-    }
+    release_views(parts, 5);
     return result;
 }
-
-static const char b64url_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* raw as base64url without padding after prefix, as a str (cipher.b64url_text). */
 static PyObject *
@@ -514,15 +510,6 @@ b64url_text(const char *prefix, Py_ssize_t prefix_size, const unsigned char *raw
         *out++ = b64url_alphabet[(bits & 15) << 2];
     }
     return text;
-}
-
-static void
-put_big_endian(unsigned char *at, uint32_t value)
-{
-    at[0] = (unsigned char)(value >> 24);
-    at[1] = (unsigned char)(value >> 16);
-    at[2] = (unsigned char)(value >> 8);
-    at[3] = (unsigned char)value;
 }
 
 PyDoc_STRVAR(seal_envelope_doc,
@@ -559,7 +546,8 @@ utf8_of(PyObject *text, const char **data, Py_ssize_t *size, PyObject **owned)
 static PyObject *
 seal_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer key, nonce_key, header, aad;
+    static const int positions[4] = {0, 1, 2, 8};
+    Py_buffer views[4]; /* key, nonce key, header, aad */
     PyObject *metadata, *triggers, *name, *value, *result = NULL;
     PyObject **texts = NULL, **owned = NULL;
     const char **data = NULL;
@@ -628,36 +616,21 @@ seal_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         memcpy(packed + at, data[i], (size_t)sizes[i]);
         at += sizes[i];
     }
-    if (PyObject_GetBuffer(args[0], &key, PyBUF_SIMPLE) != 0) {
+    if (!views_of(args, positions, 4, views)) {
         goto free_texts;
     }
-    if (PyObject_GetBuffer(args[1], &nonce_key, PyBUF_SIMPLE) != 0) {
-        goto release_key;
-    }
-    if (PyObject_GetBuffer(args[2], &header, PyBUF_SIMPLE) != 0) {
-        goto release_nonce_key;
-    }
-    if (PyObject_GetBuffer(args[8], &aad, PyBUF_SIMPLE) != 0) {
-        goto release_header;
-    }
-    if (key_of(&key)) {
-        Py_ssize_t sealed_size = header.len + NONCE_BYTES + size + TAG_BYTES;
+    if (key_of(&views[0])) {
+        Py_ssize_t sealed_size = views[2].len + NONCE_BYTES + size + TAG_BYTES;
         sealed = PyMem_Malloc((size_t)sealed_size);
         if (sealed == NULL) {
             PyErr_NoMemory();
-        } else if (seal_into(key.buf, &nonce_key, header.buf, header.len, packed, size, &aad,
-                             sealed)) {
+        } else if (seal_into(views[0].buf, &views[1], views[2].buf, views[2].len, packed, size,
+                             &views[3], sealed)) {
             result = b64url_text((const char *)PyUnicode_1BYTE_DATA(args[3]),
                                  PyUnicode_GET_LENGTH(args[3]), sealed, sealed_size);
         }
     }
-    PyBuffer_Release(&aad);
-release_header:
-    PyBuffer_Release(&header);
-release_nonce_key:
-    PyBuffer_Release(&nonce_key);
-release_key:
-    PyBuffer_Release(&key);
+    release_views(views, 4);
 free_texts:
     if (owned != NULL) {
         for (Py_ssize_t i = 0; i < count; i++) {
@@ -687,7 +660,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     "streams.erasure._opening",
-    "Opening sealed values in one call each (the reference: cipher.py, envelope.py).",
+    "Sealing and opening in one call each (the reference: cipher.py, envelope.py).",
     -1,
     methods,
     NULL,
@@ -699,13 +672,12 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__opening(void)
 {
-    const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     memset(b64_value, -1, sizeof b64_value);
-    for (int i = 0; alphabet[i] != '\0'; i++) {
-        b64_value[(unsigned char)alphabet[i]] = (signed char)i;
+    for (int i = 0; b64url_alphabet[i] != '\0'; i++) {
+        b64_value[(unsigned char)b64url_alphabet[i]] = (signed char)i;
     }
-    b64_value['-'] = b64_value['+'] = 62;
-    b64_value['_'] = b64_value['/'] = 63;
+    b64_value['+'] = 62; /* the standard alphabet's two, which cipher.b64url_bytes reads too */
+    b64_value['/'] = 63;
 #if OPENSSL_VERSION_NUMBER >= 0x30000000L
     /* fetched once: the legacy getters make every initialisation fetch again */
     gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
