@@ -4,11 +4,10 @@ reported only where every mode has it."""
 from __future__ import annotations
 
 import socket
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 
 import pytest
+from prometheus_client import CollectorRegistry, Counter, start_http_server
 
 from bench import sealing_cost
 from bench.measure import cpu_seconds
@@ -20,54 +19,52 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+Serve = Callable[[int, float | None], None]
+
+
 @pytest.fixture
-def endpoints() -> Iterator[tuple[int, dict[int, str]]]:
-    """Two consecutive ports serving /metrics bodies the test sets (process k at port + k)."""
-    bodies: dict[int, str] = {}
+def serve() -> Iterator[Serve]:
+    """Metrics endpoints as the processes serve them (prometheus_client's own server): one on
+    ``port`` saying ``cpu`` seconds as process_cpu_seconds_total (None: not saying it)."""
+    servers = []
 
-    class Metrics(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-            body = bodies[self.server.server_address[1]].encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.end_headers()
-            self.wfile.write(body)
+    def start(port: int, cpu: float | None) -> None:
+        registry = CollectorRegistry()
+        Counter("other", "a metric that is not CPU", registry=registry).inc()
+        if cpu is not None:
+            Counter("process_cpu_seconds", "CPU", registry=registry).inc(cpu)
+        servers.append(start_http_server(port, addr="127.0.0.1", registry=registry)[0])
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    while True:  # two free ports side by side
-        port = free_port()
-        try:
-            servers = [ThreadingHTTPServer(("127.0.0.1", port + k), Metrics) for k in range(2)]
-            break
-        except OSError:
-            continue
+    yield start
     for server in servers:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield port, bodies
-    finally:
-        for server in servers:
-            server.shutdown()
-            server.server_close()
+        server.shutdown()
+        server.server_close()
 
 
-CPU = "# TYPE process_cpu_seconds counter\nprocess_cpu_seconds_total {}\n"
+def side_by_side() -> int:
+    """A port whose next one is free too (process k serves port + k)."""
+    while True:
+        port = free_port()
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
 
 
-def test_cpu_seconds_is_the_sum_over_the_processes(endpoints: tuple[int, dict[int, str]]) -> None:
-    port, bodies = endpoints
-    bodies[port], bodies[port + 1] = CPU.format(1.5), CPU.format(2.25)
+def test_cpu_seconds_is_the_sum_over_the_processes(serve: Serve) -> None:
+    port = side_by_side()
+    serve(port, 1.5)
+    serve(port + 1, 2.25)
     assert cpu_seconds(port, 2) == pytest.approx(3.75)
     assert cpu_seconds(port, 1) == pytest.approx(1.5)
 
 
-def test_a_process_that_does_not_say_its_cpu_gives_none(
-    endpoints: tuple[int, dict[int, str]],
-) -> None:
-    port, bodies = endpoints
-    bodies[port], bodies[port + 1] = CPU.format(1.0), "# TYPE other gauge\nother 1\n"
+def test_a_process_that_does_not_say_its_cpu_gives_none(serve: Serve) -> None:
+    port = side_by_side()
+    serve(port, 1.0)
+    serve(port + 1, None)
     assert cpu_seconds(port, 2) is None
     assert cpu_seconds(free_port(), 1) is None  # nothing listening
 
