@@ -238,6 +238,53 @@ def open_in_place(memory: Memory, cipher: Cipher) -> bool:
     return True
 
 
+class SealedAsOpened:
+    """A write opened in place, with what it was sealed as: sealing the same fields with the
+    same key gives those bytes again (the nonce is synthetic, a function of the key, the
+    field and the value), so the record that stores the write reuses them instead of sealing
+    its texts and its embedding anew (~10 µs of the worker's ~70 a sealed input costs it:
+    docs/benchmarks.md, "Sealing cost"). Only values sealed by this code open in place, and
+    any other key, field or embedding is sealed as always."""
+
+    __slots__ = ("content", "embedding", "key", "sealed_content", "sealed_embedding", "texts")
+
+    def __init__(self, key: Cipher, sealed: Memory) -> None:
+        self.key = key
+        self.sealed_content = sealed.content
+        self.sealed_embedding = sealed.embedding
+        self.texts: envelope.Texts | None = None
+        self.embedding: bytes | None = None
+
+    def opened(self, memory: Memory) -> None:
+        """The memory's fields once it is open (the sealed ones were read before)."""
+        self.texts = envelope.Texts(
+            memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
+        )
+        self.embedding = memory.embedding
+
+    def sealed(self, memory: Memory, key: Cipher) -> Memory | None:
+        """``memory`` sealed with ``key`` from the bytes it was read as, when its personal
+        fields and the key are those it was opened with; None otherwise."""
+        texts = self.texts
+        if (
+            key is not self.key
+            or texts is None
+            or memory.embedding != self.embedding
+            or memory.content != texts.content
+            or memory.speaker != texts.speaker
+            or memory.metadata != texts.metadata
+            or memory.trigger_conditions != texts.trigger_conditions
+        ):
+            return None
+        return memory.evolve(
+            content=self.sealed_content,
+            speaker=None,
+            metadata=dict.fromkeys(memory.metadata, ""),
+            trigger_conditions=(),
+            embedding=self.sealed_embedding,
+        )
+
+
 def _open_fields(memory: Memory, cipher: Cipher) -> Memory:
     """A memory sealed field by field (what every writer did before the envelope)."""
     user = memory.user_id
@@ -345,10 +392,12 @@ def seal_ledger_event(
     event: ledger.ConsolidationEvent,
     cipher: FieldCipher,
     memory_ciphers: Mapping[str, MemoryCipher] | None = None,
+    opened: Mapping[str, SealedAsOpened] | None = None,
 ) -> ledger.ConsolidationEvent:
     """A ledger record with its personal fields sealed for its user: a memory's with its
     memory key from ``memory_ciphers`` (else the user's), a contradiction's explanation
-    with the keys of both memories, one inside the other."""
+    with the keys of both memories, one inside the other. ``opened``: the user's writes this
+    process opened in place, by memory id (a record storing one reuses its sealed bytes)."""
     keys = memory_ciphers or {}
     payload = event.payload
     user = event.user_id
@@ -356,7 +405,9 @@ def seal_ledger_event(
     if name is not None:
         memory = getattr(payload, name)
         key: Cipher = keys.get(memory.memory_id, cipher)
-        payload = _replaced(payload, {name: seal_memory(memory, key)})
+        as_opened = opened.get(memory.memory_id) if opened else None
+        sealed = as_opened.sealed(memory, key) if as_opened is not None else None
+        payload = _replaced(payload, {name: sealed or seal_memory(memory, key)})
         if isinstance(payload, ledger.SessionConsolidated) and payload.unresolved_threads:
             threads = tuple(
                 _seal_text(key, user, "ledger.thread", t) for t in payload.unresolved_threads
@@ -630,6 +681,8 @@ class Sealing:
         # id), and which of them the last :meth:`seal_ledger` used
         self._drafted: set[MemoryKeyId] = set()
         self._used: set[MemoryPair] = set()
+        # the writes the last open_inputs(in_place=True) opened, by user and memory id
+        self._opened: dict[str, dict[str, SealedAsOpened]] = {}
 
     def _make_input_keys(self, pairs: list[MemoryPair]) -> dict[MemoryPair, MemoryCipher]:
         now_us = time.time_ns() // 1000
@@ -741,15 +794,24 @@ class Sealing:
             return False
         return self._opened_in_place(event.user_id, getattr(payload, name))
 
-    def _opened_in_place(self, user_id: str, memory: Memory) -> bool:
-        """:func:`open_in_place` with the memory key a prefetch read (False: none read)."""
+    def _opened_in_place(self, user_id: str, memory: Memory, *, keep: bool = False) -> bool:
+        """:func:`open_in_place` with the memory key a prefetch read (False: none read).
+        ``keep``: remember what it was sealed as, for :meth:`seal_ledger`."""
         generation = text_generation(memory.content)
         if generation is None:
             return False
         with self._lock:
             live = self._live.get((user_id, memory.memory_id))
         key = None if live is None else live.get(generation)
-        return key is not None and open_in_place(memory, key)
+        if key is None:
+            return False
+        as_sealed = SealedAsOpened(key, memory) if keep else None
+        if not open_in_place(memory, key):
+            return False
+        if as_sealed is not None:
+            as_sealed.opened(memory)
+            self._opened.setdefault(user_id, {})[memory.memory_id] = as_sealed
+        return True
 
     def memory_key_of(self, user_id: str) -> MemoryCipherOf:
         """How a reader of ``user_id``'s records finds a memory key (one round trip for a
@@ -869,6 +931,7 @@ class Sealing:
         ``in_place``: the events were decoded by the caller, which alone holds them (the
         worker's batch): a write is opened by setting its memory's fields where it can
         (:func:`open_in_place`), not copied."""
+        self._opened = {}  # the last batch's writes are sealed by now
         writes = [e for e in events if isinstance(e.payload, MemoryWritten)]
         ciphers = self.reading_many(e.user_id for e in writes) if writes else {}
         self.prefetch(
@@ -886,7 +949,7 @@ class Sealing:
                 if (
                     in_place
                     and found is not None
-                    and self._opened_in_place(event.user_id, event.payload.memory)
+                    and self._opened_in_place(event.user_id, event.payload.memory, keep=True)
                 ):
                     opened.append(event)
                     continue
@@ -962,8 +1025,11 @@ class Sealing:
             found = self.sealing_keys(user_id, [r for _, r in wanted], drafting=drafting)
             for (index, request), cipher in zip(wanted, found, strict=True):
                 keys.setdefault(index, {})[request[0]] = cipher
+        opened = self._opened
         return [
-            seal_ledger_event(e, ciphers[e.user_id], keys.get(i)) if e.user_id in ciphers else e
+            seal_ledger_event(e, ciphers[e.user_id], keys.get(i), opened.get(e.user_id))
+            if e.user_id in ciphers
+            else e
             for i, e in enumerate(events)
         ]
 

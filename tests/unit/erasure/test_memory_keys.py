@@ -16,6 +16,7 @@ from streams.engine import ledger
 from streams.engine.forgetting import REDERIVED
 from streams.engine.model import Memory, MemoryEvent, MemoryWritten
 from streams.engine.user_state import MemoryRecord
+from streams.erasure import sealing as sealing_module
 from streams.erasure.cipher import FieldCipher, Unreadable
 from streams.erasure.memory_keys import (
     INPUT_GENERATIONS,
@@ -283,6 +284,50 @@ def test_the_workers_own_decoded_writes_open_in_place_and_an_erased_one_stays_se
     decoded = codec.decode_event(encoded)
     [result] = worker.open_inputs([decoded], in_place=True)
     assert isinstance(result, MemoryErased) and decoded == codec.decode_event(encoded)
+
+
+def test_the_record_storing_a_write_opened_in_place_reuses_the_bytes_it_was_sealed_as(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sealing is deterministic, so the worker's MemoryStored of a write it opened in place
+    takes the write's sealed bytes instead of sealing its fields again: exactly what sealing
+    anew gives. A field or the embedding changed, or a batch later, is sealed anew."""
+    keys = Keys()
+    publisher, worker = Sealing(keys), Sealing(keys)
+    write = MemoryEvent("e1", "alice", 1, MemoryWritten(memory("m1", "Alice keeps the key")))
+    [sealed] = publisher.seal_inputs([write])
+    encoded = codec.encode_event(sealed)
+    worker.open_inputs([codec.decode_event(encoded)], in_place=True)
+    calls: list[str] = []
+    seal_memory = sealing_module.seal_memory
+
+    def counted(memory: Memory, cipher: object) -> Memory:
+        calls.append(memory.content)
+        return seal_memory(memory, cipher)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sealing_module, "seal_memory", counted)
+
+    same = stored("m1", "Alice keeps the key", 1)
+    other_embedding = memory("m1", "Alice keeps the key").evolve(
+        embedding=codec.pack_embedding([1.0, 0.0, 0.0, 0.0])
+    )
+    moved = ledger.ConsolidationEvent(
+        "m1-1b", "alice", 1, "e1", ledger.MemoryStored(other_embedding, 1)
+    )
+    changed = stored("m1", "Alice lost the key", 1)
+    reused, *anew = worker.seal_ledger([same, moved, changed])
+
+    assert calls == ["Alice keeps the key", "Alice lost the key"]  # the same fields: reused
+    assert reused.payload.memory.content == sealed.payload.memory.content  # type: ignore[union-attr]
+    assert reused.payload.memory.embedding == sealed.payload.memory.embedding  # type: ignore[union-attr]
+    [fresh] = Sealing(keys).seal_ledger([same])  # no write opened: sealed anew, same bytes
+    assert codec.encode_ledger(reused) == codec.encode_ledger(fresh)
+    assert [worker.open_ledger(e) for e in (reused, *anew)] == [same, moved, changed]
+
+    worker.open_inputs([])  # the next batch: the last one's writes are not reused
+    calls.clear()
+    worker.seal_ledger([same])
+    assert calls == ["Alice keeps the key"]
 
 
 def test_forgetting_the_user_destroys_the_memory_keys_too() -> None:
