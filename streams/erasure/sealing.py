@@ -797,12 +797,19 @@ class Sealing:
     def _opened_in_place(self, user_id: str, memory: Memory, *, keep: bool = False) -> bool:
         """:func:`open_in_place` with the memory key a prefetch read (False: none read).
         ``keep``: remember what it was sealed as, for :meth:`seal_ledger`."""
-        generation = text_generation(memory.content)
-        if generation is None:
-            return False
         with self._lock:
             live = self._live.get((user_id, memory.memory_id))
-        key = None if live is None else live.get(generation)
+        if not live:
+            return False
+        key: MemoryCipher | None
+        if len(live) == 1:
+            # its one live key, without reading which the value names: a value of another
+            # generation fails its tag (the generation is in the associated data) and is left
+            # to the reference path, which says what it is
+            [key] = live.values()
+        else:
+            generation = text_generation(memory.content)
+            key = None if generation is None else live.get(generation)
         if key is None:
             return False
         as_sealed = SealedAsOpened(key, memory) if keep else None

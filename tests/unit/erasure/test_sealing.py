@@ -295,12 +295,21 @@ def test_a_decoded_record_opens_in_place_as_the_reference_opens_it_or_is_left_al
     assert not sealing.open_decoded(batch[0]) and batch[0] == decoded()[0]
     monkeypatch.undo()
 
+    # a later generation made (the memory written anew), the first erased: the one key left
+    # is tried without reading which generation the value names, and does not open it
+    [anew] = sealing.seal_ledger(
+        [ledger.ConsolidationEvent("d3", "alice", 2, "e3", ledger.MemoryStored(memory(), 2))],
+        rewritten={"m1"},
+    )
     sealing.erase_memory_keys([("alice", "m1", 1)])
     sealing.new_batch()
     sealing.prefetch_ledger(batch)
     assert not sealing.open_decoded(batch[0]) and batch[0] == decoded()[0]
     opened, erased = sealing.open_ledger_keeping(batch[0])
     assert erased and opened.payload.memory.content == ""
+    later = codec.decode_ledger(codec.encode_ledger(anew))
+    sealing.prefetch_ledger([later])
+    assert sealing.open_decoded(later) and later.payload.memory == memory()
 
 
 @given(
