@@ -299,14 +299,18 @@ def ratio_bench_main(
     description: str | None,
     run: Callable[[int, int, int, bool, str], dict[str, Any]],
     render_table: Callable[[dict[str, Any]], str],
+    *,
+    events: int = 10_000,
+    rounds: int = 1,
 ) -> int:
     """The command line of a bench that compares two setups' throughput ratios in one run
     (``bench.wire_formats``, ``bench.sealing_cost``): run it, print its table, and record it
-    as ``bench/results/<name>-<date>-<commit>.{json,md}``."""
+    as ``bench/results/<name>-<date>-<commit>.{json,md}``. ``events`` and ``rounds``: the
+    defaults of ``--events`` and ``--rounds``."""
     parser = argparse.ArgumentParser(prog=f"python -m bench.{name}", description=description)
-    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--events", type=int, default=events)
     parser.add_argument("--users", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--date", default=datetime.now(UTC).date().isoformat())
     args = parser.parse_args(argv)

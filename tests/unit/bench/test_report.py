@@ -156,3 +156,32 @@ def test_the_sealing_cost_shows_each_round_s_memory_over_plain_in_order() -> Non
     ]
     assert round_ratios({"plain": rounds["plain"][:1], "memory": rounds["memory"][:1]}) == []
     assert round_ratios({}) == []
+
+
+@pytest.mark.parametrize(
+    ("bench", "events", "rounds"),
+    [("bench.sealing_cost", 60_000, 4), ("bench.wire_formats", 10_000, 1)],
+)
+def test_a_ratio_bench_runs_its_own_default_size_unless_told(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bench: str, events: int, rounds: int
+) -> None:
+    """The sealing bench's phases must last long enough to measure more than noise (its
+    module doc), so it runs more events than the wire-format bench by default."""
+    import importlib
+
+    from bench import report
+
+    module = importlib.import_module(bench)
+    asked: list[tuple[int, int, int]] = []
+
+    def run(events: int, users: int, rounds: int, keep: bool, date: str) -> dict[str, object]:
+        asked.append((events, users, rounds))
+        return {}
+
+    monkeypatch.setattr(module, "run", run)
+    monkeypatch.setattr(module, "render", lambda results: "table\n")
+    monkeypatch.setattr(report, "save_named", lambda name, results, table: tmp_path / "r.md")
+
+    assert module.main([]) == 0
+    assert module.main(["--events", "500", "--rounds", "2"]) == 0
+    assert asked == [(events, 50, rounds), (500, 50, 2)]
