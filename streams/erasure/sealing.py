@@ -40,6 +40,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
@@ -149,20 +150,32 @@ def seal_memory(memory: Memory, cipher: Cipher) -> Memory:
     metadata's keys kept in clear, with empty values), the embedding sealed as bytes."""
     user = memory.user_id
     context = field_context(user, ENVELOPE_FIELD)
-    texts = envelope.Texts(
-        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
-    )
+    texts = _texts_of(memory)
     content = cipher.seal_envelope(texts, context)  # in C, when it is built: the same bytes
     if content is None:
         content = cipher.envelope_prefix + b64url_text(cipher.seal(envelope.pack(texts), context))
+    embedding = memory.embedding
+    if embedding is not None:
+        embedding = _seal_bytes(cipher, user, "memory.embedding", embedding)
+    return _with_sealed(memory, content, embedding)
+
+
+def _texts_of(memory: Memory) -> envelope.Texts:
+    """The memory's texts that its envelope seals together."""
+    return envelope.Texts(
+        memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
+    )
+
+
+def _with_sealed(memory: Memory, content: str, embedding: bytes | None) -> Memory:
+    """``memory`` as sealed: its envelope in ``content``, the other text fields empty (the
+    metadata's keys kept in clear, with empty values), its sealed ``embedding``."""
     return memory.evolve(
         content=content,
         speaker=None,
         metadata=dict.fromkeys(memory.metadata, ""),
         trigger_conditions=(),
-        embedding=None
-        if memory.embedding is None
-        else _seal_bytes(cipher, user, "memory.embedding", memory.embedding),
+        embedding=embedding,
     )
 
 
@@ -238,6 +251,7 @@ def open_in_place(memory: Memory, cipher: Cipher) -> bool:
     return True
 
 
+@dataclass(frozen=True, slots=True)
 class SealedAsOpened:
     """A write opened in place, with what it was sealed as: sealing the same fields with the
     same key gives those bytes again (the nonce is synthetic, a function of the key, the
@@ -246,43 +260,22 @@ class SealedAsOpened:
     docs/benchmarks.md, "Sealing cost"). Only values sealed by this code open in place, and
     any other key, field or embedding is sealed as always."""
 
-    __slots__ = ("content", "embedding", "key", "sealed_content", "sealed_embedding", "texts")
-
-    def __init__(self, key: Cipher, sealed: Memory) -> None:
-        self.key = key
-        self.sealed_content = sealed.content
-        self.sealed_embedding = sealed.embedding
-        self.texts: envelope.Texts | None = None
-        self.embedding: bytes | None = None
-
-    def opened(self, memory: Memory) -> None:
-        """The memory's fields once it is open (the sealed ones were read before)."""
-        self.texts = envelope.Texts(
-            memory.content, memory.speaker, memory.metadata, memory.trigger_conditions
-        )
-        self.embedding = memory.embedding
+    key: Cipher
+    texts: envelope.Texts  # as opened
+    embedding: bytes | None
+    sealed_content: str  # as read
+    sealed_embedding: bytes | None
 
     def sealed(self, memory: Memory, key: Cipher) -> Memory | None:
         """``memory`` sealed with ``key`` from the bytes it was read as, when its personal
         fields and the key are those it was opened with; None otherwise."""
-        texts = self.texts
         if (
             key is not self.key
-            or texts is None
             or memory.embedding != self.embedding
-            or memory.content != texts.content
-            or memory.speaker != texts.speaker
-            or memory.metadata != texts.metadata
-            or memory.trigger_conditions != texts.trigger_conditions
+            or _texts_of(memory) != self.texts
         ):
             return None
-        return memory.evolve(
-            content=self.sealed_content,
-            speaker=None,
-            metadata=dict.fromkeys(memory.metadata, ""),
-            trigger_conditions=(),
-            embedding=self.sealed_embedding,
-        )
+        return _with_sealed(memory, self.sealed_content, self.sealed_embedding)
 
 
 def _open_fields(memory: Memory, cipher: Cipher) -> Memory:
@@ -812,12 +805,13 @@ class Sealing:
             key = None if generation is None else live.get(generation)
         if key is None:
             return False
-        as_sealed = SealedAsOpened(key, memory) if keep else None
+        sealed_content, sealed_embedding = memory.content, memory.embedding
         if not open_in_place(memory, key):
             return False
-        if as_sealed is not None:
-            as_sealed.opened(memory)
-            self._opened.setdefault(user_id, {})[memory.memory_id] = as_sealed
+        if keep:
+            self._opened.setdefault(user_id, {})[memory.memory_id] = SealedAsOpened(
+                key, _texts_of(memory), memory.embedding, sealed_content, sealed_embedding
+            )
         return True
 
     def memory_key_of(self, user_id: str) -> MemoryCipherOf:
