@@ -66,7 +66,9 @@ put_big_endian(unsigned char *at, uint32_t value)
 }
 
 /* AES-256-GCM: nonce (12) || ciphertext || tag (16) at data[start:], into out (the
- * ciphertext's length). 1 when it opens. */
+ * ciphertext's length). 1 when it opens. A NULL key: the key of the call just before, whose
+ * schedule is kept (setting up a key costs more than opening a few hundred bytes); only
+ * where no Python code can run between the two calls. */
 static int
 gcm_decrypt(const unsigned char *key, const unsigned char *data, Py_ssize_t size,
             const unsigned char *aad, Py_ssize_t aad_size, unsigned char *out)
@@ -76,7 +78,8 @@ gcm_decrypt(const unsigned char *key, const unsigned char *data, Py_ssize_t size
     if (body < 0 || body > INT_MAX || aad_size > INT_MAX) {
         return 0;
     }
-    if (EVP_DecryptInit_ex(gcm_ctx, gcm, NULL, key, data) != 1) {
+    if ((key == NULL ? EVP_DecryptInit_ex(gcm_ctx, NULL, NULL, NULL, data)
+                     : EVP_DecryptInit_ex(gcm_ctx, gcm, NULL, key, data)) != 1) {
         return 0;
     }
     if (aad_size > 0 && EVP_DecryptUpdate(gcm_ctx, NULL, &written, aad, (int)aad_size) != 1) {
@@ -332,6 +335,61 @@ done:
     return result;
 }
 
+/* The envelope sealed in text[skip:] (base64url of header, nonce, ciphertext, tag) opened
+ * into *plain (PyMem_Malloc'd, the caller frees it; *size its length): 1 when it opens, 0
+ * for anything the reference must judge, -1 with an exception for a wrong argument or no
+ * memory. No Python code runs here. */
+static int
+envelope_plain(const Py_buffer *key, PyObject *value, Py_ssize_t skip, const Py_buffer *header,
+               const Py_buffer *aad, unsigned char **plain, Py_ssize_t *plain_size)
+{
+    Py_ssize_t size, decoded, header_size = header->len;
+    const unsigned char *text;
+    unsigned char *raw;
+    int opened = 0;
+    *plain = NULL;
+    if (!PyUnicode_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "a sealed envelope is a str");
+        return -1;
+    }
+    if (!PyUnicode_IS_ASCII(value)) {
+        return 0;
+    }
+    size = PyUnicode_GET_LENGTH(value);
+    if (skip < 0 || skip > size) {
+        return 0;
+    }
+    text = (const unsigned char *)PyUnicode_DATA(value) + skip;
+    size -= skip;
+    if (!key_of((Py_buffer *)key)) {
+        return -1;
+    }
+    raw = PyMem_Malloc((size_t)(size / 4 * 3 + 3));
+    if (raw == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    decoded = b64_decode(text, size, raw);
+    if (decoded >= header_size + NONCE_BYTES + TAG_BYTES &&
+        memcmp(raw, header->buf, (size_t)header_size) == 0) {
+        *plain_size = decoded - header_size - NONCE_BYTES - TAG_BYTES;
+        *plain = PyMem_Malloc((size_t)(*plain_size + 1));
+        if (*plain == NULL) {
+            PyErr_NoMemory();
+            opened = -1;
+        } else if (gcm_decrypt(key->buf, raw + header_size, decoded - header_size, aad->buf,
+                               aad->len, *plain)) {
+            opened = 1;
+        }
+    }
+    PyMem_Free(raw);
+    if (opened != 1) {
+        PyMem_Free(*plain);
+        *plain = NULL;
+    }
+    return opened;
+}
+
 PyDoc_STRVAR(open_envelope_doc,
              "open_envelope(key, text, skip, header, aad) -> tuple | None\n\n"
              "A memory's envelope (streams/erasure/envelope.py) sealed in text[skip:] "
@@ -344,62 +402,168 @@ open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     static const int positions[3] = {0, 3, 4};
     Py_buffer views[3]; /* key, header, aad */
-    Py_buffer *key = &views[0], *header = &views[1], *aad = &views[2];
-    Py_ssize_t skip, size, decoded, header_size;
-    const unsigned char *text;
-    unsigned char *raw = NULL, *plain = NULL;
+    Py_ssize_t skip, size = 0;
+    unsigned char *plain;
     PyObject *result = NULL;
+    int opened;
     if (nargs != 5 || !PyUnicode_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError,
                         "open_envelope takes a key, a text, a skip, a header and an aad");
         return NULL;
     }
-    if (!PyUnicode_IS_ASCII(args[1])) {
-        Py_RETURN_NONE;
+    skip = PyLong_AsSsize_t(args[2]);
+    if ((skip == -1 && PyErr_Occurred()) || !views_of(args, positions, 3, views)) {
+        return NULL;
+    }
+    opened = envelope_plain(&views[0], args[1], skip, &views[1], &views[2], &plain, &size);
+    if (opened == 1) {
+        result = unpacked(plain, size);
+    } else if (opened == 0) {
+        result = Py_NewRef(Py_None);
+    }
+    PyMem_Free(plain);
+    release_views(views, 3);
+    return result;
+}
+
+PyDoc_STRVAR(open_memory_doc,
+             "open_memory(key, text, skip, header, aad, embedding, embedding_aad) -> tuple | None\n\n"
+             "A memory's envelope opened as open_envelope does, and its embedding with it: "
+             "(content, speaker or None, metadata, triggers, embedding). The embedding: None "
+             "stays None, a length that is a multiple of 4 is packed float32 written before "
+             "sealing and is returned as it is, anything else is header, nonce, ciphertext, "
+             "tag and is opened with embedding_aad. None when either does not open.");
+
+static PyObject *
+open_memory(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const int positions[4] = {0, 3, 4, 6};
+    Py_buffer views[4]; /* key, header, aad, embedding aad */
+    Py_buffer embedding;
+    Py_ssize_t skip, size = 0, header_size;
+    unsigned char *plain;
+    PyObject *texts = NULL, *opened = NULL, *result = NULL;
+    int state;
+    if (nargs != 7 || !PyUnicode_Check(args[1]) ||
+        (args[5] != Py_None && !PyBytes_Check(args[5]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "open_memory takes a key, a text, a skip, a header, an aad, an "
+                        "embedding (bytes or None) and its aad");
+        return NULL;
     }
     skip = PyLong_AsSsize_t(args[2]);
-    if (skip == -1 && PyErr_Occurred()) {
+    if ((skip == -1 && PyErr_Occurred()) || !views_of(args, positions, 4, views)) {
         return NULL;
     }
-    size = PyUnicode_GET_LENGTH(args[1]);
-    if (skip < 0 || skip > size) {
+    state = envelope_plain(&views[0], args[1], skip, &views[1], &views[2], &plain, &size);
+    if (state != 1) {
+        release_views(views, 4);
+        return state == 0 ? Py_NewRef(Py_None) : NULL;
+    }
+    header_size = views[1].len;
+    if (args[5] == Py_None || PyBytes_GET_SIZE(args[5]) % 4 == 0) {
+        opened = Py_NewRef(args[5]); /* none, or written before sealing: as it is */
+    } else if (PyObject_GetBuffer(args[5], &embedding, PyBUF_SIMPLE) == 0) {
+        if (embedding.len < header_size ||
+            memcmp(embedding.buf, views[1].buf, (size_t)header_size) != 0) {
+            opened = Py_NewRef(Py_None);
+        } else {
+            /* the envelope's key, still set: no Python code ran since (a bytes object is
+             * no container, so making one never starts the garbage collector) */
+            opened = opened_bytes(NULL, (const unsigned char *)embedding.buf + header_size,
+                                  embedding.len - header_size, views[3].buf, views[3].len);
+        }
+        PyBuffer_Release(&embedding);
+    }
+    if (opened == Py_None && args[5] != Py_None) { /* does not open: the reference says why */
+        result = Py_NewRef(Py_None);
+    } else if (opened != NULL) {
+        texts = unpacked(plain, size);
+        if (texts == Py_None) {
+            result = Py_NewRef(Py_None);
+        } else if (texts != NULL) {
+            result = PyTuple_Pack(5, PyTuple_GET_ITEM(texts, 0), PyTuple_GET_ITEM(texts, 1),
+                                  PyTuple_GET_ITEM(texts, 2), PyTuple_GET_ITEM(texts, 3),
+                                  opened);
+        }
+    }
+    Py_XDECREF(texts);
+    Py_XDECREF(opened);
+    PyMem_Free(plain);
+    release_views(views, 4);
+    return result;
+}
+
+#define WRAP_LABEL "memstream/memory-key/"
+#define WRAP_LABEL_BYTES (sizeof WRAP_LABEL - 1)
+
+PyDoc_STRVAR(unwrap_memory_key_doc,
+             "unwrap_memory_key(key, wrapped, user_id, memory_id, generation) -> bytes | None\n\n"
+             "A memory's key wrapped (nonce, ciphertext, tag) under the AES-256-GCM key, "
+             "opened with memory_keys.wrap_context(user_id, memory_id, generation) as its "
+             "associated data, built here; None when it does not open or the ids or the "
+             "generation are not what that context encodes (the reference judges).");
+
+static PyObject *
+unwrap_memory_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    static const int positions[2] = {0, 1};
+    Py_buffer views[2]; /* key, wrapped */
+    const char *user, *memory;
+    Py_ssize_t user_size, memory_size;
+    long long generation;
+    unsigned char *aad, *at;
+    PyObject *result = NULL;
+    if (nargs != 5 || !PyUnicode_Check(args[2]) || !PyUnicode_Check(args[3]) ||
+        !PyLong_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "unwrap_memory_key takes a key, a wrapped key, a user id, a memory id "
+                        "and a generation");
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(args[2]) || !PyUnicode_IS_ASCII(args[3])) {
+        Py_RETURN_NONE; /* ids of ASCII alone here: the reference encodes the others */
+    }
+    generation = PyLong_AsLongLong(args[4]);
+    if (generation == -1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_RETURN_NONE; /* out of range: the reference raises */
+    }
+    user = (const char *)PyUnicode_1BYTE_DATA(args[2]);
+    user_size = PyUnicode_GET_LENGTH(args[2]);
+    memory = (const char *)PyUnicode_1BYTE_DATA(args[3]);
+    memory_size = PyUnicode_GET_LENGTH(args[3]);
+    if (user_size > UINT32_MAX || memory_size > UINT32_MAX) {
         Py_RETURN_NONE;
     }
-    text = (const unsigned char *)PyUnicode_DATA(args[1]) + skip;
-    size -= skip;
-    if (!views_of(args, positions, 3, views)) {
+    if (!views_of(args, positions, 2, views)) {
         return NULL;
     }
-    header_size = header->len;
-    if (!key_of(key)) {
-        goto done;
+    aad = PyMem_Malloc(WRAP_LABEL_BYTES + 4 + (size_t)user_size + 4 + (size_t)memory_size + 8);
+    if (aad == NULL) {
+        release_views(views, 2);
+        return PyErr_NoMemory();
     }
-    raw = PyMem_Malloc((size_t)(size / 4 * 3 + 3));
-    if (raw == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    at = aad;
+    memcpy(at, WRAP_LABEL, WRAP_LABEL_BYTES);
+    at += WRAP_LABEL_BYTES;
+    put_big_endian(at, (uint32_t)user_size);
+    memcpy(at + 4, user, (size_t)user_size);
+    at += 4 + user_size;
+    put_big_endian(at, (uint32_t)memory_size);
+    memcpy(at + 4, memory, (size_t)memory_size);
+    at += 4 + memory_size;
+    put_big_endian(at, (uint32_t)((unsigned long long)generation >> 32));
+    put_big_endian(at + 4, (uint32_t)((unsigned long long)generation & 0xffffffffu));
+    at += 8;
+    if (key_of(&views[0])) {
+        result = opened_bytes(views[0].buf, views[1].buf, views[1].len, aad, at - aad);
     }
-    decoded = b64_decode(text, size, raw);
-    if (decoded < header_size + NONCE_BYTES + TAG_BYTES ||
-        memcmp(raw, header->buf, (size_t)header_size) != 0) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    plain = PyMem_Malloc((size_t)(decoded - header_size - NONCE_BYTES - TAG_BYTES + 1));
-    if (plain == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!gcm_decrypt(key->buf, raw + header_size, decoded - header_size, aad->buf, aad->len,
-                     plain)) {
-        result = Py_NewRef(Py_None);
-        goto done;
-    }
-    result = unpacked(plain, decoded - header_size - NONCE_BYTES - TAG_BYTES);
-done:
-    PyMem_Free(plain);
-    PyMem_Free(raw);
-    release_views(views, 3);
+    PyMem_Free(aad);
+    release_views(views, 2);
     return result;
 }
 
@@ -651,6 +815,9 @@ static PyMethodDef methods[] = {
     {"open_after", (PyCFunction)(void (*)(void))open_after, METH_FASTCALL, open_after_doc},
     {"open_envelope", (PyCFunction)(void (*)(void))open_envelope, METH_FASTCALL,
      open_envelope_doc},
+    {"open_memory", (PyCFunction)(void (*)(void))open_memory, METH_FASTCALL, open_memory_doc},
+    {"unwrap_memory_key", (PyCFunction)(void (*)(void))unwrap_memory_key, METH_FASTCALL,
+     unwrap_memory_key_doc},
     {"seal", (PyCFunction)(void (*)(void))seal, METH_FASTCALL, seal_doc},
     {"seal_envelope", (PyCFunction)(void (*)(void))seal_envelope, METH_FASTCALL,
      seal_envelope_doc},

@@ -59,6 +59,22 @@ class _Speedups(Protocol):
         self, key: bytes, text: str, skip: int, header: bytes, aad: bytes, /
     ) -> tuple[str, str | None, dict[str, str], tuple[str, ...]] | None: ...
 
+    def open_memory(
+        self,
+        key: bytes,
+        text: str,
+        skip: int,
+        header: bytes,
+        aad: bytes,
+        embedding: bytes | None,
+        embedding_aad: bytes,
+        /,
+    ) -> tuple[str, str | None, dict[str, str], tuple[str, ...], bytes | None] | None: ...
+
+    def unwrap_memory_key(
+        self, key: bytes, wrapped: bytes, user_id: str, memory_id: str, generation: int, /
+    ) -> bytes | None: ...
+
     def seal(
         self, key: bytes, nonce_key: bytes, header: bytes, plaintext: bytes, aad: bytes, /
     ) -> bytes: ...
@@ -169,6 +185,20 @@ class FieldCipher:
         nonce = os.urandom(NONCE_BYTES)
         return nonce + self._wrapping().encrypt(nonce, key, context)
 
+    def unwrap_memory_key(
+        self, wrapped: bytes, user_id: str, memory_id: str, generation: int
+    ) -> bytes | None:
+        """A memory's key :meth:`wrap` wrapped with ``memory_keys.wrap_context`` of these ids,
+        that context built and the key opened by the C in one call (a reader unwraps one per
+        memory it opens). None without it, or for anything but a key that opens: the
+        reference (:meth:`unwrap` with the context built in Python) then opens it or says
+        why not."""
+        if speedups is None:
+            return None
+        return speedups.unwrap_memory_key(
+            self._wrapping_key(), wrapped, user_id, memory_id, generation
+        )
+
     def unwrap(self, wrapped: bytes, context: bytes) -> bytes:
         """The key :meth:`wrap` wrapped; :class:`Unreadable` when it does not unwrap."""
         if speedups is not None:
@@ -233,6 +263,35 @@ class FieldCipher:
             return None
         opened = speedups.open_envelope(self._sealing_key(), value, len(prefix), header, context)
         return None if opened is None else envelope.Texts(*opened)
+
+    def open_memory(
+        self,
+        value: str,
+        context: bytes,
+        embedding: bytes | None,
+        embedding_context: bytes,
+        header: bytes = VERSION,
+        prefix: str = ENVELOPE_PREFIX,
+    ) -> tuple[envelope.Texts, bytes | None] | None:
+        """:meth:`open_envelope` and the memory's embedding (sealed apart, after the same
+        ``header``; None, or packed float32 written before sealing, as it is) in one C call:
+        what opening a memory costs a reader is mostly the calls around AES-GCM. None as
+        :meth:`open_envelope`, or when the embedding does not open: the reference judges."""
+        if speedups is None:
+            return None
+        opened = speedups.open_memory(
+            self._sealing_key(),
+            value,
+            len(prefix),
+            header,
+            context,
+            embedding,
+            embedding_context,
+        )
+        if opened is None:
+            return None
+        content, speaker, metadata, triggers, plain = opened
+        return envelope.Texts(content, speaker, metadata, triggers), plain
 
     def seal_envelope(
         self,

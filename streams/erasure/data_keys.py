@@ -34,7 +34,13 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from streams.erasure.cipher import KEY_BYTES, NONCE_BYTES, FieldCipher, Unreadable
-from streams.erasure.memory_keys import INPUT_GENERATIONS, MemoryCipher, MemoryKeyId, wrap_context
+from streams.erasure.memory_keys import (
+    INPUT_GENERATIONS,
+    MemoryCipher,
+    MemoryKeyId,
+    unwrap_memory_key,
+    wrap_context,
+)
 
 TABLE = "memstream_data_keys"  # projections/migrations/011_data_keys.sql
 MEMORY_TABLE = "memstream_memory_keys"  # projections/migrations/012_memory_keys.sql
@@ -502,8 +508,7 @@ class PostgresKeyStore:
         cached = self._memory_cache.get((user_id, memory_id))
         cipher = None if cached is None else cached.get(generation)
         if cipher is None:
-            key = user.unwrap(wrapped, wrap_context(user_id, memory_id, generation))
-            cipher = MemoryCipher(key, memory_id, generation)
+            cipher = MemoryCipher(unwrap_memory_key(user, wrapped, key_id), memory_id, generation)
             self._cache_memory_cipher(key_id, cipher)
         return cipher
 

@@ -97,6 +97,18 @@ class MemoryCipher:
             value, context + self._bound, self._header, MEMORY_ENVELOPE_PREFIX
         )
 
+    def open_memory(
+        self, value: str, context: bytes, embedding: bytes | None, embedding_context: bytes
+    ) -> tuple[envelope.Texts, bytes | None] | None:
+        return self._cipher.open_memory(
+            value,
+            context + self._bound,
+            embedding,
+            embedding_context + self._bound,
+            self._header,
+            MEMORY_ENVELOPE_PREFIX,
+        )
+
     def seal_text(self, text: str, context: bytes) -> str:
         sealed = self.seal(text.encode("utf-8", "surrogatepass"), context)
         return MEMORY_TEXT_PREFIX + b64url_text(sealed)
@@ -170,6 +182,16 @@ def wrap_context(user_id: str, memory_id: str, generation: int) -> bytes:
         + memory
         + generation.to_bytes(GENERATION_BYTES, "big", signed=True)
     )
+
+
+def unwrap_memory_key(user: FieldCipher, wrapped: bytes, key_id: MemoryKeyId) -> bytes:
+    """The memory key of ``key_id`` that ``user``'s key wrapped (the C's one call, or the
+    reference's :func:`wrap_context` and unwrap); :class:`Unreadable` when it does not unwrap."""
+    user_id, memory_id, generation = key_id
+    key = user.unwrap_memory_key(wrapped, user_id, memory_id, generation)
+    if key is None:
+        key = user.unwrap(wrapped, wrap_context(user_id, memory_id, generation))
+    return key
 
 
 def starts_generation(event: ledger.ConsolidationEvent) -> bool:

@@ -87,6 +87,7 @@ _T = TypeVar("_T")
 _P = TypeVar("_P")
 SEALED_TABLES = ("m", "u")  # state tables whose values are sealed (streams/state/changelog.py)
 ENVELOPE_FIELD = "memory.envelope"  # the associated data's field of a memory's envelope
+EMBEDDING_FIELD = "memory.embedding"  # and of its embedding, sealed apart
 
 Cipher = FieldCipher | MemoryCipher
 """A user's cipher or a memory's: the same seal and open methods."""
@@ -156,7 +157,7 @@ def seal_memory(memory: Memory, cipher: Cipher) -> Memory:
         content = cipher.envelope_prefix + b64url_text(cipher.seal(envelope.pack(texts), context))
     embedding = memory.embedding
     if embedding is not None:
-        embedding = _seal_bytes(cipher, user, "memory.embedding", embedding)
+        embedding = _seal_bytes(cipher, user, EMBEDDING_FIELD, embedding)
     return _with_sealed(memory, content, embedding)
 
 
@@ -235,13 +236,16 @@ def open_in_place(memory: Memory, cipher: Cipher) -> bool:
     projector's ~12 for opening a record (docs/benchmarks.md, "Sealing cost")."""
     if not memory.content.startswith(cipher.envelope_prefix):
         return False
-    texts = cipher.open_envelope(memory.content, field_context(memory.user_id, ENVELOPE_FIELD))
-    if texts is None:
+    user = memory.user_id
+    opened = cipher.open_memory(
+        memory.content,
+        field_context(user, ENVELOPE_FIELD),
+        memory.embedding,
+        field_context(user, EMBEDDING_FIELD),
+    )
+    if opened is None:
         return False
-    try:
-        embedding = _opened_embedding(memory, cipher)
-    except Unreadable:
-        return False
+    texts, embedding = opened
     set_content, set_speaker, set_metadata, set_triggers, set_embedding = _OPENED_SLOTS
     set_content(memory, texts.content)
     set_speaker(memory, texts.speaker)
@@ -300,7 +304,7 @@ def _opened_embedding(memory: Memory, cipher: Cipher) -> bytes | None:
     """The memory's embedding opened (sealed apart from its texts in either layout)."""
     if memory.embedding is None:
         return None
-    return _open_bytes(cipher, memory.user_id, "memory.embedding", memory.embedding)
+    return _open_bytes(cipher, memory.user_id, EMBEDDING_FIELD, memory.embedding)
 
 
 def _has_sealed_field(memory: Memory) -> bool:

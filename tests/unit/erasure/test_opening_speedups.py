@@ -24,7 +24,7 @@ from streams.erasure.cipher import (
     field_context,
     sealed_text_bytes,
 )
-from streams.erasure.memory_keys import MemoryCipher
+from streams.erasure.memory_keys import MemoryCipher, unwrap_memory_key, wrap_context
 from streams.erasure.sealing import ENVELOPE_FIELD, open_memory, seal_memory
 
 KEY = bytes(range(32))
@@ -183,6 +183,82 @@ def test_an_altered_envelope_never_opens_to_something_else(
     got = key.open_envelope(value, CONTEXT)
     if got is not None:
         assert got == reference_envelope(value, key)
+
+
+EMBEDDING_CONTEXT = field_context("user-1", "memory.embedding")
+embeddings = st.sampled_from(["none", "plain", "sealed", "altered", "other header"])
+
+
+def reference_embedding(
+    sealed: bytes | None, key: FieldCipher | MemoryCipher
+) -> bytes | None | str:
+    """What the Python path makes of a memory's embedding (``sealing._opened_embedding``)."""
+    if sealed is None or len(sealed) % 4 == 0:
+        return sealed
+    try:
+        return key.open(sealed, EMBEDDING_CONTEXT)
+    except Unreadable:
+        return "raises Unreadable"
+
+
+@given(fields=fields, key=keys, embedding=embeddings, floats=st.binary(min_size=1, max_size=64))
+def test_a_memory_opens_in_one_call_with_its_embedding_as_the_reference_opens_them(
+    fields: envelope.Texts, key: FieldCipher | MemoryCipher, embedding: str, floats: bytes
+) -> None:
+    """The envelope and the embedding in one C call (the envelope's key kept for the
+    embedding): both as the reference opens them, or None where the reference raises for
+    either."""
+    built()
+    value = sealed_envelope(key, envelope.pack(fields))
+    vector = floats * 4  # packed float32: a multiple of 4 bytes
+    sealed = {
+        "none": None,
+        "plain": vector,  # written before sealing: as it is
+        "sealed": key.seal(vector, EMBEDDING_CONTEXT),
+        "altered": key.seal(vector, EMBEDDING_CONTEXT)[:-1] + b"?",
+        "other header": b"\x07" + key.seal(vector, EMBEDDING_CONTEXT)[1:],
+    }[embedding]
+    got = key.open_memory(value, CONTEXT, sealed, EMBEDDING_CONTEXT)
+    expected = (reference_envelope(value, key), reference_embedding(sealed, key))
+    if embedding in ("altered", "other header"):
+        assert got is None and expected[1] == "raises Unreadable"
+    else:
+        assert got == expected == (fields, None if sealed is None else vector)
+
+
+ids = st.text(max_size=40)  # non-ASCII and lone surrogates included: C leaves those alone
+
+
+@given(
+    user_id=ids,
+    memory_id=ids,
+    generation=st.integers(-(1 << 63), (1 << 63) - 1) | st.integers(1 << 63, 1 << 70),
+)
+def test_a_memory_key_unwraps_in_one_call_as_the_reference_unwraps_it(
+    user_id: str, memory_id: str, generation: int
+) -> None:
+    """The C builds ``wrap_context`` itself: a key wrapped for one (user, memory,
+    generation) unwraps there to the same key, for no other, and what the C leaves alone
+    (ids not ASCII, a generation out of range) the reference unwraps or refuses."""
+    built()
+    user = FieldCipher(KEY)
+    key = os.urandom(32)
+    try:
+        context = wrap_context(user_id, memory_id, generation)
+    except (OverflowError, UnicodeEncodeError):
+        assert user.unwrap_memory_key(b"x" * 60, user_id, memory_id, generation) is None
+        return
+    wrapped = user.wrap(key, context)
+    fast = user.unwrap_memory_key(wrapped, user_id, memory_id, generation)
+    if user_id.isascii() and memory_id.isascii() and generation < 1 << 63:
+        assert fast == key
+    else:
+        assert fast is None
+    assert unwrap_memory_key(user, wrapped, (user_id, memory_id, generation)) == key
+    assert user.unwrap_memory_key(wrapped, user_id, memory_id + "x", generation) is None
+    assert user.unwrap_memory_key(wrapped, user_id, memory_id, generation ^ 1) is None
+    with pytest.raises(Unreadable):
+        unwrap_memory_key(user, wrapped, (user_id + "x", memory_id, generation))
 
 
 @pytest.mark.parametrize(
