@@ -21,6 +21,7 @@ from streams.erasure.data_keys import (
     LocalMasterKey,
     MasterKeyError,
     PostgresKeyStore,
+    text_array,
 )
 
 pytestmark = pytest.mark.integration
@@ -175,8 +176,38 @@ def test_a_batchs_keys_are_read_by_primary_key_however_many_keys_exist(
         keys.close()
 
 
+ODD_IDS = ['a"b', "c\\d", "x,y{}", " spaced ", "NULL", "", "é\u00a0ü", '\\"', "{}"]
+
+
+def test_a_batchs_keys_are_found_whatever_their_ids_hold(
+    database: str, master: LocalMasterKey
+) -> None:
+    """The key read sends its ids as array literals it writes itself (``text_array``):
+    quotes, backslashes, commas, braces, spaces, the word NULL and the empty id come back as
+    the ids they were, each key under its own memory."""
+    with psycopg.connect(database, autocommit=True) as conn:
+        assert conn.execute("SELECT %s::text[]", (text_array(ODD_IDS),)).fetchone() == (ODD_IDS,)
+        assert conn.execute("SELECT %s::text[]", (text_array([]),)).fetchone() == ([],)
+    keys = store(database, master)
+    try:
+        made = {
+            m: keys.ensure_memory_keys(u, [(m, 1, False)])[m][1] for u, m in zip(ODD_IDS, ODD_IDS)
+        }
+        pairs = [(u, m) for u, m in zip(ODD_IDS, ODD_IDS)] + [("nobody", "nothing")]
+        keys._memory_cache.clear()  # read, not remembered
+        live = keys.memory_keys(pairs)
+        assert live[("nobody", "nothing")] == {}
+        for user, memory in zip(ODD_IDS, ODD_IDS):
+            [(generation, key)] = live[(user, memory)].items()
+            sealed = made[memory].seal(b"hello", b"field")
+            assert (generation, key.open(sealed, b"field")) == (1, b"hello")
+    finally:
+        keys.close()
+
+
 def plan(conn: psycopg.Connection, batch: tuple[list[str], list[str]]) -> str:
-    rows = conn.execute("EXPLAIN " + LIVE_KEYS_SQL, batch).fetchall()
+    users, memories = batch
+    rows = conn.execute("EXPLAIN " + LIVE_KEYS_SQL, (text_array(users), text_array(memories)))
     return "\n".join(row[0] for row in rows)
 
 
