@@ -23,7 +23,7 @@ from projections.writer import KEY_TABLES, USER_TABLES
 from streams.engine.model import ForgetRequested, MemoryEvent, MemoryWritten
 from streams.engine.oracle import OracleRun
 from streams.erasure.cipher import Unreadable
-from streams.erasure.data_keys import LIVE_KEYS_SQL
+from streams.erasure.data_keys import LIVE_KEYS_SQL, text_array
 from streams.erasure.sealing import sealing_of
 from streams.kafka import codec
 from streams.state.changelog import split_key
@@ -163,7 +163,8 @@ def opened_log(pipeline: Pipeline) -> tuple[bytes, int]:
 
 def keys_left(pipeline: Pipeline, memories: list[tuple[str, str]]) -> list[tuple[object, ...]]:
     """The key rows the store still holds for these (user, memory) pairs."""
-    return pipeline.query(LIVE_KEYS_SQL, ([u for u, _ in memories], [m for _, m in memories]))
+    arrays = (text_array(u for u, _ in memories), text_array(m for _, m in memories))
+    return pipeline.query(LIVE_KEYS_SQL, arrays)
 
 
 def test_forgetting_one_memory_erases_it_and_what_quoted_it_from_every_copy(
