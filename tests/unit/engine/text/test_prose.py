@@ -47,6 +47,30 @@ def test_pronouns_name_the_parties_and_other_words_stay_as_written(
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        (
+            "I've decided to go with \"Create the world you've always imagined\".",
+            'The user has decided to go with "Create the world you\'ve always imagined".',
+        ),
+        (
+            'My plan follows "Pay Yourself First" now',
+            'The user\'s plan follows "Pay Yourself First" now',
+        ),
+        (
+            "She told me “I’ll call you” and I waited",
+            "She told the user “I’ll call you” and the user waited",
+        ),
+        ('I said "fine" and you agreed', 'The user said "fine" and the agent agreed'),
+        ('An unclosed " quote and I left', 'An unclosed " quote and the user left'),
+    ],
+)
+def test_words_in_quotation_marks_keep_their_pronouns(sentence: str, expected: str) -> None:
+    """A title or a line someone said is quoted as written: its "you" is not the agent."""
+    assert third_person(sentence, "user") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
