@@ -193,6 +193,13 @@ class Pipeline:
     def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return self.query(sql, params)[0][0]
 
+    def analyze(self) -> None:
+        """ANALYZE every table now, as autovacuum does in its own time: what it samples goes
+        to pg_statistic, in the database's files, so a scan after an erasure must not depend
+        on whether autovacuum happened to run first."""
+        with psycopg.connect(self.settings.database_url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
+
     def wait_for_log_count(self, expected: int, timeout: float = 90.0) -> None:
         """Wait until ``expected`` ledger events reached consolidation_log."""
         wait_until(

@@ -91,6 +91,7 @@ def processed_before_a_forget(sealed: Pipeline, seed: int) -> ForgetRun:
         sealed.publisher.publish(event)
     sealed.publisher.flush()
     sealed.wait_for_log_count(len(before.decisions))
+    sealed.analyze()  # statistics sampled from what is about to be forgotten, as autovacuum's
     return ForgetRun(events, before, after, forget, victim, observation)
 
 

@@ -128,6 +128,7 @@ def test_forgetting_a_user_leaves_nothing_of_them_anywhere_and_a_replay_agrees(
     sealed.wait_for_log_count(len(oracle.decisions))
     assert sealed.scalar("SELECT count(*) FROM working_memories WHERE content = %s", (SECRET,))
     before = sealed.dump_tables()
+    sealed.analyze()
 
     forgot = sealed.cli("forget", "--user", VICTIM)
 
@@ -196,6 +197,7 @@ def test_a_worker_killed_during_a_forget_finishes_it_after_the_restart(
         sealed.publisher.publish(event)
     sealed.publisher.flush()
     sealed.wait_for_log_count(len(oracle.decisions))
+    sealed.analyze()
 
     forgot = sealed.cli("forget", "--user", VICTIM)
     sealed.processes["worker"].kill()
