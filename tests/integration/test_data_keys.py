@@ -190,16 +190,14 @@ def test_a_batchs_keys_are_found_whatever_their_ids_hold(
         assert conn.execute("SELECT %s::text[]", (text_array([]),)).fetchone() == ([],)
     keys = store(database, master)
     try:
-        made = {
-            m: keys.ensure_memory_keys(u, [(m, 1, False)])[m][1] for u, m in zip(ODD_IDS, ODD_IDS)
-        }
-        pairs = [(u, m) for u, m in zip(ODD_IDS, ODD_IDS)] + [("nobody", "nothing")]
+        # each odd id is a user's id and that user's memory's id
+        made = {i: keys.ensure_memory_keys(i, [(i, 1, False)])[i][1] for i in ODD_IDS}
         keys._memory_cache.clear()  # read, not remembered
-        live = keys.memory_keys(pairs)
+        live = keys.memory_keys([(i, i) for i in ODD_IDS] + [("nobody", "nothing")])
         assert live[("nobody", "nothing")] == {}
-        for user, memory in zip(ODD_IDS, ODD_IDS):
-            [(generation, key)] = live[(user, memory)].items()
-            sealed = made[memory].seal(b"hello", b"field")
+        for i in ODD_IDS:
+            [(generation, key)] = live[(i, i)].items()
+            sealed = made[i].seal(b"hello", b"field")
             assert (generation, key.open(sealed, b"field")) == (1, b"hello")
     finally:
         keys.close()
