@@ -390,46 +390,12 @@ envelope_plain(const Py_buffer *key, PyObject *value, Py_ssize_t skip, const Py_
     return opened;
 }
 
-PyDoc_STRVAR(open_envelope_doc,
-             "open_envelope(key, text, skip, header, aad) -> tuple | None\n\n"
-             "A memory's envelope (streams/erasure/envelope.py) sealed in text[skip:] "
-             "(base64url of header, nonce, ciphertext, tag), opened and unpacked: (content, "
-             "speaker or None, metadata, triggers); None for anything the reference path "
-             "must judge.");
-
-static PyObject *
-open_envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    static const int positions[3] = {0, 3, 4};
-    Py_buffer views[3]; /* key, header, aad */
-    Py_ssize_t skip, size = 0;
-    unsigned char *plain;
-    PyObject *result = NULL;
-    int opened;
-    if (nargs != 5 || !PyUnicode_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "open_envelope takes a key, a text, a skip, a header and an aad");
-        return NULL;
-    }
-    skip = PyLong_AsSsize_t(args[2]);
-    if ((skip == -1 && PyErr_Occurred()) || !views_of(args, positions, 3, views)) {
-        return NULL;
-    }
-    opened = envelope_plain(&views[0], args[1], skip, &views[1], &views[2], &plain, &size);
-    if (opened == 1) {
-        result = unpacked(plain, size);
-    } else if (opened == 0) {
-        result = Py_NewRef(Py_None);
-    }
-    PyMem_Free(plain);
-    release_views(views, 3);
-    return result;
-}
-
 PyDoc_STRVAR(open_memory_doc,
              "open_memory(key, text, skip, header, aad, embedding, embedding_aad) -> tuple | None\n\n"
-             "A memory's envelope opened as open_envelope does, and its embedding with it: "
-             "(content, speaker or None, metadata, triggers, embedding). The embedding: None "
+             "A memory's envelope (streams/erasure/envelope.py) sealed in text[skip:] "
+             "(base64url of header, nonce, ciphertext, tag), opened with aad and unpacked, "
+             "and its embedding with it: (content, speaker or None, metadata, triggers, "
+             "embedding). The embedding: None "
              "stays None, a length that is a multiple of 4 is packed float32 written before "
              "sealing and is returned as it is, anything else is header, nonce, ciphertext, "
              "tag and is opened with embedding_aad. None when either does not open.");
@@ -813,8 +779,6 @@ free_texts:
 static PyMethodDef methods[] = {
     {"hmac_sha256", (PyCFunction)(void (*)(void))hmac_sha256, METH_FASTCALL, hmac_sha256_doc},
     {"open_after", (PyCFunction)(void (*)(void))open_after, METH_FASTCALL, open_after_doc},
-    {"open_envelope", (PyCFunction)(void (*)(void))open_envelope, METH_FASTCALL,
-     open_envelope_doc},
     {"open_memory", (PyCFunction)(void (*)(void))open_memory, METH_FASTCALL, open_memory_doc},
     {"unwrap_memory_key", (PyCFunction)(void (*)(void))unwrap_memory_key, METH_FASTCALL,
      unwrap_memory_key_doc},

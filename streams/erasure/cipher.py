@@ -55,10 +55,6 @@ class _Speedups(Protocol):
 
     def open_after(self, key: bytes, sealed: bytes, header: int, aad: bytes, /) -> bytes | None: ...
 
-    def open_envelope(
-        self, key: bytes, text: str, skip: int, header: bytes, aad: bytes, /
-    ) -> tuple[str, str | None, dict[str, str], tuple[str, ...]] | None: ...
-
     def open_memory(
         self,
         key: bytes,
@@ -248,22 +244,6 @@ class FieldCipher:
                 "another, altered, or its key was rotated away"
             ) from exc
 
-    def open_envelope(
-        self,
-        value: str,
-        context: bytes,
-        header: bytes = VERSION,
-        prefix: str = ENVELOPE_PREFIX,
-    ) -> envelope.Texts | None:
-        """A memory's envelope (``value``: ``prefix``, then base64url of ``header``, nonce,
-        ciphertext, tag) opened and unpacked by the C in one call. None without it, or for
-        anything but a well-formed value that opens: the reference path (base64,
-        :meth:`open_after`, ``envelope.unpack``) then opens it or says why not."""
-        if speedups is None:
-            return None
-        opened = speedups.open_envelope(self._sealing_key(), value, len(prefix), header, context)
-        return None if opened is None else envelope.Texts(*opened)
-
     def open_memory(
         self,
         value: str,
@@ -273,10 +253,13 @@ class FieldCipher:
         header: bytes = VERSION,
         prefix: str = ENVELOPE_PREFIX,
     ) -> tuple[envelope.Texts, bytes | None] | None:
-        """:meth:`open_envelope` and the memory's embedding (sealed apart, after the same
-        ``header``; None, or packed float32 written before sealing, as it is) in one C call:
-        what opening a memory costs a reader is mostly the calls around AES-GCM. None as
-        :meth:`open_envelope`, or when the embedding does not open: the reference judges."""
+        """A memory's envelope (``value``: ``prefix``, then base64url of ``header``, nonce,
+        ciphertext, tag) opened and unpacked, and its embedding (sealed apart, after the same
+        ``header``; None, or packed float32 written before sealing, as it is), by the C in one
+        call: what opening a memory costs a reader is mostly the calls around AES-GCM. None
+        without it, or for anything but a well-formed envelope and embedding that open: the
+        reference path (base64, :meth:`open_after`, ``envelope.unpack``) then opens them or
+        says why not."""
         if speedups is None:
             return None
         opened = speedups.open_memory(

@@ -92,11 +92,6 @@ class MemoryCipher:
             texts, context + self._bound, self._header, MEMORY_ENVELOPE_PREFIX
         )
 
-    def open_envelope(self, value: str, context: bytes) -> envelope.Texts | None:
-        return self._cipher.open_envelope(
-            value, context + self._bound, self._header, MEMORY_ENVELOPE_PREFIX
-        )
-
     def open_memory(
         self, value: str, context: bytes, embedding: bytes | None, embedding_context: bytes
     ) -> tuple[envelope.Texts, bytes | None] | None:

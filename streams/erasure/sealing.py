@@ -202,21 +202,34 @@ def open_memory(
 def _open_sealed(memory: Memory, cipher: Cipher) -> Memory:
     if not memory.content.startswith(cipher.envelope_prefix):
         return _open_fields(memory, cipher)  # sealed field by field, before the envelope
-    context = field_context(memory.user_id, ENVELOPE_FIELD)
-    texts = cipher.open_envelope(memory.content, context)  # in C, when it is built
-    if texts is None:  # the reference: it opens what C did not, or says why not
-        sealed = sealed_text_bytes(memory.content, cipher.envelope_prefix)
-        plain = cipher.open(sealed, context)
+    opened = _opened_in_c(memory, cipher)
+    if opened is None:  # the reference: it opens what C did not, or says why not
+        context = field_context(memory.user_id, ENVELOPE_FIELD)
+        plain = cipher.open(sealed_text_bytes(memory.content, cipher.envelope_prefix), context)
         try:
             texts = envelope.unpack(plain)
         except ValueError as exc:
             raise Unreadable(f"a memory's envelope that does not unpack: {exc}") from exc
+        opened = texts, _opened_embedding(memory, cipher)
+    texts, embedding = opened
     return memory.evolve(
         content=texts.content,
         speaker=texts.speaker,
         metadata=texts.metadata,
         trigger_conditions=texts.trigger_conditions,
-        embedding=_opened_embedding(memory, cipher),
+        embedding=embedding,
+    )
+
+
+def _opened_in_c(memory: Memory, cipher: Cipher) -> tuple[envelope.Texts, bytes | None] | None:
+    """A memory's envelope and embedding opened by the C in one call (``Cipher.open_memory``);
+    None for whatever the reference must judge, or without the C."""
+    user = memory.user_id
+    return cipher.open_memory(
+        memory.content,
+        field_context(user, ENVELOPE_FIELD),
+        memory.embedding,
+        field_context(user, EMBEDDING_FIELD),
     )
 
 
@@ -236,13 +249,7 @@ def open_in_place(memory: Memory, cipher: Cipher) -> bool:
     projector's ~12 for opening a record (docs/benchmarks.md, "Sealing cost")."""
     if not memory.content.startswith(cipher.envelope_prefix):
         return False
-    user = memory.user_id
-    opened = cipher.open_memory(
-        memory.content,
-        field_context(user, ENVELOPE_FIELD),
-        memory.embedding,
-        field_context(user, EMBEDDING_FIELD),
-    )
+    opened = _opened_in_c(memory, cipher)
     if opened is None:
         return False
     texts, embedding = opened

@@ -29,6 +29,7 @@ from streams.erasure.sealing import ENVELOPE_FIELD, open_memory, seal_memory
 
 KEY = bytes(range(32))
 CONTEXT = field_context("user-1", ENVELOPE_FIELD)
+EMBEDDING_CONTEXT = field_context("user-1", "memory.embedding")
 
 
 def built() -> cipher._Speedups:
@@ -38,6 +39,12 @@ def built() -> cipher._Speedups:
         "build-essential libssl-dev), then `make clean-venv test`"
     )
     return cipher.speedups
+
+
+def opened_envelope(value: str, key: FieldCipher | MemoryCipher) -> envelope.Texts | None:
+    """What the C makes of a memory's envelope ``value`` (no embedding): its fields, or None."""
+    opened = key.open_memory(value, CONTEXT, None, EMBEDDING_CONTEXT)
+    return None if opened is None else opened[0]
 
 
 def reference_envelope(value: str, key: FieldCipher | MemoryCipher) -> envelope.Texts | str:
@@ -137,7 +144,7 @@ def test_a_memorys_envelope_opens_in_one_call_to_what_was_sealed(
 ) -> None:
     built()
     value = sealed_envelope(key, envelope.pack(fields))
-    assert key.open_envelope(value, CONTEXT) == reference_envelope(value, key) == fields
+    assert opened_envelope(value, key) == reference_envelope(value, key) == fields
 
 
 @given(raw=st.binary(max_size=80), key=keys)
@@ -148,7 +155,7 @@ def test_sealed_bytes_that_are_no_envelope_are_left_to_the_reference(
     exactly where envelope.unpack raises."""
     built()
     value = sealed_envelope(key, raw)
-    got = key.open_envelope(value, CONTEXT)
+    got = opened_envelope(value, key)
     expected = reference_envelope(value, key)
     if got is None:
         assert isinstance(expected, str) and expected.startswith("raises")
@@ -180,12 +187,11 @@ def test_an_altered_envelope_never_opens_to_something_else(
         value = value[:at] + char + value[at + 1 :]
     else:
         value = value[:at] + char + value[at:]
-    got = key.open_envelope(value, CONTEXT)
+    got = opened_envelope(value, key)
     if got is not None:
         assert got == reference_envelope(value, key)
 
 
-EMBEDDING_CONTEXT = field_context("user-1", "memory.embedding")
 embeddings = st.sampled_from(["none", "plain", "sealed", "altered", "other header"])
 
 
@@ -272,7 +278,8 @@ def test_a_memory_key_unwraps_in_one_call_as_the_reference_unwraps_it(
 )
 def test_what_c_leaves_alone_the_reference_refuses(value: str) -> None:
     key = FieldCipher(KEY)
-    assert built().open_envelope(cipher._subkey(KEY, b"seal"), value, 4, VERSION, CONTEXT) is None
+    subkey = cipher._subkey(KEY, b"seal")
+    assert built().open_memory(subkey, value, 4, VERSION, CONTEXT, None, EMBEDDING_CONTEXT) is None
     with pytest.raises(Unreadable):
         open_memory(Memory("m-1", "user-1", content=value), key)
 
@@ -283,7 +290,7 @@ def test_the_other_keys_value_is_refused_by_both(monkeypatch: pytest.MonkeyPatch
     memory = Memory("m-1", "user-1", content="hello", speaker="Ann", embedding=bytes(16))
     sealed = seal_memory(memory, MemoryCipher(os.urandom(32), "m-1", 1))
     other = MemoryCipher(os.urandom(32), "m-1", 1)
-    assert other.open_envelope(sealed.content, CONTEXT) is None
+    assert opened_envelope(sealed.content, other) is None
     with pytest.raises(Unreadable):
         open_memory(sealed, FieldCipher(KEY), lambda memory_id, generation: other)
     monkeypatch.setattr(cipher, "speedups", None)
