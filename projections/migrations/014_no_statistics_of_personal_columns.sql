@@ -20,56 +20,42 @@
 
 DO $$
 DECLARE
-    personal CONSTANT text[][] := ARRAY[
-        ['working_memories', 'content'], ['working_memories', 'speaker'],
-        ['working_memories', 'tags'], ['working_memories', 'metadata'],
-        ['working_memories', 'trigger_conditions'], ['working_memories', 'embedding'],
-        ['working_memories', 'tsv'],
-        ['episodic_events', 'content'], ['episodic_events', 'speaker'],
-        ['episodic_events', 'tags'], ['episodic_events', 'metadata'],
-        ['episodic_events', 'trigger_conditions'], ['episodic_events', 'embedding'],
-        ['episodic_events', 'tsv'],
-        ['semantic_facts', 'content'], ['semantic_facts', 'speaker'],
-        ['semantic_facts', 'tags'], ['semantic_facts', 'metadata'],
-        ['semantic_facts', 'trigger_conditions'], ['semantic_facts', 'embedding'],
-        ['semantic_facts', 'tsv'],
-        ['procedural_patterns', 'content'], ['procedural_patterns', 'speaker'],
-        ['procedural_patterns', 'tags'], ['procedural_patterns', 'metadata'],
-        ['procedural_patterns', 'trigger_conditions'], ['procedural_patterns', 'embedding'],
-        ['procedural_patterns', 'tsv'],
-        ['user_profiles', 'identity_anchor'],
-        ['consolidation_reports', 'warnings'],
-        ['memstream_data_keys', 'wrapped_key'],
-        ['memstream_memory_keys', 'wrapped_key']
-    ];
     can_clear CONSTANT boolean := to_regprocedure(
         'pg_clear_attribute_stats(text,text,text,boolean)') IS NOT NULL;
     superuser CONSTANT boolean := (SELECT rolsuper FROM pg_roles WHERE rolname = current_user);
     left_behind text[] := '{}';
-    i integer;
+    personal record;
 BEGIN
-    FOR i IN 1 .. array_length(personal, 1) LOOP
+    FOR personal IN
+        SELECT layer AS tbl, field AS col
+        FROM unnest(ARRAY['working_memories', 'episodic_events', 'semantic_facts',
+                          'procedural_patterns']) AS layer,
+             unnest(ARRAY['content', 'speaker', 'tags', 'metadata', 'trigger_conditions',
+                          'embedding', 'tsv']) AS field
+        UNION ALL
+        VALUES ('user_profiles', 'identity_anchor'), ('consolidation_reports', 'warnings'),
+               ('memstream_data_keys', 'wrapped_key'), ('memstream_memory_keys', 'wrapped_key')
+    LOOP
         EXECUTE format(
-            'ALTER TABLE %I ALTER COLUMN %I SET STATISTICS 0', personal[i][1], personal[i][2]
+            'ALTER TABLE %I ALTER COLUMN %I SET STATISTICS 0', personal.tbl, personal.col
         );
         IF NOT EXISTS (
             SELECT 1 FROM pg_stats
-            WHERE schemaname = current_schema() AND tablename = personal[i][1]
-              AND attname = personal[i][2]
+            WHERE schemaname = current_schema() AND tablename = personal.tbl
+              AND attname = personal.col
         ) THEN
             CONTINUE;
         END IF;
         IF can_clear THEN
-            EXECUTE 'SELECT pg_clear_attribute_stats($1, $2, $3, $4)'
-                USING current_schema(), personal[i][1], personal[i][2], false;
+            PERFORM pg_clear_attribute_stats(current_schema(), personal.tbl, personal.col, false);
         ELSIF superuser THEN
             DELETE FROM pg_statistic
-            WHERE starelid = format('%I', personal[i][1])::regclass
+            WHERE starelid = format('%I', personal.tbl)::regclass
               AND staattnum = (SELECT attnum FROM pg_attribute
-                               WHERE attrelid = format('%I', personal[i][1])::regclass
-                                 AND attname = personal[i][2]);
+                               WHERE attrelid = format('%I', personal.tbl)::regclass
+                                 AND attname = personal.col);
         ELSE
-            left_behind := left_behind || (personal[i][1] || '.' || personal[i][2]);
+            left_behind := left_behind || (personal.tbl || '.' || personal.col);
         END IF;
     END LOOP;
     IF cardinality(left_behind) > 0 THEN
