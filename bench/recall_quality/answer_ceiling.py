@@ -51,14 +51,13 @@ def fewest_units(text: str, words: frozenset[str]) -> list[str] | None:
     held: set[str] = set()
     chosen: list[str] = []
     while len(held) < need:
-        unit, found = max(
-            candidates, key=lambda c: len(c[1] - held) / (len(c[0]) + 2), default=("", set())
-        )
-        if not found - held:
+        best = max(candidates, key=lambda c: len(c[1] - held) / (len(c[0]) + 2), default=None)
+        if best is None or not best[1] - held:
             return None
+        unit, found = best
         held |= found
         chosen.append(unit)
-        candidates.remove((unit, found))
+        candidates.remove(best)
     return chosen
 
 
