@@ -239,19 +239,20 @@ _OPENED_SLOTS = tuple(
 )
 
 
-def open_in_place(memory: Memory, cipher: Cipher) -> bool:
+def open_in_place(memory: Memory, cipher: Cipher) -> envelope.Texts | None:
     """Open a memory sealed in an envelope by setting its fields, instead of copying it and
-    the record around it: True when done; False (nothing changed) for anything but a
-    well-formed envelope that the C opening opens, which :func:`open_memory` then judges.
+    the record around it: the texts it opened to when done; None (nothing changed) for
+    anything but a well-formed envelope that the C opening opens, which :func:`open_memory`
+    then judges.
 
     Only for a memory no one else holds: a record its reader has just decoded (the
     projector's batch). A copy of the memory, its payload and its record is 4 µs of the
     projector's ~12 for opening a record (docs/benchmarks.md, "Sealing cost")."""
     if not memory.content.startswith(cipher.envelope_prefix):
-        return False
+        return None
     opened = _opened_in_c(memory, cipher)
     if opened is None:
-        return False
+        return None
     texts, embedding = opened
     set_content, set_speaker, set_metadata, set_triggers, set_embedding = _OPENED_SLOTS
     set_content(memory, texts.content)
@@ -259,7 +260,7 @@ def open_in_place(memory: Memory, cipher: Cipher) -> bool:
     set_metadata(memory, texts.metadata)
     set_triggers(memory, texts.trigger_conditions)
     set_embedding(memory, embedding)
-    return True
+    return texts
 
 
 @dataclass(frozen=True, slots=True)
@@ -817,11 +818,12 @@ class Sealing:
         if key is None:
             return False
         sealed_content, sealed_embedding = memory.content, memory.embedding
-        if not open_in_place(memory, key):
+        texts = open_in_place(memory, key)
+        if texts is None:
             return False
         if keep:
             self._opened.setdefault(user_id, {})[memory.memory_id] = SealedAsOpened(
-                key, _texts_of(memory), memory.embedding, sealed_content, sealed_embedding
+                key, texts, memory.embedding, sealed_content, sealed_embedding
             )
         return True
 
