@@ -180,7 +180,7 @@ opened_bytes(const unsigned char *key, const unsigned char *sealed, Py_ssize_t s
 }
 
 static int
-key_of(Py_buffer *key)
+key_of(const Py_buffer *key)
 {
     if (key->len != KEY_BYTES) {
         PyErr_SetString(PyExc_ValueError, "an AES-256 key is 32 bytes");
@@ -361,7 +361,7 @@ envelope_plain(const Py_buffer *key, PyObject *value, Py_ssize_t skip, const Py_
     }
     text = (const unsigned char *)PyUnicode_DATA(value) + skip;
     size -= skip;
-    if (!key_of((Py_buffer *)key)) {
+    if (!key_of(key)) {
         return -1;
     }
     raw = PyMem_Malloc((size_t)(size / 4 * 3 + 3));
