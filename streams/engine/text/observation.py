@@ -126,6 +126,18 @@ _ABBREVIATION = re.compile(
 )
 SHORT_ANSWER_WORDS = 6  # content words below which a yes/no answer follows its question
 NAMED_ANSWER_WORDS = 3  # and any other answer ("Luna and Oliver!")
+# A question that asks for a thing, a place, a time, a person or an amount (not "how is …")
+_WH_THING = re.compile(
+    r"(?:which|where|when|who|whom|whose|what(?![ \t]+about\b)(?!['’]s[ \t]+up\b)"
+    r"|how[ \t]+(?:many|much|long|old|far|often|soon))\b",
+    re.IGNORECASE,
+)
+# A subject pronoun or an auxiliary: a sentence with one is a clause, not an answer's fragment
+_CLAUSE_WORD = re.compile(
+    r"\b(?:i|we|you|he|she|they|it|this|that|there|am|is|are|was|were|be|been|have|has|had"
+    r"|do|does|did|will|would|can|could|should|shall|may|might|must)\b",
+    re.IGNORECASE,
+)
 
 
 def participants(speakers: Sequence[str]) -> dict[str, str]:
@@ -559,18 +571,40 @@ def _question_answered(
     previous: Turn | None, turn: Turn, stated: list[str], names: frozenset[str]
 ) -> tuple[Turn, str] | None:
     """The other participant's turn and question an answer that does not stand alone replies
-    to, if any: a yes/no answer, or one of fewer than :data:`SHORT_ANSWER_WORDS` content
-    words ("Luna and Oliver!" to "What are your pets' names?")."""
+    to, if any: a yes/no answer of fewer than :data:`SHORT_ANSWER_WORDS` content words, any
+    other of fewer than :data:`NAMED_ANSWER_WORDS` ("Luna and Oliver!" to "What are your
+    pets' names?"), or one that opens with such a fragment before saying more ("St. Mary's.
+    Dr. Okafor is doing it." to "Which hospital?"), when the question asks for a thing."""
     if previous is None or previous.speaker == turn.speaker:
         return None
     said = sum(len(content_words(s, names)) for s in stated)
     polar = bool(_ANSWER_START.match(turn.text.lstrip()))
-    if said >= (SHORT_ANSWER_WORDS if polar else NAMED_ANSWER_WORDS):
+    short = said < (SHORT_ANSWER_WORDS if polar else NAMED_ANSWER_WORDS)
+    if not short and not _fragment_first(stated, names):
         return None
     questions = [s for s in split_sentences(previous.text) if s.rstrip().endswith("?")]
     if not questions or not _asks_about(questions[-1], names):
         return None  # "Doing okay?" "Yes, all good": small talk on both sides
+    if not short and not _asks_for_a_thing(questions[-1]):
+        return None  # "Andy! standup is at 9:15." to "How is it going?": a clause answers
     return previous, questions[-1]
+
+
+def _asks_for_a_thing(question: str) -> bool:
+    """Whether ``question`` asks for a thing, a place, a time, a person or an amount
+    ("Which hospital?", "How long did it take?"), which an answer may give in a word or two;
+    not how someone is ("How is she?") nor an invitation ("What about you?")."""
+    return bool(_WH_THING.match(question.lstrip(" \t\"“'(")))
+
+
+def _fragment_first(stated: list[str], names: frozenset[str]) -> bool:
+    """Whether an answer opens with a fragment that only its question completes ("St.
+    Mary's. Dr. Okafor is doing it." to "Which hospital?"): a first sentence of one or two
+    content words and no verb of its own, before sentences that say more."""
+    if len(stated) < 2:
+        return False
+    first = content_words(stated[0], names)
+    return 0 < len(first) < NAMED_ANSWER_WORDS and not _CLAUSE_WORD.search(stated[0])
 
 
 def _answer(text: str, stated: list[str]) -> list[str]:

@@ -671,6 +671,36 @@ def test_a_short_answer_carries_its_question() -> None:
     assert "Luna and Oliver" in answer.content
 
 
+def test_an_answer_opening_with_a_fragment_carries_the_question_it_completes() -> None:
+    turns = [
+        turn(0, "Marcus", "Ugh, sorry to hear that! Which hospital?"),
+        turn(1, "Dana", "St. Mary's. Dr. Okafor is doing it, she did my mom's hip too."),
+    ]
+    [answer] = write_observations(turns)
+    assert answer.source_ids == ("t0", "t1")
+    assert answer.content.startswith("8 May 2023: Marcus asked: Which hospital? Dana: St. Mary's.")
+    assert "Dr. Okafor is doing it" in answer.content
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        # a clause answers, however short its first sentence
+        ("Which hospital?", "I'm not sure. Dr. Okafor will tell me on Monday."),
+        # the question asks how someone is, or invites news: a fragment is no answer to it
+        ("How is Dana feeling about it?", "Andy! standup is at 9:15 every morning, way too early."),
+        ("What about you, anything new?", "Jo!! big change, I switched careers to architecture."),
+    ],
+)
+def test_an_answer_that_stands_alone_does_not_carry_the_question(
+    question: str, answer: str
+) -> None:
+    turns = [turn(0, "Andrew", question), turn(1, "Joanna", answer)]
+    [observation] = write_observations(turns)
+    assert observation.source_ids == ("t1",)
+    assert "asked" not in observation.content
+
+
 def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
     turns = [
         turn(0, "Samuel", "Priya! we adopted a beagle called Toby."),
