@@ -573,21 +573,36 @@ def _question_answered(
     """The other participant's turn and question an answer that does not stand alone replies
     to, if any: a yes/no answer of fewer than :data:`SHORT_ANSWER_WORDS` content words, any
     other of fewer than :data:`NAMED_ANSWER_WORDS` ("Luna and Oliver!" to "What are your
-    pets' names?"), or one that opens with such a fragment before saying more ("St. Mary's.
-    Dr. Okafor is doing it." to "Which hospital?"), when the question asks for a thing."""
+    pets' names?"), one that opens with such a fragment before saying more when the question
+    asks for a thing ("St. Mary's. Dr. Okafor is doing it." to "Which hospital?"), and,
+    between people, one whose first sentence names nothing the question names, which says
+    what it is about only with it ("Finished in 4:12!" to "How did the marathon go?")."""
     if previous is None or previous.speaker == turn.speaker:
         return None
     said = sum(len(content_words(s, names)) for s in stated)
     polar = bool(_ANSWER_START.match(turn.text.lstrip()))
     short = said < (SHORT_ANSWER_WORDS if polar else NAMED_ANSWER_WORDS)
-    if not short and not _fragment_first(stated, names):
-        return None
+    fragment = not short and _fragment_first(stated, names)
+    if not short and not fragment and previous.agent:
+        return None  # a reply to an assistant carries the answer it replies to instead
     questions = [s for s in split_sentences(previous.text) if s.rstrip().endswith("?")]
     if not questions or not _asks_about(questions[-1], names):
         return None  # "Doing okay?" "Yes, all good": small talk on both sides
-    if not short and not _asks_for_a_thing(questions[-1]):
-        return None  # "Andy! standup is at 9:15." to "How is it going?": a clause answers
-    return previous, questions[-1]
+    asked = questions[-1]
+    if (
+        short
+        or (fragment and _asks_for_a_thing(asked))
+        or (not previous.agent and not _shared(stated[0], asked, names))
+    ):
+        return previous, asked
+    return None
+
+
+def _shared(answer: str, question: str, names: frozenset[str]) -> bool:
+    """Whether ``answer`` names a content word that ``question`` names: an answer that
+    names none says what it is about only with its question."""
+    asked = {_folded(w) for w in content_words(question, names)}
+    return any(_folded(w) in asked for w in content_words(answer, names))
 
 
 def _asks_for_a_thing(question: str) -> bool:
@@ -598,9 +613,9 @@ def _asks_for_a_thing(question: str) -> bool:
 
 
 def _fragment_first(stated: list[str], names: frozenset[str]) -> bool:
-    """Whether an answer opens with a fragment that only its question completes ("St.
-    Mary's. Dr. Okafor is doing it." to "Which hospital?"): a first sentence of one or two
-    content words and no verb of its own, before sentences that say more."""
+    """Whether an answer that says more opens with a fragment that only its question
+    completes ("St. Mary's.", "Mostly!"): one or two content words and no clause (no
+    pronoun or auxiliary of its own)."""
     if len(stated) < 2:
         return False
     first = content_words(stated[0], names)

@@ -439,7 +439,10 @@ def test_an_exclamation_is_no_answer_and_an_answer_keeps_only_what_states_someth
         turn(1, "Caroline", "No way, that's awesome! our street has been way too busy lately!"),
     ]
     [observation] = write_observations(turns)
-    assert observation.content == "8 May 2023, Caroline: our street has been way too busy lately!"
+    assert observation.content == (  # an answer naming nothing the question names follows it
+        "8 May 2023: Melanie asked: Anything exciting coming up? "
+        "Caroline: our street has been way too busy lately!"
+    )
     turns = [
         turn(0, "Melanie", "Did you finish the marathon?"),
         turn(1, "Caroline", "Yes! honestly so proud. it took me 4 hours lol"),
@@ -682,14 +685,26 @@ def test_an_answer_opening_with_a_fragment_carries_the_question_it_completes() -
     assert "Dr. Okafor is doing it" in answer.content
 
 
+def test_an_answer_naming_nothing_its_question_names_carries_the_question() -> None:
+    turns = [
+        turn(0, "Lena", "How did the marathon go?"),
+        turn(1, "Sam", "Finished in 4:12! Not my best but my knee held up."),
+    ]
+    [answer] = write_observations(turns)
+    assert answer.source_ids == ("t0", "t1")
+    assert answer.content.startswith(
+        "8 May 2023: Lena asked: How did the marathon go? Sam: Finished in 4:12!"
+    )
+
+
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
-        # a clause answers, however short its first sentence
-        ("Which hospital?", "I'm not sure. Dr. Okafor will tell me on Monday."),
-        # the question asks how someone is, or invites news: a fragment is no answer to it
-        ("How is Dana feeling about it?", "Andy! standup is at 9:15 every morning, way too early."),
-        ("What about you, anything new?", "Jo!! big change, I switched careers to architecture."),
+        # it names what the question asks about, in a clause or not
+        ("Which hospital?", "The big hospital on Elm Street. Dr. Okafor is doing it."),
+        ("How did the marathon go?", "The marathon was brutal, my knee gave out at mile 20."),
+        # small talk asks nothing in particular
+        ("How have you been?", "I finally adopted the rescue dog, a beagle called Biscuit."),
     ],
 )
 def test_an_answer_that_stands_alone_does_not_carry_the_question(
@@ -699,6 +714,27 @@ def test_an_answer_that_stands_alone_does_not_carry_the_question(
     [observation] = write_observations(turns)
     assert observation.source_ids == ("t1",)
     assert "asked" not in observation.content
+
+
+@pytest.mark.parametrize(
+    ("reply", "carried"),
+    [
+        ("Kyoto, definitely. I love the temples and my wife Aiko grew up there.", True),
+        # a clause says what it is about, whatever the question named
+        ("I love the temples, and my wife Aiko grew up there.", False),
+    ],
+)
+def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
+    reply: str, carried: bool
+) -> None:
+    options = "Here are two options: Kyoto or Osaka. Which city would you like?"
+    turns = [
+        Turn("t0", options, "the agent", MAY_8, agent=True),
+        Turn("t1", reply, "Ken", MAY_8 + 60_000),
+    ]
+    [observation] = write_observations(turns)
+    assert "Replying to the agent: Here are two options: Kyoto or Osaka" in observation.content
+    assert ("Which city would Ken like?" in observation.content) is carried
 
 
 def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
