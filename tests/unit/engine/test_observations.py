@@ -663,38 +663,35 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
 # --- issue 38: real conversations -------------------------------------------------------------
 
 
-def test_a_short_answer_carries_its_question() -> None:
-    turns = [
-        turn(0, "Melanie", "What are your pets' names?"),
-        turn(1, "Caroline", "Luna and Oliver!"),
-    ]
-    [answer] = write_observations(turns)
-    assert answer.source_ids == ("t0", "t1")
-    assert "Melanie asked: What are Caroline's pets' names?" in answer.content
-    assert "Luna and Oliver" in answer.content
-
-
-def test_an_answer_opening_with_a_fragment_carries_the_question_it_completes() -> None:
-    turns = [
-        turn(0, "Marcus", "Ugh, sorry to hear that! Which hospital?"),
-        turn(1, "Dana", "St. Mary's. Dr. Okafor is doing it, she did my mom's hip too."),
-    ]
-    [answer] = write_observations(turns)
-    assert answer.source_ids == ("t0", "t1")
-    assert answer.content.startswith("8 May 2023: Marcus asked: Which hospital? Dana: St. Mary's.")
-    assert "Dr. Okafor is doing it" in answer.content
-
-
-def test_an_answer_naming_nothing_its_question_names_carries_the_question() -> None:
-    turns = [
-        turn(0, "Lena", "How did the marathon go?"),
-        turn(1, "Sam", "Finished in 4:12! Not my best but my knee held up."),
-    ]
-    [answer] = write_observations(turns)
-    assert answer.source_ids == ("t0", "t1")
-    assert answer.content.startswith(
-        "8 May 2023: Lena asked: How did the marathon go? Sam: Finished in 4:12!"
-    )
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        # a short answer
+        (
+            "What are your pets' names?",
+            "Luna and Oliver!",
+            "8 May 2023: Andrew asked: What are Joanna's pets' names? Joanna: Luna and Oliver!",
+        ),
+        # an answer that opens with a fragment the question asks for
+        (
+            "Ugh, sorry to hear that! Which hospital?",
+            "St. Mary's. Dr. Okafor is doing it, she did my mom's hip too.",
+            "8 May 2023: Andrew asked: Which hospital? Joanna: St. Mary's. Dr. Okafor is doing it",
+        ),
+        # an answer whose first sentence names nothing the question names
+        (
+            "How did the marathon go?",
+            "Finished in 4:12! Not my best but my knee held up.",
+            "8 May 2023: Andrew asked: How did the marathon go? Joanna: Finished in 4:12!",
+        ),
+    ],
+)
+def test_an_answer_that_does_not_stand_alone_carries_its_question(
+    question: str, answer: str, expected: str
+) -> None:
+    [observation] = write_observations([turn(0, "Andrew", question), turn(1, "Joanna", answer)])
+    assert observation.source_ids == ("t0", "t1")
+    assert observation.content.startswith(expected)
 
 
 @pytest.mark.parametrize(
