@@ -54,6 +54,8 @@ this <season>                           the one D is in, else the one that begin
 next <season>                           the first such season that begins after D    season
 N days / weeks / months / years ago     D - N units (calendar arithmetic)            day
 in N units, N units from now            D + N units (days, weeks, months, years)     day
+<day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
+of <month> (no year after it)           (so within half a year, but for 29 February)
 ======================================= ============================================ ==========
 
 Why these choices:
@@ -74,6 +76,13 @@ Why these choices:
   is looser, but the label keeps the day, month and year a question may name.
 * Counts are digits or one..twelve; "a"/"an" is 1, "a couple (of)" is 2, "a few" is **3**
   (the smallest count "a few" is commonly used for; "several" is left unresolved).
+* A day and month without a year ("June 3rd", "the 3rd of june", "3 June") is that day in
+  the year nearest the day it was said: "June 3rd" said on 17 May 2024 is 3 June 2024, and
+  "December 20th" said then is 20 December 2023. Only the tense tells a plan for next
+  December from a memory of the last one; the nearest is right for the dates chat mostly
+  names, those within a few months, and it gives the year that a question names ("When does
+  she start? 3 June 2024"). A day and month followed by a year, or a range's end ("3-5
+  June"), is left as written.
 * Seasons are the northern hemisphere's meteorological ones: spring March-May, summer
   June-August, autumn (fall) September-November, winter December-February. A winter spans
   the year boundary and is labelled with both years: "winter 2022-23" is 1 December 2022 to
@@ -82,6 +91,8 @@ Why these choices:
 
 What is left unresolved, on purpose:
 
+* A day of the month alone ("on the 21st") and a month alone ("in March"): which month, or
+  which year, is as open as a bare weekday's week.
 * Bare weekdays ("on Friday I went", "see you Friday"): only the tense says whether the past
   or the coming Friday is meant, and "on Fridays" names no day at all. The statement keeps
   the day it was said on, which dates it within a week.
@@ -201,8 +212,13 @@ def grounded(text: str, at_ms: int) -> str:
         return text
     parts: list[str] = []
     position = 0
+    dated_until = -1  # the end of the explicit date that follows an expression, if any
     for found in resolved:
-        if _FOLLOWED_BY_DATE.match(text, found.end):
+        if found.start < dated_until:
+            continue  # the explicit date itself ("last Friday, 5 May"): already a date
+        explicit = _FOLLOWED_BY_DATE.match(text, found.end)
+        if explicit:
+            dated_until = explicit.end()
             continue
         parts.append(text[position : found.end])
         parts.append(f" ({found.label()})")
@@ -246,12 +262,18 @@ _AFTER_MODIFIER = (
 )
 
 
+# Month names, or the part of them these substrings catch.
+_MONTH_NEEDLES = ("uary", "march", "april", "may", "june", "july", "august", "ember", "october")
+
+
 def _may_have_dates(lowered: str) -> bool:
     """False only when no expression can match ``lowered`` (the text in lower case): a
     superset test, never a false negative."""
     for needle in _ALWAYS:
         if needle in lowered:
             return True
+    if any(needle in lowered for needle in _MONTH_NEEDLES) and any(c.isdigit() for c in lowered):
+        return True  # a day and month without a year ("June 3rd")
     if "last" not in lowered and "this" not in lowered and "next" not in lowered:
         return False
     return any(needle in lowered for needle in _AFTER_MODIFIER)
@@ -323,10 +345,11 @@ _COUNT = (
     rf"|a{_SP}couple(?:{_SP}of)?|couple{_SP}of|a{_SP}few|an?"
 )
 _UNIT = r"days?|weeks?|months?|years?"
+_DAY_OF_MONTH = r"(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 
 _EXPRESSION_SOURCE = (
     # A word start whose letter can begin an expression: a cheap filter for the scan.
-    r"\b(?=[tylneiacofs0-9])(?:"
+    r"\b(?=[tylneiacofsjmd0-9])(?:"
     rf"(?P<fixed>the{_SP}day{_SP}before{_SP}yesterday|the{_SP}day{_SP}after{_SP}tomorrow"
     rf"|today|tonight|yesterday|tomorrow|this{_SP}(?:morning|afternoon|evening)|last{_SP}night)"
     rf"|(?P<weekday>(?P<wd_rel>{_REL}){_SP}(?P<wd_name>{_WEEKDAY}))"
@@ -337,6 +360,11 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
+    # a day and month, not a range's end ("3-5 June") and with no year after it
+    rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
+    rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTH})"
+    rf"|(?P<c_month2>{_MONTH}){_SP}(?:the{_SP})?(?P<c_day2>{_DAY_OF_MONTH}))"
+    r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
     r")(?!\w)(?:['’]s(?!\w))?"
 )
 # Scans the lower-cased text (the usual case: the scan is twice as fast without case folding),
@@ -444,8 +472,31 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
             today, match.group("in_unit").lower().rstrip("s"), _count(match.group("in_n"))
         )
         return day, day, "day"
+    if kind == "calendar":
+        return _calendar_day(match, text, today)
     # from_now
     day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
+    return day, day, "day"
+
+
+def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | None:
+    """A day and month said without a year ("June 3rd", "the 3rd of June"): that day in the
+    year that puts it nearest the day it was said (None for a day the month does not have)."""
+    group = "c_month" if match.group("c_month") else "c_month2"
+    name = text[match.start(group) : match.end(group)]
+    if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
+        return None  # "I may 3D print it"
+    month = MONTHS.index(name.capitalize()) + 1
+    number = int((match.group("c_day") or match.group("c_day2")).rstrip("stndrh"))
+    candidates = []
+    for year in (today.year - 1, today.year, today.year + 1):
+        try:
+            candidates.append(date(year, month, number))
+        except ValueError:  # 30 February, or 29 February outside a leap year
+            continue
+    if not candidates:
+        return None
+    day = min(candidates, key=lambda d: (abs((d - today).days), d))
     return day, day, "day"
 
 

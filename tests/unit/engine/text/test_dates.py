@@ -259,6 +259,14 @@ TABLE: tuple[Row, ...] = (
             ("this weekend", "13-14 May 2023"),
         ),
     ),
+    # a day and month without a year: the year that puts it nearest the day
+    ("I start on June 3rd", "2024-05-17T19:00", (("June 3rd", "3 June 2024"),)),
+    ("start on the 3rd of june", "2024-05-17T19:00", (("the 3rd of june", "3 June 2024"),)),
+    ("we flew out 3 June", "2024-05-17T19:00", (("3 June", "3 June 2024"),)),
+    ("we went on December 20th", "2024-05-17T19:00", (("December 20th", "20 December 2023"),)),
+    ("see you January 2nd", "2023-12-15T10:00", (("January 2nd", "2 January 2024"),)),
+    ("May 3rd", MON, (("May 3rd", "3 May 2023"),)),
+    ("the 29th of February", "2023-05-08T10:00", (("the 29th of February", "29 February 2024"),)),
     # nothing to resolve: no expression, vague ones, and words that only look like one
     ("Hey Mel! Good to see you, how have you been?", MON, ()),
     ("", MON, ()),
@@ -279,6 +287,13 @@ TABLE: tuple[Row, ...] = (
     ("lastly, this Frisbee is yours", MON, ()),
     ("recently I moved to a new place", MON, ()),
     ("we watched the sunset over the weekend", MON, ()),
+    ("I may 3D print it", MON, ()),
+    ("on 3 June 2024 we met", MON, ()),
+    ("June 3, 2024", MON, ()),
+    ("the 30th of February", MON, ()),
+    ("we camped 3-5 June", MON, ()),
+    ("rent is due on the 21st", MON, ()),
+    ("in March we moved", MON, ()),
 )
 
 
@@ -515,6 +530,13 @@ FRAGMENTS = st.sampled_from(
         "the last week",
         "my last Friday",
         "on Friday",
+        "June 3rd",
+        "the 3rd of june",
+        "3 June",
+        "May 29th",
+        "march 3",
+        "-",
+        "2024",
         "I",
         "went",
         "to",
