@@ -235,21 +235,8 @@ def grounded(text: str, at_ms: int) -> str:
 # the weekday names, days), "week", "month", "year", "night" (tonight), "orrow" (tomorrow) or
 # a part of the day ...
 _ALWAYS = ("day", "week", "month", "year", "night", "orrow", "morning", "noon", "evening")
-# ... or a modifier together with an abbreviated weekday, a season or a month name (these come
-# only after last / this / next).
-_AFTER_MODIFIER = (
-    "mon",
-    "tue",
-    "wed",
-    "thu",
-    "fri",
-    "sat",
-    "sun",
-    "spring",
-    "summer",
-    "fall",
-    "autumn",
-    "winter",
+# ... or a month name with a day number ("June 3rd") ...
+_MONTH_NEEDLES = (
     "uary",  # January, February
     "march",
     "april",
@@ -260,10 +247,11 @@ _AFTER_MODIFIER = (
     "ember",  # September, November, December
     "october",
 )
-
-
-# Month names, or the part of them these substrings catch.
-_MONTH_NEEDLES = ("uary", "march", "april", "may", "june", "july", "august", "ember", "october")
+_DIGIT = re.compile(r"[0-9]")
+# ... or a modifier together with an abbreviated weekday, a season or a month name (these come
+# only after last / this / next; the month names are the needles above).
+_AFTER_MODIFIER: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_AFTER_MODIFIER += ("spring", "summer", "fall", "autumn", "winter")
 
 
 def _may_have_dates(lowered: str) -> bool:
@@ -272,11 +260,12 @@ def _may_have_dates(lowered: str) -> bool:
     for needle in _ALWAYS:
         if needle in lowered:
             return True
-    if any(needle in lowered for needle in _MONTH_NEEDLES) and any(c.isdigit() for c in lowered):
-        return True  # a day and month without a year ("June 3rd")
+    month = any(needle in lowered for needle in _MONTH_NEEDLES)
+    if month and _DIGIT.search(lowered):
+        return True
     if "last" not in lowered and "this" not in lowered and "next" not in lowered:
         return False
-    return any(needle in lowered for needle in _AFTER_MODIFIER)
+    return month or any(needle in lowered for needle in _AFTER_MODIFIER)
 
 
 # --- the expressions ---------------------------------------------------------------------------
@@ -446,12 +435,10 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
             _normalised(match.group("p_rel")), match.group("p_unit").lower(), today, monday
         )
     if kind == "named_month":
-        name = text[match.start("m_name") : match.end("m_name")]
-        if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
+        month = _month_named(text[match.start("m_name") : match.end("m_name")])
+        if month is None:
             return None
-        return _named_month(
-            match.group("m_rel").lower(), MONTHS.index(name.capitalize()) + 1, today
-        )
+        return _named_month(match.group("m_rel").lower(), month, today)
     if kind == "part":
         return _named_period("this", match.group("part_unit").lower(), today, monday)
     if kind == "after_next":
@@ -483,10 +470,9 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
     """A day and month said without a year ("June 3rd", "the 3rd of June"): that day in the
     year that puts it nearest the day it was said (None for a day the month does not have)."""
     group = "c_month" if match.group("c_month") else "c_month2"
-    name = text[match.start(group) : match.end(group)]
-    if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
+    month = _month_named(text[match.start(group) : match.end(group)])
+    if month is None:
         return None  # "I may 3D print it"
-    month = MONTHS.index(name.capitalize()) + 1
     number = int((match.group("c_day") or match.group("c_day2")).rstrip("stndrh"))
     candidates = []
     for year in (today.year - 1, today.year, today.year + 1):
@@ -498,6 +484,14 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
         return None
     day = min(candidates, key=lambda d: (abs((d - today).days), d))
     return day, day, "day"
+
+
+def _month_named(name: str) -> int | None:
+    """The month (1-12) that ``name`` names as written; None for "may" and "march" in lower
+    case, which are other words."""
+    if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
+        return None
+    return MONTHS.index(name.capitalize()) + 1
 
 
 _FIXED_OFFSETS = {

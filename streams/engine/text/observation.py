@@ -579,10 +579,10 @@ def _question_answered(
     what it is about only with it ("Finished in 4:12!" to "How did the marathon go?")."""
     if previous is None or previous.speaker == turn.speaker:
         return None
-    said = sum(len(content_words(s, names)) for s in stated)
+    words = [content_words(s, names) for s in stated]  # each stated sentence's
     polar = bool(_ANSWER_START.match(turn.text.lstrip()))
-    short = said < (SHORT_ANSWER_WORDS if polar else NAMED_ANSWER_WORDS)
-    fragment = not short and _fragment_first(stated, names)
+    short = sum(map(len, words)) < (SHORT_ANSWER_WORDS if polar else NAMED_ANSWER_WORDS)
+    fragment = not short and _fragment_first(stated, words)
     if not short and not fragment and previous.agent:
         return None  # a reply to an assistant carries the answer it replies to instead
     questions = [s for s in split_sentences(previous.text) if s.rstrip().endswith("?")]
@@ -592,17 +592,12 @@ def _question_answered(
     if (
         short
         or (fragment and _asks_for_a_thing(asked))
-        or (not previous.agent and not _shared(stated[0], asked, names))
+        # an answer whose first sentence names nothing the question names says what it is
+        # about only with it
+        or (not previous.agent and not set(words[0]).intersection(content_words(asked, names)))
     ):
         return previous, asked
     return None
-
-
-def _shared(answer: str, question: str, names: frozenset[str]) -> bool:
-    """Whether ``answer`` names a content word that ``question`` names: an answer that
-    names none says what it is about only with its question."""
-    asked = {_folded(w) for w in content_words(question, names)}
-    return any(_folded(w) in asked for w in content_words(answer, names))
 
 
 def _asks_for_a_thing(question: str) -> bool:
@@ -612,14 +607,13 @@ def _asks_for_a_thing(question: str) -> bool:
     return bool(_WH_THING.match(question.lstrip(" \t\"“'(")))
 
 
-def _fragment_first(stated: list[str], names: frozenset[str]) -> bool:
+def _fragment_first(stated: list[str], words: list[list[str]]) -> bool:
     """Whether an answer that says more opens with a fragment that only its question
-    completes ("St. Mary's.", "Mostly!"): one or two content words and no clause (no
-    pronoun or auxiliary of its own)."""
+    completes ("St. Mary's.", "Mostly!"): one or two content words (``words``: each stated
+    sentence's) and no clause (no pronoun or auxiliary of its own)."""
     if len(stated) < 2:
         return False
-    first = content_words(stated[0], names)
-    return 0 < len(first) < NAMED_ANSWER_WORDS and not _CLAUSE_WORD.search(stated[0])
+    return 0 < len(words[0]) < NAMED_ANSWER_WORDS and not _CLAUSE_WORD.search(stated[0])
 
 
 def _answer(text: str, stated: list[str]) -> list[str]:
