@@ -56,6 +56,8 @@ N days / weeks / months / years ago     D - N units (calendar arithmetic)       
 in N units, N units from now            D + N units (days, weeks, months, years)     day
 <day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
 of <month> (no year after it)           (so within half a year, but for 29 February)
+on <weekday>, in a sentence in the past as "last <weekday>"; in the future as     day
+/ in the future                         "this coming <weekday>"
 ======================================= ============================================ ==========
 
 Why these choices:
@@ -83,6 +85,12 @@ Why these choices:
   names, those within a few months, and it gives the year that a question names ("When does
   she start? 3 June 2024"). A day and month followed by a year, or a range's end ("3-5
   June"), is left as written.
+* "on <weekday>" is dated by its sentence's tense, as a reader does: "we went hiking on
+  Saturday" is the Saturday before the day, "I'll call her on Friday" the Friday after it.
+  The tense is read from English's own marks: an auxiliary of the future ("will", "'ll",
+  "going to", "gonna", "plan to", "can't wait"), a common irregular past ("went", "saw",
+  "had") or a word in -ed after a subject pronoun ("we visited"); a present-tense verb ("am",
+  "is", "have", "'re") leaves it open.
 * Seasons are the northern hemisphere's meteorological ones: spring March-May, summer
   June-August, autumn (fall) September-November, winter December-February. A winter spans
   the year boundary and is labelled with both years: "winter 2022-23" is 1 December 2022 to
@@ -93,9 +101,10 @@ What is left unresolved, on purpose:
 
 * A day of the month alone ("on the 21st") and a month alone ("in March"): which month, or
   which year, is as open as a bare weekday's week.
-* Bare weekdays ("on Friday I went", "see you Friday"): only the tense says whether the past
-  or the coming Friday is meant, and "on Fridays" names no day at all. The statement keeps
-  the day it was said on, which dates it within a week.
+* Bare weekdays ("see you Friday", "Friday was fun") and "on <weekday>" in a sentence whose
+  tense is unclear: with both a past and a future, with a present-tense verb ("I have a
+  meeting on Friday": the coming one, or every week's), or with neither. "on Fridays" names no
+  day at all. The statement keeps the day it was said on, which dates it within a week.
 * Vague expressions: "the other day", "recently", "lately", "over the weekend", "several days
   ago", "in the spring".
 * A modifier after a determiner or possessive names a period of something else, not a date:
@@ -349,6 +358,8 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
+    # "on <weekday>", dated by its sentence's tense
+    rf"|(?P<on_weekday>on{_SP}(?P<ow_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
     # a day and month, not a range's end ("3-5 June") and with no year after it
     rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
     rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTH})"
@@ -461,6 +472,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
+    if kind == "on_weekday":
+        return _said_weekday(match, text, today)
     # from_now
     day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
@@ -483,6 +496,48 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
     if not candidates:
         return None
     day = min(candidates, key=lambda d: (abs((d - today).days), d))
+    return day, day, "day"
+
+
+# The tense of a sentence, from words that mark it (English auxiliaries and the common
+# irregular past forms; a regular past is a word in -ed right after a subject pronoun).
+_FUTURE_CUE = re.compile(
+    r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
+    r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b",
+    re.IGNORECASE | re.ASCII,
+)
+_PRESENT_CUE = re.compile(r"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b", re.I | re.A)
+_PAST_CUE = re.compile(
+    r"\b(?:was|were|had|did|went|got|saw|came|took|made|met|ran|ate|bought|found|gave|told"
+    r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
+    r"|swam|wore|paid|sent|built|sold|fell|broke|chose|forgot|grew|knew|rode|sang|threw|wrote"
+    r"|became|held|stood|woke|taught|thought|fought|hung|sat|hit|put|cut|let)\b"
+    r"|\b(?:i|we|he|she|they|you)[ \t]+(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
+    r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b",
+    re.IGNORECASE | re.ASCII,
+)
+_SENTENCE_MARKS = (".", "!", "?", "\n")
+
+
+def _said_weekday(match: re.Match[str], text: str, today: date) -> _Period | None:
+    """ "on Friday" by the tense of its sentence: in the past ("we went hiking on Saturday"),
+    the most recent such day before the day it was said; in the future ("I'll call her on
+    Friday"), the first one after it. A sentence with both tenses, with a present-tense verb
+    ("I have a meeting on Friday", "we're off on Friday": future or habitual) or with none
+    is left as written."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+    ends = [i for i in (text.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0]
+    sentence = text[start : min(ends, default=len(text))]
+    future = _FUTURE_CUE.search(sentence) is not None
+    past = _PAST_CUE.search(sentence) is not None
+    target = _WEEKDAYS[match.group("ow_name").lower()]
+    monday = today - timedelta(days=today.weekday())
+    if future and not past:
+        day = _weekday("this coming", target, today, monday)
+    elif past and not future and _PRESENT_CUE.search(sentence) is None:
+        day = _weekday("last", target, today, monday)
+    else:
+        return None
     return day, day, "day"
 
 

@@ -420,7 +420,8 @@ def test_between_people_every_sentence_that_states_something_is_kept() -> None:
     [greeted] = write_observations(
         [turn(0, "Caroline", "Hey Mel! Thanks so much. i went to the lake on Sunday. haha")]
     )
-    assert greeted.content == "8 May 2023: Caroline went to the lake on Sunday."  # no "haha"
+    # no "haha"; the Sunday she went on is the one before the Monday she said it
+    assert greeted.content == "8 May 2023: Caroline went to the lake on Sunday (7 May 2023)."
 
 
 def test_small_talk_questions_and_their_answers_make_no_observation() -> None:
