@@ -257,7 +257,7 @@ def third_person(
     while i < len(parts):
         word = parts[i]
         low = word.casefold().replace("’", "'")
-        if low not in _PRONOUNS or i in quoted:
+        if low not in _PRONOUNS or i in quoted or _hyphenated(parts, i):
             i += 2  # not a pronoun (most words): _clause_initial re-joins the text before it
             continue
         if named_parties and (low in _PLURAL or low == "us"):
@@ -282,6 +282,15 @@ def third_person(
             _agree(parts, out, i, verbs=agreement == "full")
         i += 2
     return "".join(out)
+
+
+def _hyphenated(parts: list[str], i: int) -> bool:
+    """Whether the word at ``parts[i]`` is joined to the next or the one before by a hyphen
+    ("me-time", "I-95", "you-know-who"): a piece of a compound, not a pronoun ("them-time")."""
+    after, before = parts[i + 1], parts[i - 1]
+    if after.startswith("-") and (after == "-" and i + 2 < len(parts) or after[1:2].isalnum()):
+        return True
+    return before.endswith("-") and (before == "-" and i >= 2 or before[-2:-1].isalnum())
 
 
 def _quoted_words(parts: list[str], sentence: str) -> frozenset[int]:

@@ -71,6 +71,19 @@ def test_words_in_quotation_marks_keep_their_pronouns(sentence: str, expected: s
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        ("I need some me-time", "The user needs some me-time"),
+        ("I drove up I-95 with you-know-who", "The user drove up I-95 with you-know-who"),
+        # a dash between spaces joins nothing
+        ("I called you - me, of all people", "The user called the agent - them, of all people"),
+    ],
+)
+def test_a_pronoun_in_a_hyphenated_compound_is_no_pronoun(sentence: str, expected: str) -> None:
+    assert third_person(sentence, "user") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
