@@ -59,6 +59,7 @@ __all__ = [
     "content_words",
     "is_passing_state",
     "is_phatic",
+    "is_question",
     "own_words",
     "participants",
     "split_sentences",
@@ -220,10 +221,56 @@ def _folded(word: str) -> str:
     return word.casefold().replace("’", "'")
 
 
+_UNMARKED_QUESTION = re.compile(
+    r"(?:(?:yo|so|and|but|ok|okay|oh|hey|btw|lol|wait|also|anyway|um|hmm)\b[ \t,]*)*"
+    r"(?:"
+    # an auxiliary before its subject: "did you end up adopting that cat"
+    r"(?:do|have)(?:n['’]t)?[ \t]+(?:you|u|ya|i|we|he|she|they)\b"
+    r"|(?:does|did|are|is|was|were|has|can|could|will|would|should)(?:n['’]t)?[ \t]+"
+    r"(?:you|u|ya|i|we|he|she|they|it|there|your|his|her|their|the|that|this)\b"
+    # a question word before an auxiliary, not a pseudo-cleft ("what's funny is ...")
+    r"|(?!what(?:['’]s|[ \t]+is)[ \t]+[^\W\d_]+[ \t]+(?:is|was)\b)"
+    r"(?:what|when|where|who|why|how)(?:['’](?:s|re|d|ll)\b|[ \t]+(?:do|does|did|are|is|was"
+    r"|were|have|has|had|can|could|will|would|should)\b)"
+    r"|how[ \t]+(?:many|much|long|old|far|often|come)\b"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def is_question(sentence: str) -> bool:
+    """Whether ``sentence`` asks: it ends with "?", or, written without one as chat often
+    is ("did you end up adopting that cat", "lol how many turtles do you have now"), it
+    opens as English questions do (an auxiliary before its subject, or a question word
+    before an auxiliary) and ends with no "." or "!". Without this, an answer to such a
+    question lost it ("three. Shelly, Tank and Bubbles." no longer said they are turtles)
+    and the question was kept as a statement."""
+    text = sentence.rstrip().rstrip(_CLOSING)
+    if text.endswith("?"):
+        return True
+    if text.endswith((".", "!")):
+        return False
+    return _UNMARKED_QUESTION.match(text.lstrip(" \t\"“'(")) is not None
+
+
+_CLOSING = "\"”’')*_"  # what may close a sentence after its mark: quotes, brackets, emphasis
+
+
+def _asked(sentence: str) -> str:
+    """A question as written down: with its question mark."""
+    text = sentence.rstrip()
+    return text if text.rstrip(_CLOSING).endswith("?") else text + "?"
+
+
+def _questions(text: str) -> list[str]:
+    """The questions ``text`` asks (:func:`is_question`), each with its question mark."""
+    return [_asked(s) for s in split_sentences(text) if is_question(s)]
+
+
 def is_phatic(sentence: str, names: frozenset[str] = frozenset()) -> bool:
     """Whether ``sentence`` is chit-chat: a greeting, thanks, backchannel, praise, a
     name-only exclamation, or a question (a question states no fact; its answer does)."""
-    if sentence.rstrip().endswith("?"):
+    if is_question(sentence):
         return True
     return not content_words(sentence, names)
 
@@ -359,7 +406,8 @@ def _finished(text: str) -> str:
 
 def _asks(text: str) -> bool:
     """Whether ``text`` ends with a question (what a reply to it answers)."""
-    return text.rstrip().endswith("?")
+    sentences = split_sentences(text)
+    return bool(sentences) and is_question(sentences[-1])
 
 
 def _name_words(speakers: Sequence[str]) -> set[str]:
@@ -373,7 +421,7 @@ def _echoed_words(previous: Turn | None, turn: Turn, names: frozenset[str]) -> f
     ("Glad Maria found something that brings her joy" to Maria's news), not a fact."""
     if previous is None or previous.speaker == turn.speaker or previous.agent:
         return frozenset()
-    if previous.text.rstrip().endswith("?"):
+    if _asks(previous.text):
         return frozenset()
     return frozenset(content_words(previous.text, names))
 
@@ -405,7 +453,7 @@ def _stated(
     stating: list[str] = []
     counts: list[int] = []
     for sentence in split_sentences(without_emphasis(text)):
-        asked = sentence.rstrip().endswith("?")
+        asked = is_question(sentence)
         if asked and not requests:
             told = _told_before_asking(sentence, names)
             if told is None:
@@ -585,10 +633,9 @@ def _question_answered(
     fragment = not short and _fragment_first(stated, words)
     if not short and not fragment and previous.agent:
         return None  # a reply to an assistant carries the answer it replies to instead
-    questions = [s for s in split_sentences(previous.text) if s.rstrip().endswith("?")]
-    if not questions or not _asks_about(questions[-1], names):
+    asked = _last_question(previous.text, names)
+    if asked is None or not _asks_about(asked, names):
         return None  # "Doing okay?" "Yes, all good": small talk on both sides
-    asked = questions[-1]
     if (
         short
         or (fragment and _asks_for_a_thing(asked))
@@ -598,6 +645,27 @@ def _question_answered(
     ):
         return previous, asked
     return None
+
+
+_REFERS = re.compile(r"\b(?:it|that|this|there|they|them|those|these|one)\b", re.IGNORECASE)
+
+
+def _last_question(text: str, names: frozenset[str]) -> str | None:
+    """The last question ``text`` asks, with its question mark; after the statement before it
+    when the question names nothing and refers back to it ("A dance studio sounds amazing.
+    Where will it be?"): "Where will it be?" alone no longer says what "it" is. None when
+    ``text`` asks nothing."""
+    sentences = split_sentences(text)
+    at = max((i for i, s in enumerate(sentences) if is_question(s)), default=None)
+    if at is None:
+        return None
+    question = _asked(sentences[at])
+    if at == 0 or _asks_about(question, names) or not _REFERS.search(question):
+        return question
+    context = _trim_phatic(sentences[at - 1], names)
+    if is_question(context) or len(content_words(context, names)) < TURN_MIN_CONTENT_WORDS:
+        return question  # "Lucky! How was it?": a reaction says what "it" is no more
+    return f"{_finished(context)} {question}"
 
 
 def _asks_for_a_thing(question: str) -> bool:
@@ -619,7 +687,7 @@ def _fragment_first(stated: list[str], words: list[list[str]]) -> bool:
 def _answer(text: str, stated: list[str]) -> list[str]:
     """A short answer's sentences: the one that answers ("Yes, last week!"), then those of
     the others that state something."""
-    replies = [s for s in split_sentences(text) if not s.rstrip().endswith("?")]
+    replies = [s for s in split_sentences(text) if not is_question(s)]
     if not replies:
         return stated
     first = _without_hedges(replies[0]) or replies[0]
@@ -815,7 +883,7 @@ def _open_questions(turns: Sequence[Turn], names: frozenset[str]) -> list[tuple[
     that states nothing, "Grey as usual!" to "How's the weather?", answered small talk)."""
     found = []
     for i, turn in enumerate(turns):
-        questions = [s for s in split_sentences(turn.text) if s.rstrip().endswith("?")]
+        questions = _questions(turn.text)
         if not questions or not content_words(questions[-1], names):
             continue  # no question, or one that asks nothing ("How are you?")
         reply = next((t for t in turns[i + 1 : i + 2] if t.speaker != turn.speaker), None)

@@ -28,6 +28,7 @@ from streams.engine.text.observation import (
     Turn,
     is_passing_state,
     is_phatic,
+    is_question,
     split_sentences,
     write_digest,
     write_observations,
@@ -733,6 +734,56 @@ def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
     [observation] = write_observations(turns)
     assert "Replying to the agent: Here are two options: Kyoto or Osaka" in observation.content
     assert ("Which city would Ken like?" in observation.content) is carried
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asks"),
+    [
+        ("Is it open?", True),
+        # chat often leaves the question mark out
+        ("yo did you end up adopting that cat", True),
+        ("lol how many turtles do you have now", True),
+        ("what's the name of that thai place", True),
+        ("are there any tickets left", True),
+        ('She asked "how do we fund it?"', True),
+        ("(**is it open?**)", True),
+        # statements, whatever word they open with
+        ("what's funny is he never called back", False),
+        ("do the dishes before you go", False),
+        ("when you get a chance, call me", False),
+        ("how cool is that!", False),
+        ("did you know I ran a marathon.", False),
+        ("we went camping in June", False),
+    ],
+)
+def test_a_question_is_told_by_its_mark_or_by_how_it_opens(sentence: str, asks: bool) -> None:
+    assert is_question(sentence) is asks
+
+
+def test_an_answer_to_a_question_written_without_its_mark_carries_it() -> None:
+    turns = [
+        turn(0, "Joanna", "lol how many turtles do you have now"),
+        turn(1, "Nate", "three. Shelly, Tank and Bubbles."),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content == (
+        "8 May 2023: Joanna asked: lol how many turtles does Nate have now? Nate: three. "
+        "Shelly, Tank and Bubbles."
+    )
+    assert observation.source_ids == ("t0", "t1")
+
+
+def test_a_question_that_names_nothing_is_carried_with_the_statement_it_refers_to() -> None:
+    turns = [
+        turn(0, "Gina", "Oh no! But a dance studio sounds amazing. Where will it be?"),
+        turn(1, "Jon", "Downtown, near the old train station. I hope to open by August."),
+    ]
+    [*_, observation] = write_observations(turns)
+    assert observation.content.startswith(
+        "8 May 2023: Gina asked: But a dance studio sounds amazing. Where will it be? Jon: "
+        "Downtown, near the old train station."
+    )
+    assert observation.source_ids == ("t0", "t1")
 
 
 def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
