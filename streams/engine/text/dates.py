@@ -58,6 +58,8 @@ in N units, N units from now            D + N units (days, weeks, months, years)
 of <month> (no year after it)           (so within half a year, but for 29 February)
 on <weekday>, in a sentence in the past as "last <weekday>"; in the future as     day
 / in the future                         "this coming <weekday>"
+in [early / late / mid] <month>, in a   the most recent such month up to D's / the   month
+sentence in the past / in the future    first one from D's on
 ======================================= ============================================ ==========
 
 Why these choices:
@@ -85,12 +87,16 @@ Why these choices:
   names, those within a few months, and it gives the year that a question names ("When does
   she start? 3 June 2024"). A day and month followed by a year, or a range's end ("3-5
   June"), is left as written.
-* "on <weekday>" is dated by its sentence's tense, as a reader does: "we went hiking on
-  Saturday" is the Saturday before the day, "I'll call her on Friday" the Friday after it.
-  The tense is read from English's own marks: an auxiliary of the future ("will", "'ll",
-  "going to", "gonna", "plan to", "can't wait"), a common irregular past ("went", "saw",
-  "had") or a word in -ed after a subject pronoun ("we visited"); a present-tense verb ("am",
-  "is", "have", "'re") leaves it open.
+* "on <weekday>" and "in <month>" are dated by their sentence's tense, as a reader does: "we
+  went hiking on Saturday" is the Saturday before the day, "I'll call her on Friday" the
+  Friday after it; "we moved in March" said in May is this March, "we're going camping in
+  June" the coming June. The tense is read from English's own marks: an auxiliary of the
+  future ("will", "'ll", "going to", "gonna", "plan to", "can't wait") or a present
+  progressive ("we're going camping"), a common irregular past ("went", "saw", "had") or a
+  word in -ed after its subject ("we visited", "Leo turned", "my sister moved"); any other
+  present-tense verb ("am", "is", "have") leaves it open. The limit: an adjective in -ing
+  after "is" reads as a plan ("the weather is amazing in June" is labelled with the coming
+  June), and a past the same as its present ("I quit in January") reads as none.
 * Seasons are the northern hemisphere's meteorological ones: spring March-May, summer
   June-August, autumn (fall) September-November, winter December-February. A winter spans
   the year boundary and is labelled with both years: "winter 2022-23" is 1 December 2022 to
@@ -99,8 +105,8 @@ Why these choices:
 
 What is left unresolved, on purpose:
 
-* A day of the month alone ("on the 21st") and a month alone ("in March"): which month, or
-  which year, is as open as a bare weekday's week.
+* A day of the month alone ("on the 21st"), and a month alone whose sentence's tense is
+  unclear ("it rains a lot in April"): which month, or which year, is open.
 * Bare weekdays ("see you Friday", "Friday was fun") and "on <weekday>" in a sentence whose
   tense is unclear: with both a past and a future, with a present-tense verb ("I have a
   meeting on Friday": the coming one, or every week's), or with neither. "on Fridays" names no
@@ -244,7 +250,7 @@ def grounded(text: str, at_ms: int) -> str:
 # the weekday names, days), "week", "month", "year", "night" (tonight), "orrow" (tomorrow) or
 # a part of the day ...
 _ALWAYS = ("day", "week", "month", "year", "night", "orrow", "morning", "noon", "evening")
-# ... or a month name with a day number ("June 3rd") ...
+# ... or a month name with a day number ("June 3rd") or after "in" ("in June") ...
 _MONTH_NEEDLES = (
     "uary",  # January, February
     "march",
@@ -270,7 +276,7 @@ def _may_have_dates(lowered: str) -> bool:
         if needle in lowered:
             return True
     month = any(needle in lowered for needle in _MONTH_NEEDLES)
-    if month and _DIGIT.search(lowered):
+    if month and ("in" in lowered or _DIGIT.search(lowered)):
         return True
     if "last" not in lowered and "this" not in lowered and "next" not in lowered:
         return False
@@ -359,7 +365,11 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
     # "on <weekday>", dated by its sentence's tense
-    rf"|(?P<on_weekday>on{_SP}(?P<ow_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
+    rf"|(?P<on_weekday>on{_SP}(?P<ow_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"(?![ \t]+(?:mornings|afternoons|evenings|nights)\b))"
+    # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
+    rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
+    r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
     # a day and month, not a range's end ("3-5 June") and with no year after it
     rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
     rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTH})"
@@ -474,6 +484,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return _calendar_day(match, text, today)
     if kind == "on_weekday":
         return _said_weekday(match, text, today)
+    if kind == "in_month":
+        return _said_month(match, text, today)
     # from_now
     day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
@@ -499,11 +511,24 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
     return day, day, "day"
 
 
-# The tense of a sentence, from words that mark it (English auxiliaries and the common
-# irregular past forms; a regular past is a word in -ed right after a subject pronoun).
+# The tense of a clause or a sentence, from the words that mark it in English: auxiliaries,
+# the common irregular past forms, a regular past (a word in -ed after its subject) and the
+# perfect ("I've already finished").
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
     r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b",
+    re.IGNORECASE | re.ASCII,
+)
+# The present progressive, a plan when its clause names a day or month: "we're going camping
+# in June", "I'm flying to Frankfurt on Friday" (in another clause it is the present: "I'm
+# feeling drained, and ...").
+_PROGRESSIVE = re.compile(
+    r"(?:\b(?:am|is|are)|['’](?:m|re))[ \t]+(?:[a-z]+[ \t]+)?[a-z]{2,}ing\b", re.I | re.A
+)
+_PERFECT = re.compile(
+    r"(?:\b(?:have|has)|['’]ve)[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+|also[ \t]+)?"
+    r"(?:[a-z]+ed|been|had|gone|done|seen|made|gotten|taken|met|found|left|spent|won|lost"
+    r"|bought|sent|built|sold)\b",
     re.IGNORECASE | re.ASCII,
 )
 _PRESENT_CUE = re.compile(r"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b", re.I | re.A)
@@ -511,34 +536,82 @@ _PAST_CUE = re.compile(
     r"\b(?:was|were|had|did|went|got|saw|came|took|made|met|ran|ate|bought|found|gave|told"
     r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
     r"|swam|wore|paid|sent|built|sold|fell|broke|chose|forgot|grew|knew|rode|sang|threw|wrote"
-    r"|became|held|stood|woke|taught|thought|fought|hung|sat|hit|put|cut|let)\b"
-    r"|\b(?:i|we|he|she|they|you)[ \t]+(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
+    r"|became|held|stood|woke|taught|thought|fought|hung|sat)\b"
+    # a word in -ed after its subject: a pronoun, a name, or "my sister"
+    r"|\b(?:i|we|he|she|they|you|(?-i:[A-Z][a-z]+)|(?:my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
+    r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b",
     re.IGNORECASE | re.ASCII,
 )
 _SENTENCE_MARKS = (".", "!", "?", "\n")
+_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:and|but|so|because|while|although)\b", re.I | re.A)
+Tense = Literal["past", "future"]
+
+
+def _tense(match: re.Match[str], text: str) -> Tense | None:
+    """The tense ``match`` is said in: its clause's (split at commas and conjunctions: "we went
+    to the lake on Sunday and it is lovely"), else its sentence's ("On Saturday, we went
+    hiking"); None when neither is marked, or when the first that is says "present" or both
+    tenses (:func:`_marked`)."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+    ends = [i for i in (text.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0]
+    end = min(ends, default=len(text))
+    breaks_before = [b.end() for b in _CLAUSE_BREAK.finditer(text, start, match.start())]
+    break_after = _CLAUSE_BREAK.search(text, match.end(), end)
+    clause = text[
+        breaks_before[-1] if breaks_before else start : break_after.start() if break_after else end
+    ]
+    marked, tense = _marked(clause, progressive=True)
+    if marked:
+        return tense
+    return _marked(text[start:end], progressive=False)[1]
+
+
+def _marked(scope: str, *, progressive: bool) -> tuple[bool, Tense | None]:
+    """Whether ``scope`` marks a tense, and which: the future with a mark of it and none of the
+    past, the past with a mark of it and no other present-tense verb ("I have a meeting on
+    Friday": the coming one, or every week's); otherwise None."""
+    perfect = _PERFECT.search(scope) is not None
+    present_scope = _PERFECT.sub(" ", scope) if perfect else scope
+    future = _FUTURE_CUE.search(scope) is not None or (
+        progressive and _PROGRESSIVE.search(scope) is not None
+    )
+    past = perfect or _PAST_CUE.search(scope) is not None
+    present = _PRESENT_CUE.search(present_scope) is not None
+    if future and not past:
+        return True, "future"
+    if past and not future and not present:
+        return True, "past"
+    return future or past or present, None
 
 
 def _said_weekday(match: re.Match[str], text: str, today: date) -> _Period | None:
-    """ "on Friday" by the tense of its sentence: in the past ("we went hiking on Saturday"),
-    the most recent such day before the day it was said; in the future ("I'll call her on
-    Friday"), the first one after it. A sentence with both tenses, with a present-tense verb
-    ("I have a meeting on Friday", "we're off on Friday": future or habitual) or with none
-    is left as written."""
-    start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
-    ends = [i for i in (text.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0]
-    sentence = text[start : min(ends, default=len(text))]
-    future = _FUTURE_CUE.search(sentence) is not None
-    past = _PAST_CUE.search(sentence) is not None
+    """The day of "on Friday" by the tense of its sentence (:func:`_tense`): in the past ("we
+    went hiking on Saturday"), the most recent such day before the day it was said; in the
+    future ("I'll call her on Friday"), the first one after it."""
+    tense = _tense(match, text)
+    if tense is None:
+        return None
     target = _WEEKDAYS[match.group("ow_name").lower()]
     monday = today - timedelta(days=today.weekday())
-    if future and not past:
-        day = _weekday("this coming", target, today, monday)
-    elif past and not future and _PRESENT_CUE.search(sentence) is None:
-        day = _weekday("last", target, today, monday)
-    else:
-        return None
+    day = _weekday("last" if tense == "past" else "this coming", target, today, monday)
     return day, day, "day"
+
+
+def _said_month(match: re.Match[str], text: str, today: date) -> _Period | None:
+    """The month of "in June" by the tense of its sentence (:func:`_tense`): in the past ("we
+    moved in March"), the most recent such month up to the one it was said in; in the future
+    ("we're going camping in June"), the first one from it on."""
+    month = _month_named(text[match.start("im_name") : match.end("im_name")])
+    tense = _tense(match, text) if month is not None else None
+    if month is None or tense is None:
+        return None
+    year = today.year
+    if tense == "past" and month > today.month:
+        year -= 1
+    elif tense == "future" and month < today.month:
+        year += 1
+    return date(year, month, 1), date(year, month, _month_days(year, month)), "month"
 
 
 def _month_named(name: str) -> int | None:
