@@ -653,8 +653,10 @@ _REFERS = re.compile(r"\b(?:it|that|this|there|they|them|those|these|one)\b", re
 def _last_question(text: str, names: frozenset[str]) -> str | None:
     """The last question ``text`` asks, with its question mark; after the statement before it
     when the question names nothing and refers back to it ("A dance studio sounds amazing.
-    Where will it be?"): "Where will it be?" alone no longer says what "it" is. None when
-    ``text`` asks nothing."""
+    Where will it be?"): "Where will it be?" alone no longer says what "it" is. Not after a
+    statement about the speaker's own doings: a question that follows one asks about the
+    listener's ("We tried a new brunch spot. How did it go?"). None when ``text`` asks
+    nothing."""
     sentences = split_sentences(text)
     at = max((i for i, s in enumerate(sentences) if is_question(s)), default=None)
     if at is None:
@@ -665,7 +667,12 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     context = _trim_phatic(sentences[at - 1], names)
     if is_question(context) or len(content_words(context, names)) < TURN_MIN_CONTENT_WORDS:
         return question  # "Lucky! How was it?": a reaction says what "it" is no more
+    if _FIRST_PERSON.search(context):
+        return question  # "we tried a new brunch spot. How did it go?": "it" is not the brunch
     return f"{_finished(context)} {question}"
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b|\bi['’]", re.IGNORECASE)
 
 
 def _asks_for_a_thing(question: str) -> bool:

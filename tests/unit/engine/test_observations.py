@@ -784,6 +784,14 @@ def test_a_question_that_names_nothing_is_carried_with_the_statement_it_refers_t
         "Downtown, near the old train station."
     )
     assert observation.source_ids == ("t0", "t1")
+    # after the asker's own news, "it" is the listener's: not the brunch
+    turns[0] = turn(0, "Gina", "We tried a new brunch spot today. So how did it go?")
+    turns[1] = turn(1, "Jon", "Brutal, the interviewers grilled me for three hours.")
+    [*_, observation] = write_observations(turns)
+    assert (
+        observation.content
+        == "8 May 2023, Jon: Brutal, the interviewers grilled Jon for three hours."
+    )
 
 
 def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
