@@ -686,6 +686,12 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Finished in 4:12! Not my best but my knee held up.",
             "8 May 2023: Andrew asked: How did the marathon go? Joanna: Finished in 4:12!",
         ),
+        # a question written without its mark
+        (
+            "lol how many turtles do you have now",
+            "three. Shelly, Tank and Bubbles.",
+            "8 May 2023: Andrew asked: lol how many turtles does Joanna have now? Joanna: three.",
+        ),
     ],
 )
 def test_an_answer_that_does_not_stand_alone_carries_its_question(
@@ -758,19 +764,6 @@ def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
 )
 def test_a_question_is_told_by_its_mark_or_by_how_it_opens(sentence: str, asks: bool) -> None:
     assert is_question(sentence) is asks
-
-
-def test_an_answer_to_a_question_written_without_its_mark_carries_it() -> None:
-    turns = [
-        turn(0, "Joanna", "lol how many turtles do you have now"),
-        turn(1, "Nate", "three. Shelly, Tank and Bubbles."),
-    ]
-    [observation] = write_observations(turns)
-    assert observation.content == (
-        "8 May 2023: Joanna asked: lol how many turtles does Nate have now? Nate: three. "
-        "Shelly, Tank and Bubbles."
-    )
-    assert observation.source_ids == ("t0", "t1")
 
 
 def test_a_question_that_names_nothing_is_carried_with_the_statement_it_refers_to() -> None:
