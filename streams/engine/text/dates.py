@@ -116,9 +116,10 @@ What is left unresolved, on purpose:
 * A modifier after a determiner or possessive names a period of something else, not a date:
   "the last week" (the past seven days), "my last Friday at work", "the next day".
 * "in N units" that measures a duration rather than naming a day: after "once", "twice",
-  "times" ("twice in a week"), or with a negation or "first/last/only time" earlier in its
-  clause ("I haven't seen him in two years", "the first time in a month"). The future "in two
-  weeks" is resolved.
+  "times" ("twice in a week"), with a negation or "first/last/only time" earlier in its
+  clause ("I haven't seen him in two years", "the first time in a month"), or in the past
+  (:func:`_tense`: "I lost 5 kilos in a month", "we drove to Lisbon in two days"). The
+  future "in two weeks" is resolved.
 * "Sat", "Sun", "May" and "March" are also English words: as abbreviations and month names
   they are recognised only when capitalised ("this Sun", not "this sun is brutal").
 * Hours and minutes ("two hours ago"): the day of the turn already dates them.
@@ -474,8 +475,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         day = _shifted(today, unit, -count)
         return day, day, "day"
     if kind == "ahead":
-        if _is_duration(text, match.start()):
-            return None
+        if _is_duration(text, match.start()) or _tense(match, text) == "past":
+            return None  # "twice in a week", "I lost 5 kilos in a month": how long, not when
         day = _shifted(
             today, match.group("in_unit").lower().rstrip("s"), _count(match.group("in_n"))
         )

@@ -311,6 +311,8 @@ TABLE: tuple[Row, ...] = (
     ("I haven't seen him in two years", MON, ()),
     ("the first time in a month that I slept well", MON, ()),
     ("we meet twice in a week", MON, ()),
+    ("I lost 5 kilos in a month", MON, ()),
+    ("we drove to Lisbon in two days", MON, ()),
     ("several days ago", MON, ()),
     ("this sun is brutal", MON, ()),
     ("this sat well with me", MON, ()),
