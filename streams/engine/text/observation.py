@@ -110,10 +110,14 @@ words are all here (participants' names aside) is phatic. Read once from
 _ADDRESSING = frozenset({"hi", "hey", "hello", "hiya", "heya", "thanks", "thank", "bye", "dear"})
 """Words a name follows when someone is addressed ("Hey Mel", "Thanks Jon"): a vocative."""
 
-# A yes/no answer: its facts need the question it answers.
+# A yes/no answer: its facts need the question it answers. Besides the words of one, English
+# answers by echoing the question's auxiliary after a pronoun: "I did, I was so nervous",
+# "We haven't." (the auxiliary ends its clause).
 _ANSWER_START = re.compile(
-    r"^(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
-    r"not really)\b",
+    r"^(?:(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
+    r"not really)\b"
+    r"|(?:i|we|he|she|they|it|you)[ \t]+(?:do|does|did|am|is|are|was|were|have|has|had|can"
+    r"|could|will|would|should)(?:n['’]t|[ \t]+not)?(?=[ \t]*(?:[,.!;]|$)))",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -698,7 +702,7 @@ def _answer(text: str, stated: list[str]) -> list[str]:
     if not replies:
         return stated
     first = _without_hedges(replies[0]) or replies[0]
-    return [first, *(s for s in stated if s not in replies[0])]
+    return [first, *(s for s in stated if s not in replies[0] and s not in first)]
 
 
 def _asks_about(question: str, names: frozenset[str]) -> bool:

@@ -686,6 +686,13 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Finished in 4:12! Not my best but my knee held up.",
             "8 May 2023: Andrew asked: How did the marathon go? Joanna: Finished in 4:12!",
         ),
+        # a yes said by echoing the question's auxiliary, said once
+        (
+            "Did you give a speech?",
+            "I did, I was so nervous lol. I talked about my grandma.",
+            "8 May 2023: Andrew asked: Did Joanna give a speech? Joanna: Joanna did, Joanna was "
+            "so nervous. Joanna talked about",
+        ),
         # a question written without its mark
         (
             "lol how many turtles do you have now",
