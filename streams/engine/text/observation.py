@@ -115,7 +115,7 @@ _ADDRESSING = frozenset({"hi", "hey", "hello", "hiya", "heya", "thanks", "thank"
 # "We haven't." (the auxiliary ends its clause).
 _ANSWER_START = re.compile(
     r"^(?:(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
-    r"not really)\b"
+    r"not really|not yet|not at all|kind of|sort of)\b"
     r"|(?:i|we|he|she|they|it|you)[ \t]+(?:do|does|did|am|is|are|was|were|have|has|had|can"
     r"|could|will|would|should)(?:n['’]t|[ \t]+not)?(?=[ \t]*(?:[,.!;]|$)))",
     re.IGNORECASE,

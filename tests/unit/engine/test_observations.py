@@ -693,6 +693,12 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "8 May 2023: Andrew asked: Did Joanna give a speech? Joanna: Joanna did, Joanna was "
             "so nervous. Joanna talked about",
         ),
+        # "not yet" is a no: without it the answer says the opposite
+        (
+            "Did you get the job?",
+            "Not yet! Final interview is Thursday.",
+            "8 May 2023: Andrew asked: Did Joanna get the job? Joanna: Not yet! Final interview",
+        ),
         # a question written without its mark
         (
             "lol how many turtles do you have now",
