@@ -101,6 +101,10 @@ _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
 _SENTENCE = re.compile(r"(?<=[.!?])[ \t]+(?=[\"“(A-Z0-9*])")
 _CLAUSE_END = re.compile(r"[,;:—–][ \t]|[ \t][—–-][ \t]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+# An exclamation of one or two words, no number: "Excellent!", "Excellent choice, Adeleke!"
+_EXCLAMATION = re.compile(
+    r"^[^\W\d_]+(?:['’][^\W\d_]+)?(?:[ \t]+[^\W\d_]+)?(?:,[ \t]*[^\W\d_]+)?!+$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +150,8 @@ def condensed_answer(
             piece = piece.strip()
             if not piece or piece.endswith("?") or not _LETTER.search(piece):
                 continue
+            if _EXCLAMATION.match(piece):
+                continue  # "Excellent!", "Great choice!": praise, whatever is capitalised
             words = list(words_of(piece))
             if not words:
                 continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from streams.engine.text.answer import answer_budget, condensed_answer, without_emphasis
 from streams.engine.text.observation import content_words
 
@@ -60,6 +62,16 @@ def test_an_answer_drops_its_greeting_back_sympathy_and_questions() -> None:
     assert "Understood" not in text
     assert "completely understandable" not in text
     assert "Would you like" not in text
+
+
+@pytest.mark.parametrize("praise", ["Excellent!", "Excellent choice!", "Fantastic, Kenta!"])
+def test_an_answer_drops_an_exclamation_of_praise(praise: str) -> None:
+    # the budget grows with the answer: room for the praise, were it kept
+    reassurance = "It is completely understandable that this feels like a lot right now. " * 8
+    answer = f"{praise} Your session with Maria Lee is on Friday at 3 PM. {reassurance}"
+    assert condensed_answer(answer, 1000, _says) == [
+        "Your session with Maria Lee is on Friday at 3 PM"
+    ]
 
 
 def test_an_answer_keeps_at_most_its_budget() -> None:
