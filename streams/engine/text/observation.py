@@ -112,12 +112,17 @@ _ADDRESSING = frozenset({"hi", "hey", "hello", "hiya", "heya", "thanks", "thank"
 
 # A yes/no answer: its facts need the question it answers. Besides the words of one, English
 # answers by echoing the question's auxiliary after a pronoun: "I did, I was so nervous",
-# "We haven't." (the auxiliary ends its clause).
-_ANSWER_START = re.compile(
-    r"^(?:(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
+# "We haven't." (the auxiliary ends its clause). An interjection may come first ("OMG yes!"),
+# but not before "no": "Oh no, that's rough" is sympathy.
+_ANSWER_WORDS = (
+    r"(?:(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
     r"not really|not yet|not at all|kind of|sort of)\b"
     r"|(?:i|we|he|she|they|it|you)[ \t]+(?:do|does|did|am|is|are|was|were|have|has|had|can"
-    r"|could|will|would|should)(?:n['’]t|[ \t]+not)?(?=[ \t]*(?:[,.!;]|$)))",
+    r"|could|will|would|should)(?:n['’]t|[ \t]+not)?(?=[ \t]*(?:[,.!;]|$)))"
+)
+_ANSWER_START = re.compile(
+    rf"^(?:(?:oh|ah|omg|wow|well|haha|lol|um+|hmm+)\b[ \t,.!]*)+(?!no\b){_ANSWER_WORDS}"
+    rf"|^{_ANSWER_WORDS}",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -745,7 +750,8 @@ def _observe(
         question = None
     elif question is not None:
         asking, asked = question
-        text = f"{you} asked: {_attributed(asked, you, me, turn.at)} {me}: {text}"
+        asker = asking.speaker  # among three, not always whom the answer addresses
+        text = f"{asker} asked: {_attributed(asked, asker, me, turn.at)} {me}: {text}"
         sources = (asking.memory_id, turn.memory_id)
     text = text.replace(f" ({day})", "")  # the prefix says that day
     speaker_first = text.casefold().startswith(me.casefold()) and question is None

@@ -800,6 +800,20 @@ def test_a_question_that_names_nothing_is_carried_with_the_statement_it_refers_t
     )
 
 
+def test_among_three_a_question_is_asked_by_whoever_asked_it() -> None:
+    turns = [
+        turn(0, "Ben", "Congrats Ana!! When is the wedding?"),
+        turn(1, "Ana", "Next September, in Tuscany. Cleo, will you be my maid of honor?"),
+        turn(2, "Cleo", "OMG yes!!! I would love to"),
+    ]
+    wedding, honour = write_observations(turns)
+    # Ana's answer calls Cleo by name: still Ben's question
+    assert wedding.content.startswith("8 May 2023: Ben asked: When is the wedding? Ana: ")
+    # a yes after an interjection is a yes
+    assert honour.content.startswith("8 May 2023: Ana asked: Cleo, will Cleo be Ana's maid")
+    assert honour.content.endswith("Cleo: OMG yes!!!")
+
+
 def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
     turns = [
         turn(0, "Samuel", "Priya! we adopted a beagle called Toby."),
