@@ -604,15 +604,17 @@ def _said_month(match: re.Match[str], text: str, today: date) -> _Period | None:
     moved in March"), the most recent such month up to the one it was said in; in the future
     ("we're going camping in June"), the first one from it on."""
     month = _month_named(text[match.start("im_name") : match.end("im_name")])
-    tense = _tense(match, text) if month is not None else None
-    if month is None or tense is None:
+    if month is None:
+        return None
+    tense = _tense(match, text)
+    if tense is None:
         return None
     year = today.year
     if tense == "past" and month > today.month:
         year -= 1
     elif tense == "future" and month < today.month:
         year += 1
-    return date(year, month, 1), date(year, month, _month_days(year, month)), "month"
+    return _whole_month(year, month)
 
 
 def _month_named(name: str) -> int | None:
@@ -658,8 +660,7 @@ def _named_period(relation: str, unit: str, today: date, monday: date) -> _Perio
             return saturday, saturday + timedelta(days=1), "weekend"
         return _weekend(monday + timedelta(days=7 * step))
     if unit == "month":
-        year, month = _month_shift(today.year, today.month, step)
-        return date(year, month, 1), date(year, month, _month_days(year, month)), "month"
+        return _whole_month(*_month_shift(today.year, today.month, step))
     if unit == "year":
         year = today.year + step
         return date(year, 1, 1), date(year, 12, 31), "year"
@@ -696,6 +697,10 @@ def _named_month(relation: str, month: int, today: date) -> _Period:
         year -= 1
     elif relation == "next" and month <= today.month:
         year += 1
+    return _whole_month(year, month)
+
+
+def _whole_month(year: int, month: int) -> _Period:
     return date(year, month, 1), date(year, month, _month_days(year, month)), "month"
 
 

@@ -121,8 +121,7 @@ _ANSWER_WORDS = (
     r"|could|will|would|should)(?:n['’]t|[ \t]+not)?(?=[ \t]*(?:[,.!;]|$)))"
 )
 _ANSWER_START = re.compile(
-    rf"^(?:(?:oh|ah|omg|wow|well|haha|lol|um+|hmm+)\b[ \t,.!]*)+(?!no\b){_ANSWER_WORDS}"
-    rf"|^{_ANSWER_WORDS}",
+    rf"^(?:(?:oh|ah|omg|wow|well|haha|lol|um+|hmm+)\b[ \t,.!]*(?!no\b))*{_ANSWER_WORDS}",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
@@ -247,6 +246,9 @@ _UNMARKED_QUESTION = re.compile(
 )
 
 
+_CLOSING = "\"”’')*_"  # what may close a sentence after its mark: quotes, brackets, emphasis
+
+
 def is_question(sentence: str) -> bool:
     """Whether ``sentence`` asks: it ends with "?", or, written without one as chat often
     is ("did you end up adopting that cat", "lol how many turtles do you have now"), it
@@ -260,9 +262,6 @@ def is_question(sentence: str) -> bool:
     if text.endswith((".", "!")):
         return False
     return _UNMARKED_QUESTION.match(text.lstrip(" \t\"“'(")) is not None
-
-
-_CLOSING = "\"”’')*_"  # what may close a sentence after its mark: quotes, brackets, emphasis
 
 
 def _asked(sentence: str) -> str:
@@ -414,7 +413,12 @@ def _finished(text: str) -> str:
 
 
 def _asks(text: str) -> bool:
-    """Whether ``text`` ends with a question (what a reply to it answers)."""
+    """Whether ``text`` ends with a question (what a reply to it answers): its last sentence
+    :func:`is_question`. A final mark decides that alone, so a long answer is only cut into
+    sentences when it ends without one."""
+    tail = text.rstrip().rstrip(_CLOSING)
+    if tail.endswith((".", "!", "?")):
+        return tail.endswith("?")
     sentences = split_sentences(text)
     return bool(sentences) and is_question(sentences[-1])
 
