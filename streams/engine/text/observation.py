@@ -664,17 +664,22 @@ _REFERS = re.compile(r"\b(?:it|that|this|there|they|them|those|these|one)\b", re
 
 
 def _last_question(text: str, names: frozenset[str]) -> str | None:
-    """The last question ``text`` asks, with its question mark; after the statement before it
-    when the question names nothing and refers back to it ("A dance studio sounds amazing.
-    Where will it be?"): "Where will it be?" alone no longer says what "it" is. Not after a
-    statement about the speaker's own doings: a question that follows one asks about the
-    listener's ("We tried a new brunch spot. How did it go?"). None when ``text`` asks
-    nothing."""
+    """The last question ``text`` asks, with its question mark; after the question before it
+    when it only narrows that one ("What jobs are you thinking of? Anything that stands
+    out?"); after the statement before it when the question names nothing and refers back
+    to it ("A dance studio sounds amazing. Where will it be?"): "Where will it be?" alone no
+    longer says what "it" is. Not after a statement about the speaker's own doings: a
+    question that follows one asks about the listener's ("We tried a new brunch spot. How
+    did it go?"). None when ``text`` asks nothing."""
     sentences = split_sentences(text)
     at = max((i for i, s in enumerate(sentences) if is_question(s)), default=None)
     if at is None:
         return None
     question = _asked(sentences[at])
+    if at > 0 and _FOLLOW_UP.match(question.lstrip(" \t\"“'(")) and is_question(sentences[at - 1]):
+        # "What kinda jobs are you thinking of? Anything that stands out?": the follow-up
+        # narrows the question before it and says nothing alone
+        return f"{_asked(sentences[at - 1])} {question}"
     if at == 0 or _asks_about(question, names) or not _REFERS.search(question):
         return question
     context = _trim_phatic(sentences[at - 1], names)
@@ -685,6 +690,9 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     return f"{_finished(context)} {question}"
 
 
+# A question that only narrows the one before it, without a clause of its own: "Anything
+# that stands out?", "Any luck?", "Or was it the train?"
+_FOLLOW_UP = re.compile(r"(?:any(?:thing|one|body|where)?|something|or)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b|\bi['’]", re.IGNORECASE)
 
 

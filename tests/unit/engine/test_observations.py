@@ -800,6 +800,24 @@ def test_a_question_that_names_nothing_is_carried_with_the_statement_it_refers_t
     )
 
 
+def test_a_follow_up_question_is_carried_with_the_question_it_narrows() -> None:
+    turns = [
+        turn(0, "Mel", "Wow! What kinda jobs are you thinking of? Anything that stands out?"),
+        turn(1, "Caroline", "I'm keen on counseling or working in mental health."),
+    ]
+    [observation] = write_observations(turns)
+    # "Anything that stands out?" alone does not say that counseling is a job she wants
+    assert observation.content == (
+        "8 May 2023: Mel asked: What kinda jobs is Caroline thinking of? Anything that stands "
+        "out? Caroline: Caroline is keen on counseling or working in mental health."
+    )
+    # a question with a clause of its own is asked alone
+    turns[0] = turn(0, "Mel", "What kinda jobs are you thinking of? Where would you study?")
+    turns[1] = turn(1, "Caroline", "Portland State, hopefully.")
+    [observation] = write_observations(turns)
+    assert observation.content.startswith("8 May 2023: Mel asked: Where would Caroline study? ")
+
+
 def test_among_three_a_question_is_asked_by_whoever_asked_it() -> None:
     turns = [
         turn(0, "Ben", "Congrats Ana!! When is the wedding?"),
