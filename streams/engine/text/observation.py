@@ -112,11 +112,14 @@ _ADDRESSING = frozenset({"hi", "hey", "hello", "hiya", "heya", "thanks", "thank"
 
 # A yes/no answer: its facts need the question it answers. Besides the words of one, English
 # answers by echoing the question's auxiliary after a pronoun: "I did, I was so nervous",
-# "We haven't." (the auxiliary ends its clause). An interjection may come first ("OMG yes!"),
-# but not before "no": "Oh no, that's rough" is sympathy.
+# "We haven't." (the auxiliary ends its clause), or hedges it: "For sure!", "Probably", "I
+# don't think so". An interjection may come first ("OMG yes!"), but not before "no": "Oh no,
+# that's rough" is sympathy.
 _ANSWER_WORDS = (
-    r"(?:(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|definitely|of course|absolutely|"
-    r"not really|not yet|not at all|kind of|sort of)\b"
+    r"(?:(?:yes|yeah|yep|yup|no(?![ \t]+way)|nope|nah|sure|for sure|definitely|of course|"
+    r"absolutely|totally|certainly|maybe|probably|perhaps|hopefully|not really|not yet|"
+    r"not at all|not sure|kind of|sort of)\b"
+    r"|(?:i|we)[ \t]+(?:do[ \t]+not|don['’]t)?[ \t]*(?:think|hope|guess|believe)[ \t]+so\b"
     r"|(?:i|we|he|she|they|it|you)[ \t]+(?:do|does|did|am|is|are|was|were|have|has|had|can"
     r"|could|will|would|should)(?:n['’]t|[ \t]+not)?(?=[ \t]*(?:[,.!;]|$)))"
 )

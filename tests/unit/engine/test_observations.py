@@ -699,6 +699,18 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Not yet! Final interview is Thursday.",
             "8 May 2023: Andrew asked: Did Joanna get the job? Joanna: Not yet! Final interview",
         ),
+        # a yes or no said in other words: "For sure!" was lost, and "I don't think so, he
+        # has work." made no memory at all
+        (
+            "Are you coming to the party?",
+            "For sure! I'll bring the chips.",
+            "8 May 2023: Andrew asked: Is Joanna coming to the party? Joanna: For sure! Joanna",
+        ),
+        (
+            "Is Ben coming too?",
+            "I don't think so, he has work.",
+            "8 May 2023: Andrew asked: Is Ben coming too? Joanna: Joanna does not think so, he",
+        ),
         # a question written without its mark
         (
             "lol how many turtles do you have now",
