@@ -650,8 +650,12 @@ def _question_answered(
     if not short and not fragment and previous.agent:
         return None  # a reply to an assistant carries the answer it replies to instead
     asked = _last_question(previous.text, names)
-    if asked is None or not _asks_about(asked, names):
-        return None  # "Doing okay?" "Yes, all good": small talk on both sides
+    if asked is None or not (
+        _asks_about(asked, names) or (_asks_for_a_thing(asked) and _REFERS.search(asked))
+    ):
+        # "Doing okay?" "Yes, all good": small talk on both sides; but "How much is it?"
+        # asks for an amount, which "$180 for 6 weeks" says only with it
+        return None
     if (
         short
         or (fragment and _asks_for_a_thing(asked))

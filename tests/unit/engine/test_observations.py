@@ -699,6 +699,12 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Not yet! Final interview is Thursday.",
             "8 May 2023: Andrew asked: Did Joanna get the job? Joanna: Not yet! Final interview",
         ),
+        # a question for an amount that names nothing but what it refers back to
+        (
+            "How much is it?",
+            "$180 for 6 weeks, not bad",
+            "8 May 2023: Andrew asked: How much is it? Joanna: $180 for 6 weeks, not bad",
+        ),
         # a yes or no said in other words: "For sure!" was lost, and "I don't think so, he
         # has work." made no memory at all
         (
