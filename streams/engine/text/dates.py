@@ -36,13 +36,15 @@ this <weekday>                          that weekday of D's week (Mon-Sun)      
 next <weekday>                          that weekday of the week after D's           day
 this coming <weekday>                   the first such weekday strictly after D      day
 last / this / next week                 D's week - 1 / D's week / D's week + 1       week
-the week after next                     D's week + 2                                 week
+the week after next / before last       D's week + 2 / - 2                           week
 last / this / next weekend              Sat-Sun of D's week - 1 / 0 / + 1            weekend
 this past weekend                       = last weekend                               weekend
 this coming weekend                     Sat-Sun from the first Saturday after D      weekend
-the weekend after next                  Sat-Sun of D's week + 2                      weekend
+the weekend after next / before last    Sat-Sun of D's week + 2 / - 2                weekend
 N weekends ago                          Sat-Sun of D's week - N                      weekend
 last / this / next month, year          the calendar month (year) before / of / after month, year
+the month (year) after next / before    the calendar month (year) 2 after / before   month, year
+last
 earlier / later this week, month, year  D's week, month, year                        as named
 last / this / next <month name>         the most recent one strictly before D's      month
                                         month / the one in D's year / the first one
@@ -361,7 +363,8 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<period>(?P<p_rel>{_REL}){_SP}(?P<p_unit>weekend|week|month|year|spring|summer|fall|autumn|winter))"
     rf"|(?P<named_month>(?P<m_rel>last|this|next){_SP}(?P<m_name>{_MONTH}))"
     rf"|(?P<part>(?:earlier|later){_SP}this{_SP}(?P<part_unit>week|month|year))"
-    rf"|(?P<after_next>the{_SP}(?P<an_unit>weekend|week){_SP}after{_SP}next)"
+    rf"|(?P<two_away>the{_SP}(?P<an_unit>weekend|week|month|year){_SP}"
+    rf"(?P<an_rel>after{_SP}next|before{_SP}last(?!{_SP}(?:{_WEEKDAY}|{_MONTH}|{_UNIT}|weekend))))"
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
@@ -463,10 +466,9 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return _named_month(match.group("m_rel").lower(), month, today)
     if kind == "part":
         return _named_period("this", match.group("part_unit").lower(), today, monday)
-    if kind == "after_next":
-        if match.group("an_unit").lower() == "week":
-            return monday + timedelta(days=14), monday + timedelta(days=20), "week"
-        return _weekend(monday + timedelta(days=14))
+    if kind == "two_away":
+        step = 2 if match.group("an_rel").lower().startswith("after") else -2
+        return _stepped_period(step, match.group("an_unit").lower(), today, monday)
     if kind == "ago":
         count = _count(match.group("ago_n"))
         unit = match.group("ago_unit").lower().rstrip("s")
@@ -651,20 +653,26 @@ def _weekday(relation: str, target: int, today: date, monday: date) -> date:
 
 def _named_period(relation: str, unit: str, today: date, monday: date) -> _Period:
     step = _STEPS[relation]
+    if unit == "weekend" and relation == "this coming":
+        saturday = today + timedelta(days=(5 - today.weekday() - 1) % 7 + 1)
+        return saturday, saturday + timedelta(days=1), "weekend"
+    if unit in _SEASONS:
+        return _season(step, _SEASONS[unit], today)
+    return _stepped_period(step, unit, today, monday)
+
+
+def _stepped_period(step: int, unit: str, today: date, monday: date) -> _Period:
+    """The week, weekend, calendar month or year ``step`` of them from D's (``monday``: the
+    Monday of D's week)."""
     if unit == "week":
         start = monday + timedelta(days=7 * step)
         return start, start + timedelta(days=6), "week"
     if unit == "weekend":
-        if relation == "this coming":
-            saturday = today + timedelta(days=(5 - today.weekday() - 1) % 7 + 1)
-            return saturday, saturday + timedelta(days=1), "weekend"
         return _weekend(monday + timedelta(days=7 * step))
     if unit == "month":
         return _whole_month(*_month_shift(today.year, today.month, step))
-    if unit == "year":
-        year = today.year + step
-        return date(year, 1, 1), date(year, 12, 31), "year"
-    return _season(step, _SEASONS[unit], today)
+    year = today.year + step
+    return date(year, 1, 1), date(year, 12, 31), "year"
 
 
 _STEPS = {"last": -1, "this past": -1, "this": 0, "next": 1, "this coming": 1}
