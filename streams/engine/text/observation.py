@@ -21,7 +21,9 @@ Vocatives are the participants' names (from ``speaker``, or a first name's first
 "Mel" for Melanie), never guessed from capitals: "Oscar, my guinea pig" keeps Oscar.
 
 An answer that does not stand alone ("yes, last week!", "Luna and Oliver!") is written after
-the question it answers, and the question's turn is one of its sources. A question nobody
+the question it answers, and the question's turn is one of its sources; one that goes on
+about what its speaker said just before ("My sister lived in Tokyo." "Did she like it?" "She
+loved it.") is one observation with it. A question nobody
 answers is not an observation (the session's narrative lists it as unresolved).
 
 With an assistant (a turn ``agent``: created by the agent), the person's turns are kept whole,
@@ -302,6 +304,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     agents = frozenset(turn.speaker for turn in turns if turn.agent)
     observations: list[Observation] = []
     previous: Turn | None = None
+    earlier: Turn | None = None  # the turn before ``previous``
     # an assistant's answer its reply follows, and whom the answer addresses
     replied: tuple[Turn, list[str], str] | None = None
     called = {speaker: frozenset(_name_words([speaker])) for speaker in others}
@@ -312,7 +315,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                 observations.extend(_observe(*replied, None, max_chars))
             stated = condensed_answer(turn.text, max_chars, lambda unit: content_words(unit, names))
             replied = (turn, stated, you) if stated or _asks(turn.text) else None
-            previous = turn
+            earlier, previous = previous, turn
             continue
         to_agent = others.get(turn.speaker) in agents
         echoed = _echoed_words(previous, turn, names)
@@ -332,14 +335,81 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             if replied is not None:
                 observations.extend(_observe(*replied, None, max_chars))
             if stated:
-                observations.extend(
-                    _observe(turn, stated, you, question, max_chars, quoted=to_agent)
-                )
+                written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
+                if question is None and not to_agent:
+                    written = _taken_up(observations, earlier, previous, written, names)
+                observations.extend(written)
         replied = None
-        previous = turn
+        earlier, previous = previous, turn
     if replied is not None:
         observations.extend(_observe(*replied, None, max_chars))
     return observations
+
+
+def _taken_up(
+    observations: list[Observation],
+    earlier: Turn | None,
+    previous: Turn | None,
+    written: list[Observation],
+    names: frozenset[str],
+) -> list[Observation]:
+    """``written`` (a person's answer), joined to what it goes on about when the question
+    between names nothing and the answer refers back too: "My sister lived in Tokyo for two
+    years." "Did she like it?" "She loved it, she still talks about the food." is one memory;
+    apart, "She loved it" says neither who nor what. The speaker's own earlier observation
+    is taken from ``observations`` (the last one, of ``earlier``, with nothing of
+    ``previous`` after it) and replaced by the joined one; ``written`` as it is otherwise."""
+    if (
+        earlier is None
+        or previous is None
+        or earlier.agent
+        or previous.agent
+        or len(written) != 1
+        or not observations
+        or observations[-1].source_ids[-1] != earlier.memory_id
+        or observations[-1].speaker != written[0].speaker
+    ):
+        return written
+    last = split_sentences(previous.text)[-1:]
+    if not last or not is_question(last[0]):
+        return written  # it answers what the question's turn ends with
+    asked = _asked(last[0])
+    if _asks_about(asked, names) or not _REFERS_TO_SOMEONE.search(asked):
+        return written
+    answer = written[0]
+    me = answer.speaker
+    day = day_label(previous.at)
+    said = _opening(answer.content, day, me)
+    before = observations[-1]
+    if not _TAKES_UP.match(said) or not before.content.startswith(day):
+        return written  # "the gym has been quiet" goes on about something else
+    asker = previous.speaker
+    question = _attributed(asked, asker, me, previous.at).replace(f" ({day})", "")
+    joined = f"{before.content} {asker} asked: {question} {me}: {said}"
+    if len(joined) > _MAX_JOINED:
+        return written
+    observations.pop()
+    sources = (*before.source_ids, previous.memory_id, *answer.source_ids)
+    return [Observation(joined, tuple(dict.fromkeys(sources)), me, False)]
+
+
+# A question that refers back to what the other said ("Did she like it?", "How was it?")
+_REFERS_TO_SOMEONE = re.compile(
+    r"\b(?:it|that|this|there|they|them|those|these|she|he|her|him|his)\b", re.IGNORECASE
+)
+# An answer that goes on about it ("She loved it", "It was great", "That's the one")
+_TAKES_UP = re.compile(
+    r"(?:it|she|he|they|that|this|there|those|these)(?:['’][a-z]+)?\b", re.IGNORECASE
+)
+_MAX_JOINED = 1000
+
+
+def _opening(content: str, day: str, me: str) -> str:
+    """What an observation of ``me`` on ``day`` says, without its "day, Name: " or "day: "."""
+    for prefix in (f"{day}, {me}: ", f"{day}: "):
+        if content.startswith(prefix):
+            return content[len(prefix) :]
+    return content
 
 
 def _addressee(

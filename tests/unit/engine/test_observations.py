@@ -836,6 +836,27 @@ def test_a_follow_up_question_is_carried_with_the_question_it_narrows() -> None:
     assert observation.content.startswith("8 May 2023: Mel asked: Where would Caroline study? ")
 
 
+def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() -> None:
+    turns = [
+        turn(0, "Joanna", "Tokyo!! My sister lived there for two years, teaching English."),
+        turn(1, "Nate", "No way, that's cool. Did she like it?"),
+        turn(2, "Joanna", "She loved it, she still talks about the food all the time."),
+    ]
+    [observation] = write_observations(turns)
+    # apart, "She loved it" said neither who nor what
+    assert observation.content == (
+        "8 May 2023, Joanna: Tokyo!! Joanna's sister lived there for two years, teaching "
+        "English. Nate asked: Did she like it? Joanna: She loved it, she still talks about "
+        "the food all the time."
+    )
+    assert observation.source_ids == ("t0", "t1", "t2")
+    # an answer about something else stays apart
+    turns[2] = turn(2, "Joanna", "Haha. Honestly the gym has been quieter than normal.")
+    sister, gym = write_observations(turns)
+    assert sister.source_ids == ("t0",)
+    assert gym.source_ids == ("t2",)
+
+
 def test_among_three_a_question_is_asked_by_whoever_asked_it() -> None:
     turns = [
         turn(0, "Ben", "Congrats Ana!! When is the wedding?"),
