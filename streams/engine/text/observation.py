@@ -337,7 +337,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             if stated:
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 if question is None and not to_agent:
-                    written = _taken_up(observations, earlier, previous, written, names)
+                    polar = bool(_ANSWER_START.match(turn.text.lstrip()))
+                    written = _taken_up(observations, earlier, previous, written, names, polar)
                 observations.extend(written)
         replied = None
         earlier, previous = previous, turn
@@ -352,11 +353,13 @@ def _taken_up(
     previous: Turn | None,
     written: list[Observation],
     names: frozenset[str],
+    polar: bool,
 ) -> list[Observation]:
     """``written`` (a person's answer), joined to what it goes on about when the question
-    between names nothing and the answer refers back too: "My sister lived in Tokyo for two
-    years." "Did she like it?" "She loved it, she still talks about the food." is one memory;
-    apart, "She loved it" says neither who nor what. The speaker's own earlier observation
+    between names nothing and the answer refers back too, or answers yes or no (``polar``):
+    "My sister lived in Tokyo for two years." "Did she like it?" "She loved it, she still
+    talks about the food." is one memory; apart, "She loved it" says neither who nor what.
+    The speaker's own earlier observation
     is taken from ``observations`` (the last one, of ``earlier``, with nothing of
     ``previous`` after it) and replaced by the joined one; ``written`` as it is otherwise."""
     if (
@@ -381,7 +384,7 @@ def _taken_up(
     day = day_label(previous.at)
     said = _opening(answer.content, day, me)
     before = observations[-1]
-    if not _TAKES_UP.match(said) or not before.content.startswith(day):
+    if not (polar or _TAKES_UP.match(said)) or not before.content.startswith(day):
         return written  # "the gym has been quiet" goes on about something else
     asker = previous.speaker
     question = _attributed(asked, asker, me, previous.at).replace(f" ({day})", "")

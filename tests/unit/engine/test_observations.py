@@ -850,6 +850,17 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
         "the food all the time."
     )
     assert observation.source_ids == ("t0", "t1", "t2")
+    # a yes or no goes on about it too
+    tattoo = [
+        turn(0, "Jolene", "Check out my new tattoo!"),
+        turn(1, "Deb", "Omg it's gorgeous!! Does it mean something?"),
+        turn(2, "Jolene", "Yeah, sunflowers were my mom's favorite. Got it done in Austin."),
+    ]
+    [observation] = write_observations(tattoo)
+    assert observation.content.startswith(
+        "8 May 2023, Jolene: Check out Jolene's new tattoo! Deb asked: Does it mean something? "
+        "Jolene: sunflowers were Jolene's mom's favorite. Got it done in Austin."
+    )
     # an answer about something else stays apart
     turns[2] = turn(2, "Joanna", "Haha. Honestly the gym has been quieter than normal.")
     sister, gym = write_observations(turns)
