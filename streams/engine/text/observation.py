@@ -803,9 +803,10 @@ def _answer(text: str, stated: list[str]) -> list[str]:
 
 
 def _asks_about(question: str, names: frozenset[str]) -> bool:
-    """Whether a question asks about something: not only how someone is, or how a time went
-    ("Good weekend?")."""
-    return any(word not in TIME_WORDS for word in content_words(question, names))
+    """Whether a question asks about something: not only how someone is ("How's it going?",
+    a formula), or how a time went ("Good weekend?")."""
+    words = content_words(_FORMULA.sub(" ", question), names)
+    return any(word not in TIME_WORDS for word in words)
 
 
 def _observe(

@@ -741,6 +741,7 @@ def test_an_answer_that_does_not_stand_alone_carries_its_question(
         ("How did the marathon go?", "The marathon was brutal, my knee gave out at mile 20."),
         # small talk asks nothing in particular
         ("How have you been?", "I finally adopted the rescue dog, a beagle called Biscuit."),
+        ("How's it going?", "Still trying to convince my girlfriend that we should get a dog."),
     ],
 )
 def test_an_answer_that_stands_alone_does_not_carry_the_question(
