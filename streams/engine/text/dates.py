@@ -62,6 +62,8 @@ on <weekday>, in a sentence in the past as "last <weekday>"; in the future as   
 / in the future                         "this coming <weekday>"
 in [early / late / mid] <month>, in a   the most recent such month up to D's / the   month
 sentence in the past / in the future    first one from D's on
+in [the] [early / late] <season>, in a  the most recent such season up to D's / the  season
+sentence in the past / in the future    first one from D's on
 ======================================= ============================================ ==========
 
 Why these choices:
@@ -114,7 +116,8 @@ What is left unresolved, on purpose:
   meeting on Friday": the coming one, or every week's), or with neither. "on Fridays" names no
   day at all. The statement keeps the day it was said on, which dates it within a week.
 * Vague expressions: "the other day", "recently", "lately", "over the weekend", "several days
-  ago", "in the spring".
+  ago"; "in the spring" whose sentence's tense is unclear ("it's lovely there in the spring")
+  or that names its year ("in the spring of 2019", left as written).
 * A modifier after a determiner or possessive names a period of something else, not a date:
   "the last week" (the past seven days), "my last Friday at work", "the next day".
 * "in N units" that measures a duration rather than naming a day: after "once", "twice",
@@ -253,7 +256,8 @@ def grounded(text: str, at_ms: int) -> str:
 # the weekday names, days), "week", "month", "year", "night" (tonight), "orrow" (tomorrow) or
 # a part of the day ...
 _ALWAYS = ("day", "week", "month", "year", "night", "orrow", "morning", "noon", "evening")
-# ... or a month name with a day number ("June 3rd") or after "in" ("in June") ...
+# ... or a month name with a day number ("June 3rd") or after "in" ("in June"), or a season
+# after "in" ...
 _MONTH_NEEDLES = (
     "uary",  # January, February
     "march",
@@ -269,7 +273,8 @@ _DIGIT = re.compile(r"[0-9]")
 # ... or a modifier together with an abbreviated weekday, a season or a month name (these come
 # only after last / this / next; the month names are the needles above).
 _AFTER_MODIFIER: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_AFTER_MODIFIER += ("spring", "summer", "fall", "autumn", "winter")
+_SEASON_NEEDLES = ("spring", "summer", "fall", "autumn", "winter")
+_AFTER_MODIFIER += _SEASON_NEEDLES
 
 
 def _may_have_dates(lowered: str) -> bool:
@@ -281,6 +286,8 @@ def _may_have_dates(lowered: str) -> bool:
     month = any(needle in lowered for needle in _MONTH_NEEDLES)
     if month and ("in" in lowered or _DIGIT.search(lowered)):
         return True
+    if "in" in lowered and any(needle in lowered for needle in _SEASON_NEEDLES):
+        return True  # "in the summer"
     if "last" not in lowered and "this" not in lowered and "next" not in lowered:
         return False
     return month or any(needle in lowered for needle in _AFTER_MODIFIER)
@@ -374,6 +381,10 @@ _EXPRESSION_SOURCE = (
     # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
     rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
+    # "in the summer", dated by its sentence's tense; not "in the summer of 2019"
+    rf"|(?P<in_season>in{_SP}(?:the{_SP})?(?:early{_SP}|late{_SP})?"
+    r"(?P<is_name>spring|summer|fall|autumn|winter)"
+    r"(?![ \t]+of\b)(?![ \t]*,?[ \t]*[0-9]))"
     # a day and month, not a range's end ("3-5 June") and with no year after it
     rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
     rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTH})"
@@ -489,6 +500,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return _said_weekday(match, text, today)
     if kind == "in_month":
         return _said_month(match, text, today)
+    if kind == "in_season":
+        return _said_season(match, text, today)
     # from_now
     day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
@@ -540,8 +553,10 @@ _PAST_CUE = re.compile(
     r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
     r"|swam|wore|paid|sent|built|sold|fell|broke|chose|forgot|grew|knew|rode|sang|threw|wrote"
     r"|became|held|stood|woke|taught|thought|fought|hung|sat)\b"
-    # a word in -ed after its subject: a pronoun, a name, or "my sister"
-    r"|\b(?:i|we|he|she|they|you|(?-i:[A-Z][a-z]+)|(?:my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
+    # a word in -ed after its subject: a pronoun, a name, or "my sister"; not a linking verb
+    # before a participle ("Be prepared for snow", "Stay focused")
+    r"|\b(?:i|we|he|she|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
+    r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b",
     re.IGNORECASE | re.ASCII,
@@ -617,6 +632,20 @@ def _said_month(match: re.Match[str], text: str, today: date) -> _Period | None:
     elif tense == "future" and month < today.month:
         year += 1
     return _whole_month(year, month)
+
+
+def _said_season(match: re.Match[str], text: str, today: date) -> _Period | None:
+    """The season of "in the summer" by the tense of its sentence, as "in June"
+    (:func:`_said_month`): in the past, the most recent such season up to the one it was said
+    in; in the future, the first one from it on."""
+    tense = _tense(match, text)
+    if tense is None:
+        return None
+    season = _SEASONS[match.group("is_name").lower()]
+    current = _season(0, season, today)
+    if current[0] <= today <= current[1]:
+        return current  # said in that season: this one, whichever the tense
+    return _season(-1 if tense == "past" else 1, season, today)
 
 
 def _month_named(name: str) -> int | None:

@@ -307,6 +307,19 @@ TABLE: tuple[Row, ...] = (
     ("it rains a lot in April", MON, ()),
     ("I may go in may", MON, ()),
     ("launching in August 2023", MON, ()),
+    # "in the <season>" likewise: the season up to the day's in the past, from it on in the
+    # future, the day's own whatever the tense
+    ("I took my dogs there in the spring", "2023-08-24T15:00", (("in the spring", "spring 2023"),)),
+    ("we moved in the winter", "2023-08-24T15:00", (("in the winter", "winter 2022-23"),)),
+    ("We're going to Japan in the fall", "2023-08-24T15:00", (("in the fall", "fall 2023"),)),
+    ("we will visit in late winter", "2023-08-24T15:00", (("in late winter", "winter 2023-24"),)),
+    ("We got married in summer", "2023-08-24T15:00", (("in summer", "summer 2023"),)),
+    ("it is lovely there in the spring", MON, ()),
+    ("I went there in the summer of 2019", MON, ()),
+    ("I was in free fall", MON, ()),
+    # a linking verb before a participle is no subject's past: an imperative has no tense
+    ("Be prepared for snow, even in summer", "2023-08-24T15:00", ()),
+    ("Stay focused on Monday", MON, ()),
     # nothing to resolve: no expression, vague ones, and words that only look like one
     ("Hey Mel! Good to see you, how have you been?", MON, ()),
     ("", MON, ()),
@@ -574,6 +587,8 @@ FRAGMENTS = st.sampled_from(
         "on Friday",
         "in June",
         "in early march",
+        "in the fall",
+        "in late winter",
         "we'll",
         "I'm going",
         "June 3rd",
