@@ -64,6 +64,8 @@ in [early / late / mid] <month>, in a   the most recent such month up to D's / t
 sentence in the past / in the future    first one from D's on
 in [the] [early / late] <season>, in a  the most recent such season up to D's / the  season
 sentence in the past / in the future    first one from D's on
+on (by, until, from, to ...) the <day>, the most recent such day up to D / the first    day
+in a sentence in the past / the future  from D on
 ======================================= ============================================ ==========
 
 Why these choices:
@@ -109,8 +111,9 @@ Why these choices:
 
 What is left unresolved, on purpose:
 
-* A day of the month alone ("on the 21st"), and a month alone whose sentence's tense is
-  unclear ("it rains a lot in April"): which month, or which year, is open.
+* A day of the month alone but after a preposition ("the 21st was fun"; "on the 21st" is
+  dated), and a month alone whose sentence's tense is unclear ("it rains a lot in April"):
+  which month, or which year, is open.
 * Bare weekdays ("see you Friday", "Friday was fun") and "on <weekday>" in a sentence whose
   tense is unclear: with both a past and a future, with a present-tense verb ("I have a
   meeting on Friday": the coming one, or every week's), or with neither. "on Fridays" names no
@@ -270,6 +273,7 @@ _MONTH_NEEDLES = (
     "october",
 )
 _DIGIT = re.compile(r"[0-9]")
+_ORDINAL = re.compile(r"[0-9](?:st|nd|rd|th)\b")  # "on the 15th"
 # ... or a modifier together with an abbreviated weekday, a season or a month name (these come
 # only after last / this / next; the month names are the needles above).
 _AFTER_MODIFIER: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -288,6 +292,8 @@ def _may_have_dates(lowered: str) -> bool:
         return True
     if "in" in lowered and any(needle in lowered for needle in _SEASON_NEEDLES):
         return True  # "in the summer"
+    if "the" in lowered and _ORDINAL.search(lowered):
+        return True  # "on the 15th"
     if "last" not in lowered and "this" not in lowered and "next" not in lowered:
         return False
     return month or any(needle in lowered for needle in _AFTER_MODIFIER)
@@ -385,6 +391,14 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<in_season>in{_SP}(?:the{_SP})?(?:early{_SP}|late{_SP})?"
     r"(?P<is_name>spring|summer|fall|autumn|winter)"
     r"(?![ \t]+of\b)(?![ \t]*,?[ \t]*[0-9]))"
+    # a day of the month alone after a preposition ("on the 15th"), dated by its sentence's
+    # tense; not before a noun ("on the 15th floor"): only a function word may follow
+    r"|(?P<day_of_month>(?:(?<=\bon[ \t])|(?<=\bby[ \t])|(?<=\buntil[ \t])|(?<=\btill[ \t])"
+    r"|(?<=\bbefore[ \t])|(?<=\bafter[ \t])|(?<=\bfrom[ \t])|(?<=\bto[ \t]))"
+    rf"the{_SP}(?P<dm_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th))"
+    r"(?![ \t]*(?:of\b|[-–0-9]))"
+    r"(?![ \t]+(?!(?:and|or|but|so|at|in|on|for|to|with|i|we|you|he|she|they|it|is|was|will"
+    r"|as|because|when|if|then|this|that)\b)[a-z]))"
     # a day and month, not a range's end ("3-5 June") and with no year after it
     rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
     rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTH})"
@@ -502,6 +516,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return _said_month(match, text, today)
     if kind == "in_season":
         return _said_season(match, text, today)
+    if kind == "day_of_month":
+        return _said_day(match, text, today)
     # from_now
     day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
@@ -632,6 +648,29 @@ def _said_month(match: re.Match[str], text: str, today: date) -> _Period | None:
     elif tense == "future" and month < today.month:
         year += 1
     return _whole_month(year, month)
+
+
+def _said_day(match: re.Match[str], text: str, today: date) -> _Period | None:
+    """The day of "on the 15th" by the tense of its sentence (:func:`_tense`), as "on Friday":
+    in the past, the most recent 15th up to the day it was said; in the future ("we're
+    moving on the 15th"), the first from it on. In the present it is left open, as a
+    weekday is: "rent is due on the 21st" is every month's."""
+    number = int(match.group("dm_day")[:-2])
+    candidates = []
+    for step in (-1, 0, 1):
+        year, month = _month_shift(today.year, today.month, step)
+        if number <= _month_days(year, month):
+            candidates.append(date(year, month, number))
+    tense = _tense(match, text)
+    if tense is None:
+        return None
+    if tense == "past":
+        candidates = [d for d in candidates if d <= today][-1:]
+    else:
+        candidates = [d for d in candidates if d >= today][:1]
+    if not candidates:
+        return None
+    return candidates[0], candidates[0], "day"
 
 
 def _said_season(match: re.Match[str], text: str, today: date) -> _Period | None:

@@ -317,6 +317,19 @@ TABLE: tuple[Row, ...] = (
     ("it is lovely there in the spring", MON, ()),
     ("I went there in the summer of 2019", MON, ()),
     ("I was in free fall", MON, ()),
+    # a day of the month after a preposition, by the tense as a weekday: the last one in the
+    # past, the coming one in the future, open in the present
+    ("we moved in on the 20th", "2023-06-05T20:00", (("the 20th", "20 May 2023"),)),
+    ("we're getting married on the 15th!", "2023-06-05T20:00", (("the 15th", "15 June 2023"),)),
+    ("on the 31st we will party", "2023-06-05T20:00", (("the 31st", "31 July 2023"),)),
+    (
+        "we'll be away from the 10th to the 14th",
+        "2023-06-05T20:00",
+        (("the 10th", "10 June 2023"), ("the 14th", "14 June 2023")),
+    ),
+    ("the wedding is on the 15th", MON, ()),
+    ("I live on the 15th floor", MON, ()),
+    ("the 21st was fun", MON, ()),
     # a linking verb before a participle is no subject's past: an imperative has no tense
     ("Be prepared for snow, even in summer", "2023-08-24T15:00", ()),
     ("Stay focused on Monday", MON, ()),
@@ -589,6 +602,8 @@ FRAGMENTS = st.sampled_from(
         "in early march",
         "in the fall",
         "in late winter",
+        "on the 15th",
+        "by the 1st",
         "we'll",
         "I'm going",
         "June 3rd",
