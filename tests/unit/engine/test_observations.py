@@ -970,10 +970,22 @@ def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> 
     assert "Ah, yes" not in between_people.content
 
 
-def test_a_set_phrase_says_nothing_whatever_its_words() -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Gotta run, hang in there!",
+        # chat's idioms: their words are content words, and the turn said nothing
+        "Haha amazing, 8 already? Time flies.",
+        "Long time no see! Small world!",
+        "Fingers crossed for you! Miss you!",
+        "Better late than never! Makes sense.",
+        "Drive safe, and happy new year!",
+    ],
+)
+def test_a_set_phrase_says_nothing_whatever_its_words(reply: str) -> None:
     turns = [
         turn(0, "Samuel", "we got a new sofa this morning"),
-        turn(1, "Priyanka", "Gotta run, hang in there!"),
+        turn(1, "Priyanka", reply),
     ]
     [observation] = write_observations(turns)
     assert observation.speaker == "Samuel"
