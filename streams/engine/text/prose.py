@@ -278,10 +278,21 @@ def third_person(
         if _sentence_initial(out, i) or (word[0].isupper() and low != "i"):
             replacement = replacement[0].upper() + replacement[1:]
         out[i] = replacement
-        if agreement != "none":
+        if agreement != "none" and not _compound(parts, i):
             _agree(parts, out, i, verbs=agreement == "full")
         i += 2
     return "".join(out)
+
+
+def _compound(parts: list[str], i: int) -> bool:
+    """Whether the "I" at ``parts[i]`` ends a compound subject, which its verb shows: nobody
+    says "I are", so "my mom and I are" keeps its "are" ("Jon's mom and Jon are")."""
+    return (
+        parts[i].casefold() == "i"
+        and i + 2 < len(parts)
+        and parts[i + 1] == " "
+        and parts[i + 2].casefold().replace("’", "'") in ("are", "aren't", "arent")
+    )
 
 
 def _hyphenated(parts: list[str], i: int) -> bool:

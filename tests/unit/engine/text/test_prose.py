@@ -84,6 +84,21 @@ def test_a_pronoun_in_a_hyphenated_compound_is_no_pronoun(sentence: str, expecte
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        ("My mom and I are doing a baking class", "Jon's mom and Jon are doing a baking class"),
+        ("Sam and I aren't going", "Sam and Jon aren't going"),
+        # "I" alone still agrees
+        ("We went out and I am tired", "We went out and Jon is tired"),
+    ],
+)
+def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
+    sentence: str, expected: str
+) -> None:
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
