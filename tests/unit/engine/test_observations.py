@@ -699,6 +699,20 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Not yet! Final interview is Thursday.",
             "8 May 2023: Andrew asked: Did Joanna get the job? Joanna: Not yet! Final interview",
         ),
+        # a follow-up question comes with the one it narrows: alone, "Anything that stands
+        # out?" does not say that counseling is a job she wants
+        (
+            "What kinda jobs are you thinking of? Anything that stands out?",
+            "I'm keen on counseling or working in mental health.",
+            "8 May 2023: Andrew asked: What kinda jobs is Joanna thinking of? Anything that "
+            "stands out? Joanna: Joanna is keen on counseling",
+        ),
+        # ... not one with a clause of its own
+        (
+            "What kinda jobs are you thinking of? Where would you study?",
+            "Portland State, hopefully.",
+            "8 May 2023: Andrew asked: Where would Joanna study? Joanna: Portland State",
+        ),
         # a question for an amount that names nothing but what it refers back to
         (
             "How much is it?",
@@ -817,24 +831,6 @@ def test_a_question_that_names_nothing_is_carried_with_the_statement_it_refers_t
         observation.content
         == "8 May 2023, Jon: Brutal, the interviewers grilled Jon for three hours."
     )
-
-
-def test_a_follow_up_question_is_carried_with_the_question_it_narrows() -> None:
-    turns = [
-        turn(0, "Mel", "Wow! What kinda jobs are you thinking of? Anything that stands out?"),
-        turn(1, "Caroline", "I'm keen on counseling or working in mental health."),
-    ]
-    [observation] = write_observations(turns)
-    # "Anything that stands out?" alone does not say that counseling is a job she wants
-    assert observation.content == (
-        "8 May 2023: Mel asked: What kinda jobs is Caroline thinking of? Anything that stands "
-        "out? Caroline: Caroline is keen on counseling or working in mental health."
-    )
-    # a question with a clause of its own is asked alone
-    turns[0] = turn(0, "Mel", "What kinda jobs are you thinking of? Where would you study?")
-    turns[1] = turn(1, "Caroline", "Portland State, hopefully.")
-    [observation] = write_observations(turns)
-    assert observation.content.startswith("8 May 2023: Mel asked: Where would Caroline study? ")
 
 
 def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() -> None:
