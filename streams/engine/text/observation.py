@@ -338,7 +338,9 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 if question is None and not to_agent:
                     polar = bool(_ANSWER_START.match(turn.text.lstrip()))
-                    written = _taken_up(observations, earlier, previous, written, names, polar)
+                    written = _taken_up(
+                        observations, earlier, previous, written, names, polar, max_chars
+                    )
                 observations.extend(written)
         replied = None
         earlier, previous = previous, turn
@@ -354,6 +356,7 @@ def _taken_up(
     written: list[Observation],
     names: frozenset[str],
     polar: bool,
+    max_chars: int,
 ) -> list[Observation]:
     """``written`` (a person's answer), joined to what it goes on about when the question
     between names nothing and the answer refers back too, or answers yes or no (``polar``):
@@ -389,8 +392,8 @@ def _taken_up(
     asker = previous.speaker
     question = _attributed(asked, asker, me, previous.at).replace(f" ({day})", "")
     joined = f"{before.content} {asker} asked: {question} {me}: {said}"
-    if len(joined) > _MAX_JOINED:
-        return written
+    if len(joined) > max_chars:
+        return written  # each stays within what one memory holds
     observations.pop()
     sources = (*before.source_ids, previous.memory_id, *answer.source_ids)
     return [Observation(joined, tuple(dict.fromkeys(sources)), me, False)]
@@ -404,7 +407,6 @@ _REFERS_TO_SOMEONE = re.compile(
 _TAKES_UP = re.compile(
     r"(?:it|she|he|they|that|this|there|those|these)(?:['’][a-z]+)?\b", re.IGNORECASE
 )
-_MAX_JOINED = 1000
 
 
 def _opening(content: str, day: str, me: str) -> str:

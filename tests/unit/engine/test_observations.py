@@ -847,6 +847,9 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
         "the food all the time."
     )
     assert observation.source_ids == ("t0", "t1", "t2")
+    # not past what one memory holds
+    sister, loved = write_observations(turns, max_chars=150)
+    assert (sister.source_ids, loved.source_ids) == (("t0",), ("t2",))
     # a yes or no goes on about it too
     tattoo = [
         turn(0, "Jolene", "Check out my new tattoo!"),
