@@ -387,7 +387,9 @@ def _taken_up(
     day = day_label(previous.at)
     said = _opening(answer.content, day, me)
     before = observations[-1]
-    if not (polar or _TAKES_UP.match(said)) or not before.content.startswith(day):
+    opening = next(iter(split_sentences(said)), "")
+    takes_up = _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening)
+    if not (polar or takes_up) or not before.content.startswith(day):
         return written  # "the gym has been quiet" goes on about something else
     asker = previous.speaker
     question = _attributed(asked, asker, me, previous.at).replace(f" ({day})", "")
@@ -407,6 +409,8 @@ _REFERS_TO_SOMEONE = re.compile(
 _TAKES_UP = re.compile(
     r"(?:it|she|he|they|that|this|there|those|these)(?:['’][a-z]+)?\b", re.IGNORECASE
 )
+# ... or says it in its first sentence ("Love it!", "We really enjoyed it"), not "this week"
+_REFERS_TO_IT = re.compile(r"\b(?:it|she|he|they|her|him|them)\b", re.IGNORECASE)
 
 
 def _opening(content: str, day: str, me: str) -> str:

@@ -850,6 +850,15 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
     # not past what one memory holds
     sister, loved = write_observations(turns, max_chars=150)
     assert (sister.source_ids, loved.source_ids) == (("t0",), ("t2",))
+    # so does an answer that says "it" in its first sentence
+    boston = [
+        turn(0, "Caroline", "I moved to Boston last month, finally out of my parents' place."),
+        turn(1, "Mel", "Omg congrats! Do you like it?"),
+        turn(2, "Caroline", "Love it! My apartment is tiny but it's near the harbor."),
+    ]
+    [observation] = write_observations(boston)
+    assert "Mel asked: Does Caroline like it? Caroline: Love it!" in observation.content
+    assert observation.source_ids == ("t0", "t1", "t2")
     # a yes or no goes on about it too
     tattoo = [
         turn(0, "Jolene", "Check out my new tattoo!"),
