@@ -142,6 +142,7 @@ SHORT_ANSWER_WORDS = 6  # content words below which a yes/no answer follows its 
 NAMED_ANSWER_WORDS = 3  # and any other answer ("Luna and Oliver!")
 # A question that asks for a thing, a place, a time, a person or an amount (not "how is …")
 _WH_THING = re.compile(
+    r"(?:(?:since|until|till|from|for|with|to|at|in)[ \t]+)?"  # "Since when?", "With who?"
     r"(?:which|where|when|who|whom|whose|what(?![ \t]+about\b)(?!['’]s[ \t]+up\b)"
     r"|how[ \t]+(?:many|much|long|old|far|often|soon))\b",
     re.IGNORECASE,
@@ -362,9 +363,10 @@ def _taken_up(
     between names nothing and the answer refers back too, or answers yes or no (``polar``):
     "My sister lived in Tokyo for two years." "Did she like it?" "She loved it, she still
     talks about the food." is one memory; apart, "She loved it" says neither who nor what.
-    The speaker's own earlier observation
-    is taken from ``observations`` (the last one, of ``earlier``, with nothing of
-    ``previous`` after it) and replaced by the joined one; ``written`` as it is otherwise."""
+    Likewise a question for a thing that names nothing ("Since when?") answered by a
+    fragment ("Since June! It's small."). The speaker's own earlier observation is taken
+    from ``observations`` (the last one, of ``earlier``, with nothing of ``previous`` after
+    it) and replaced by the joined one; ``written`` as it is otherwise."""
     if (
         earlier is None
         or previous is None
@@ -380,7 +382,9 @@ def _taken_up(
     if not last or not is_question(last[0]):
         return written  # it answers what the question's turn ends with
     asked = _asked(last[0])
-    if _asks_about(asked, names) or not _REFERS_TO_SOMEONE.search(asked):
+    refers = bool(_REFERS_TO_SOMEONE.search(asked))
+    thing = _asks_for_a_thing(asked)
+    if _asks_about(asked, names) or not (refers or thing):
         return written
     answer = written[0]
     me = answer.speaker
@@ -388,8 +392,11 @@ def _taken_up(
     said = _opening(answer.content, day, me)
     before = observations[-1]
     opening = next(iter(split_sentences(said)), "")
-    takes_up = _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening)
-    if not (polar or takes_up) or not before.content.startswith(day):
+    takes_up = (refers or polar) and (
+        polar or _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening)
+    )
+    fragment = thing and not _CLAUSE_WORD.search(opening)  # "Since when?" "Since June!"
+    if not (takes_up or fragment) or not before.content.startswith(day):
         return written  # "the gym has been quiet" goes on about something else
     asker = previous.speaker
     question = _attributed(asked, asker, me, previous.at).replace(f" ({day})", "")
@@ -559,6 +566,8 @@ def _stated(
             continue  # a question that asks nothing in particular ("What next?")
         if echoed and not asked and set(words) <= echoed and _SECOND_PERSON.search(sentence):
             continue  # "glad you found something that brings you joy": a reaction
+        if _address_only(sentence):
+            continue  # "Dude.", "Proud of you bro": only its words of address name anything
         trimmed = _trim_phatic(sentence, names)
         if not trimmed:
             continue  # "Oh man, it was amazing.": only a word of address names anything
@@ -922,6 +931,7 @@ TIME_WORDS = frozenset(
     {"lately", "recently", "earlier", "later", "ago", "last", "next", "week", "weeks", "month"}
     | {"months", "year", "years", "day", "days", "weekend", "yesterday", "tomorrow", "tonight"}
     | {"morning", "lunch", "after", "before", "first", "once", "twice", "usual", "every"}
+    | {"since", "until", "till"}
 )
 """Words that say when, not what: a session's topics are what it was about, and a question
 about a weekend alone ("Did Mel have a good weekend?") is small talk."""

@@ -859,6 +859,16 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
     [observation] = write_observations(boston)
     assert "Mel asked: Does Caroline like it? Caroline: Love it!" in observation.content
     assert observation.source_ids == ("t0", "t1", "t2")
+    # a fragment that answers a question for a thing naming nothing
+    shop = [
+        turn(0, "Dave", "I'm still fixing cars. Opened my own shop though, finally."),
+        turn(1, "Calvin", "Wait what!! Since when?"),
+        turn(2, "Dave", "Since June! It's small, just me and two mechanics."),
+    ]
+    [observation] = write_observations(shop)
+    assert observation.content.endswith(
+        "Calvin asked: Since when? Dave: Since June! It's small, just Dave and two mechanics."
+    )
     # a yes or no goes on about it too
     tattoo = [
         turn(0, "Jolene", "Check out my new tattoo!"),
@@ -988,6 +998,9 @@ def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> 
         "Fingers crossed for you! Miss you!",
         "Better late than never! Makes sense.",
         "Drive safe, and happy new year!",
+        # words of address and a reaction
+        "Dude. That's insane man",
+        "Proud of you bro",
     ],
 )
 def test_a_set_phrase_says_nothing_whatever_its_words(reply: str) -> None:
