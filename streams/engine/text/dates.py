@@ -355,6 +355,14 @@ _DURATION_CUE = re.compile(
     r"n['’]t\b|\b(?:not|never)\b|\b(?:first|last|only)[ \t]+time\b", re.IGNORECASE | re.ASCII
 )
 _CLAUSE_MARKS = (".", "!", "?", ";", "\n")
+# Just before "in N units": things counted ("12 shows in 3 weeks", "five books in a month"), a
+# rate, not a date; not units of time ("in 3 days in 3 days" would not ground twice alike).
+_COUNTED = re.compile(
+    r"(?:\b[0-9][0-9,.]*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens"
+    r"|hundreds))[ \t]+(?:[a-z]+[ \t]+)?"
+    r"(?!(?:second|minute|hour|day|night|week|weekend|month|year)s\b)[a-z]{2,}s[ \t]+$",
+    re.IGNORECASE | re.ASCII,
+)
 
 _SP = r"[ \t]+"
 _REL = rf"last|this{_SP}past|this{_SP}coming|this|next"
@@ -822,12 +830,15 @@ def _after_determiner(text: str, start: int) -> bool:
 
 
 def _is_duration(text: str, start: int) -> bool:
-    """Whether "in N units" at ``start`` measures a duration: after a frequency word, or with a
-    negation or "first/last/only time" earlier in its clause (which begins after the last
-    sentence or clause mark, however far back: labels inserted by :func:`grounded` hold none of
-    these marks or words, so grounding twice decides the same way)."""
+    """Whether "in N units" at ``start`` measures a duration: after a frequency word or things
+    counted ("12 shows in 3 weeks"), or with a negation or "first/last/only time" earlier in
+    its clause (which begins after the last sentence or clause mark, however far back: labels
+    inserted by :func:`grounded` hold none of these marks or words, so grounding twice
+    decides the same way)."""
     words = text[max(0, start - 16) : start].split()
     if words and words[-1].lower() in _FREQUENCY:
+        return True
+    if _COUNTED.search(text, max(0, start - 48), start):
         return True
     clause_start = max(text.rfind(mark, 0, start) for mark in _CLAUSE_MARKS) + 1
     return _DURATION_CUE.search(text, clause_start, start) is not None

@@ -344,6 +344,8 @@ TABLE: tuple[Row, ...] = (
     ("I haven't seen him in two years", MON, ()),
     ("the first time in a month that I slept well", MON, ()),
     ("we meet twice in a week", MON, ()),
+    ("12 shows in 3 weeks, Tokyo and Osaka", MON, ()),
+    ("she reads five books in a month", MON, ()),
     ("I lost 5 kilos in a month", MON, ()),
     ("we drove to Lisbon in two days", MON, ()),
     ("several days ago", MON, ()),
