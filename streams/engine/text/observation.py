@@ -147,6 +147,14 @@ _WH_THING = re.compile(
     r"|how[ \t]+(?:many|much|long|old|far|often|soon))\b",
     re.IGNORECASE,
 )
+# A question for a named thing, a place, a time, a person or an amount, which a word answers
+# ("Which color?", "Where to?"): not an invitation to news ("What's new?", "What else?")
+_NAMED_THING = re.compile(
+    r"(?:which|where|when|who|whom|whose|how[ \t]+(?:many|much|long|old|far|often|soon)"
+    r"|what[ \t]+(?!(?:is|are|was|were|do|does|did|have|has|had|else|about|up|new)\b)"
+    r"[^\W\d_]+)\b",
+    re.IGNORECASE,
+)
 # A subject pronoun or an auxiliary: a sentence with one is a clause, not an answer's fragment
 _CLAUSE_WORD = re.compile(
     r"\b(?:i|we|you|he|she|they|it|this|that|there|am|is|are|was|were|be|been|have|has|had"
@@ -322,6 +330,9 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         echoed = _echoed_words(previous, turn, names)
         stated = _stated(turn.text, names, requests=to_agent, echoed=echoed)
         question = _question_answered(previous, turn, stated, names)
+        if question is not None and not stated and _NAMED_THING.match(question[1].lstrip()):
+            # "Blue." to "Which color?" is no small talk; "same old" to "What's new?" is
+            stated = _stated(turn.text, names, echoed=echoed, answering=True)
         if question is not None and _ANSWER_START.match(turn.text.lstrip()):
             stated = _answer(turn.text, stated)  # "Yes!" is phatic alone, a fact after it
         if to_agent and stated:
@@ -537,6 +548,7 @@ def _stated(
     *,
     requests: bool = False,
     echoed: frozenset[str] = frozenset(),
+    answering: bool = False,
 ) -> list[str]:
     """The sentences of ``text`` that state something, each without its leading and trailing
     phatic clauses ("Oh wow, ", ", haha") and its hedges.
@@ -550,8 +562,9 @@ def _stated(
     ``requests``: said to an assistant, a question says what the person wants), and
     reactions: sentences addressed to the other participant that only repeat their words
     (``echoed``). Between people, a turn whose sentences together say fewer than
-    :data:`TURN_MIN_CONTENT_WORDS` and name nothing is small talk ("same old really"); said
-    to an assistant it is a fact ("Also I am vegetarian."): nobody makes small talk with one."""
+    :data:`TURN_MIN_CONTENT_WORDS` and name nothing is small talk ("same old really"), unless
+    it is ``answering`` a question ("Blue." to "Which color?"); said to an assistant it is a
+    fact ("Also I am vegetarian."): nobody makes small talk with one."""
     stating: list[str] = []
     counts: list[int] = []
     for sentence in split_sentences(without_emphasis(text)):
@@ -576,7 +589,7 @@ def _stated(
     if not stating:
         return []
     small = sum(counts) < TURN_MIN_CONTENT_WORDS and not any(_specific(s, names) for s in stating)
-    if small and not requests:
+    if small and not (requests or answering):
         return []  # "same old really", "busy as always": small talk, not a fact
     return [plain for plain in (_without_hedges(s) for s in stating) if plain]
 
@@ -770,11 +783,11 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     at = max((i for i, s in enumerate(sentences) if is_question(s)), default=None)
     if at is None:
         return None
-    question = _asked(sentences[at])
+    question = _asked(_unaddressed(sentences[at]))
     if at > 0 and _FOLLOW_UP.match(question.lstrip(" \t\"“'(")) and is_question(sentences[at - 1]):
         # "What kinda jobs are you thinking of? Anything that stands out?": the follow-up
         # narrows the question before it and says nothing alone
-        return f"{_asked(sentences[at - 1])} {question}"
+        return f"{_asked(_unaddressed(sentences[at - 1]))} {question}"
     if at == 0 or _asks_about(question, names) or not _REFERS.search(question):
         return question
     context = _trim_phatic(sentences[at - 1], names)
@@ -789,6 +802,18 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
 # that stands out?", "Any luck?", "Or was it the train?"
 _FOLLOW_UP = re.compile(r"(?:any(?:thing|one|body|where)?|something|or)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b|\bi['’]", re.IGNORECASE)
+
+
+def _unaddressed(question: str) -> str:
+    """``question`` without a first or last clause said to the listener (:func:`_addressed`:
+    "Which one first, my guy?", "Dude, where are you?"), which rewritten to the third person
+    names someone who is not there ("the agent's guy")."""
+    asked = question.rstrip().rstrip(_CLOSING).rstrip("?")
+    spans = _clause_spans(asked)
+    keep = [i for i in range(len(spans)) if not _addressed(asked, spans, i)]
+    if not keep or len(keep) == len(spans):
+        return question
+    return asked[spans[keep[0]][0] : spans[keep[-1]][1]].strip().rstrip(" ,;:") + "?"
 
 
 def _asks_for_a_thing(question: str) -> bool:

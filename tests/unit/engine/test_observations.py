@@ -713,6 +713,18 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Portland State, hopefully.",
             "8 May 2023: Andrew asked: Where would Joanna study? Joanna: Portland State",
         ),
+        # a word that answers a question for a named thing is no small talk
+        (
+            "Which color did you pick?",
+            "the blue one lol",
+            "8 May 2023: Andrew asked: Which color did Joanna pick? Joanna: the blue one",
+        ),
+        # a vocative is said to the listener, not asked about ("Joanna's friend")
+        (
+            "Which one do you want first, my friend?",
+            "The blue one.",
+            "8 May 2023: Andrew asked: Which one does Joanna want first? Joanna: The blue one.",
+        ),
         # a question for an amount that names nothing but what it refers back to
         (
             "How much is it?",
@@ -885,6 +897,17 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
     sister, gym = write_observations(turns)
     assert sister.source_ids == ("t0",)
     assert gym.source_ids == ("t2",)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What else is new?", "same old really"),
+        ("How's the weather over there?", "can't complain!"),
+    ],
+)
+def test_small_talk_answering_small_talk_makes_no_observation(question: str, answer: str) -> None:
+    assert write_observations([turn(0, "Andrew", question), turn(1, "Joanna", answer)]) == []
 
 
 def test_among_three_a_question_is_asked_by_whoever_asked_it() -> None:
