@@ -107,6 +107,16 @@ _EXCLAMATION = re.compile(
 )
 
 
+# The person called "my guy" (friend, brother ...) at a clause's edge: an assistant has none of
+# these, so it is a vocative, which the third person would make "the agent's guy".
+_VOCATIVE_WORDS = r"my[ \t]+(?:guy|man|dude|bro|friend|dear|brother|sister)"
+_VOCATIVE = re.compile(
+    rf",[ \t]*{_VOCATIVE_WORDS}\b(?=[ \t]*(?:[,.!?;:]|$))|(?:^|(?<=[.!?][ \t]))"
+    rf"{_VOCATIVE_WORDS}[ \t]*,[ \t]*",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class _Unit:
     text: str
@@ -145,6 +155,8 @@ def condensed_answer(
         line = raw_line[marked.end() :] if marked else raw_line
         strong = {m.group(1) or m.group(2) for m in _STRONG.finditer(line)}
         line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
+        if "my " in line or "My " in line:
+            line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
         pieces = [line] if item else _SENTENCE.split(line)
         for piece in pieces[:1] if item else pieces:
             piece = piece.strip()

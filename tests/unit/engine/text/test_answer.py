@@ -64,7 +64,9 @@ def test_an_answer_drops_its_greeting_back_sympathy_and_questions() -> None:
     assert "Would you like" not in text
 
 
-@pytest.mark.parametrize("praise", ["Excellent!", "Excellent choice!", "Fantastic, Kenta!"])
+@pytest.mark.parametrize(
+    "praise", ["Excellent!", "Excellent choice!", "Fantastic, Kenta!", "Sharp, my guy!"]
+)
 def test_an_answer_drops_an_exclamation_of_praise(praise: str) -> None:
     # the budget grows with the answer: room for the praise, were it kept
     reassurance = "It is completely understandable that this feels like a lot right now. " * 8
@@ -72,6 +74,21 @@ def test_an_answer_drops_an_exclamation_of_praise(praise: str) -> None:
     assert condensed_answer(answer, 1000, _says) == [
         "Your session with Maria Lee is on Friday at 3 PM"
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("To start, my guy, book the session with Maria Lee.", "To start, book the session"),
+        ("My friend, book the session with Maria Lee.", "book the session with Maria Lee"),
+        ("Book the session with Maria Lee, my brother!", "Book the session with Maria Lee"),
+    ],
+)
+def test_an_answer_drops_the_person_called_by_a_vocative(said: str, kept: str) -> None:
+    # an assistant has no guy, friend or brother: in the third person it would have one
+    [unit] = condensed_answer(said, 1000, _says)
+    assert unit.startswith(kept)
+    assert "my " not in unit.casefold()
 
 
 def test_an_answer_keeps_at_most_its_budget() -> None:
