@@ -329,11 +329,12 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         to_agent = others.get(turn.speaker) in agents
         echoed = _echoed_words(previous, turn, names)
         stated = _stated(turn.text, names, requests=to_agent, echoed=echoed)
-        question = _question_answered(previous, turn, stated, names)
+        polar = bool(_ANSWER_START.match(turn.text.lstrip()))  # a yes or no opens it
+        question = _question_answered(previous, turn, stated, names, polar)
         if question is not None and not stated and _NAMED_THING.match(question[1].lstrip()):
             # "Blue." to "Which color?" is no small talk; "same old" to "What's new?" is
             stated = _stated(turn.text, names, echoed=echoed, answering=True)
-        if question is not None and _ANSWER_START.match(turn.text.lstrip()):
+        if question is not None and polar:
             stated = _answer(turn.text, stated)  # "Yes!" is phatic alone, a fact after it
         if to_agent and stated:
             stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
@@ -349,9 +350,9 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             if stated:
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 if question is None and not to_agent:
-                    polar = bool(_ANSWER_START.match(turn.text.lstrip()))
+                    answer = (turn, stated, you)
                     written = _taken_up(
-                        observations, earlier, previous, written, names, polar, max_chars
+                        observations, earlier, previous, answer, written, names, polar, max_chars
                     )
                 observations.extend(written)
         replied = None
@@ -365,19 +366,22 @@ def _taken_up(
     observations: list[Observation],
     earlier: Turn | None,
     previous: Turn | None,
+    answer: tuple[Turn, list[str], str],
     written: list[Observation],
     names: frozenset[str],
     polar: bool,
     max_chars: int,
 ) -> list[Observation]:
-    """``written`` (a person's answer), joined to what it goes on about when the question
-    between names nothing and the answer refers back too, or answers yes or no (``polar``):
-    "My sister lived in Tokyo for two years." "Did she like it?" "She loved it, she still
-    talks about the food." is one memory; apart, "She loved it" says neither who nor what.
-    Likewise a question for a thing that names nothing ("Since when?") answered by a
-    fragment ("Since June! It's small."). The speaker's own earlier observation is taken
-    from ``observations`` (the last one, of ``earlier``, with nothing of ``previous`` after
-    it) and replaced by the joined one; ``written`` as it is otherwise."""
+    """``written`` (a person's ``answer``: its turn, stated sentences and addressee), joined
+    to what it goes on about when the question between names nothing and the answer refers
+    back too, or answers yes or no (``polar``): "My sister lived in Tokyo for two years."
+    "Did she like it?" "She loved it, she still talks about the food." is one memory; apart,
+    "She loved it" says neither who nor what. Likewise a question for a thing that names
+    nothing ("Since when?") answered by a fragment ("Since June! It's small."). The
+    speaker's own earlier observation is taken from ``observations`` (the last one, of
+    ``earlier``, with nothing of ``previous`` after it) and replaced by the joined one, which
+    goes on as :func:`_observe` writes an answer after its question; ``written`` as it is
+    otherwise."""
     if (
         earlier is None
         or previous is None
@@ -397,25 +401,25 @@ def _taken_up(
     thing = _asks_for_a_thing(asked)
     if _asks_about(asked, names) or not (refers or thing):
         return written
-    answer = written[0]
-    me = answer.speaker
-    day = day_label(previous.at)
-    said = _opening(answer.content, day, me)
+    turn, stated, you = answer
+    me = turn.speaker
+    day = day_label(turn.at)
     before = observations[-1]
-    opening = next(iter(split_sentences(said)), "")
+    opening = next(iter(split_sentences(_opening(written[0].content, day, me))), "")
     takes_up = (refers or polar) and (
         polar or _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening)
     )
     fragment = thing and not _CLAUSE_WORD.search(opening)  # "Since when?" "Since June!"
     if not (takes_up or fragment) or not before.content.startswith(day):
         return written  # "the gym has been quiet" goes on about something else
-    asker = previous.speaker
-    question = _attributed(asked, asker, me, previous.at).replace(f" ({day})", "")
-    joined = f"{before.content} {asker} asked: {question} {me}: {said}"
+    after_question = _observe(turn, stated, you, (previous, asked), max_chars)
+    if len(after_question) != 1:
+        return written
+    joined = f"{before.content} {_opening(after_question[0].content, day, me)}"
     if len(joined) > max_chars:
         return written  # each stays within what one memory holds
     observations.pop()
-    sources = (*before.source_ids, previous.memory_id, *answer.source_ids)
+    sources = (*before.source_ids, *after_question[0].source_ids)
     return [Observation(joined, tuple(dict.fromkeys(sources)), me, False)]
 
 
@@ -579,11 +583,9 @@ def _stated(
             continue  # a question that asks nothing in particular ("What next?")
         if echoed and not asked and set(words) <= echoed and _SECOND_PERSON.search(sentence):
             continue  # "glad you found something that brings you joy": a reaction
-        if _address_only(sentence):
-            continue  # "Dude.", "Proud of you bro": only its words of address name anything
         trimmed = _trim_phatic(sentence, names)
         if not trimmed:
-            continue  # "Oh man, it was amazing.": only a word of address names anything
+            continue  # "Oh man, wow!", "Dude.": only a word of address names anything
         stating.append(trimmed)
         counts.append(len(words))
     if not stating:
@@ -712,16 +714,16 @@ def _address_only(clause: str) -> bool:
 
 
 def _addressed(sentence: str, spans: list[tuple[int, int]], i: int) -> bool:
-    """Whether clause ``i`` of ``sentence`` is a vocative: a first or last clause of words of
-    address alone (:func:`_address_only`), or of the form "my <word>" ("My
+    """Whether clause ``i`` of ``sentence`` is a vocative: a first or last clause (or the one
+    clause) of words of address alone (:func:`_address_only`), or of the form "my <word>" ("My
     friend, I went to Paris", "I hear you, my guy"): a sentence's first clause before one
     about I, we or you, or its last clause. Rewritten to the third person it would name
     someone who is not there ("Kenta's friend, Kenta went to Paris"); "My sister, she lives
     in Lisbon" (a topic, taken up by "she") stays."""
     a, b = spans[i]
     clause = sentence[a:b].strip(" \t.!")
-    if len(spans) >= 2 and (i == 0 or i == len(spans) - 1) and _address_only(clause):
-        return True  # "Oh man, …", "Dude, …", "…, bro"
+    if (i == 0 or i == len(spans) - 1) and _address_only(clause):
+        return True  # "Oh man, …", "Dude, …", "…, bro", or all of it: "Proud of you bro"
     if len(spans) < 2 or not _MY_SOMEONE.match(clause):
         return False
     if i == len(spans) - 1:
@@ -733,7 +735,7 @@ def _addressed(sentence: str, spans: list[tuple[int, int]], i: int) -> bool:
 
 
 def _question_answered(
-    previous: Turn | None, turn: Turn, stated: list[str], names: frozenset[str]
+    previous: Turn | None, turn: Turn, stated: list[str], names: frozenset[str], polar: bool
 ) -> tuple[Turn, str] | None:
     """The other participant's turn and question an answer that does not stand alone replies
     to, if any: a yes/no answer of fewer than :data:`SHORT_ANSWER_WORDS` content words, any
@@ -741,11 +743,11 @@ def _question_answered(
     pets' names?"), one that opens with such a fragment before saying more when the question
     asks for a thing ("St. Mary's. Dr. Okafor is doing it." to "Which hospital?"), and,
     between people, one whose first sentence names nothing the question names, which says
-    what it is about only with it ("Finished in 4:12!" to "How did the marathon go?")."""
+    what it is about only with it ("Finished in 4:12!" to "How did the marathon go?").
+    ``polar``: the answer opens with a yes or no."""
     if previous is None or previous.speaker == turn.speaker:
         return None
     words = [content_words(s, names) for s in stated]  # each stated sentence's
-    polar = bool(_ANSWER_START.match(turn.text.lstrip()))
     short = sum(map(len, words)) < (SHORT_ANSWER_WORDS if polar else NAMED_ANSWER_WORDS)
     fragment = not short and _fragment_first(stated, words)
     if not short and not fragment and previous.agent:
