@@ -140,17 +140,20 @@ _ABBREVIATION = re.compile(
 )
 SHORT_ANSWER_WORDS = 6  # content words below which a yes/no answer follows its question
 NAMED_ANSWER_WORDS = 3  # and any other answer ("Luna and Oliver!")
+# What refers back to something said before: a third person's pronouns, and demonstratives
+_PERSONAL = "it|they|them|she|he|her|him"
+_DEMONSTRATIVE = "that|this|there|those|these"
 # A question that asks for a thing, a place, a time, a person or an amount (not "how is …")
+_WH_NAMED = r"which|where|when|who|whom|whose|how[ \t]+(?:many|much|long|old|far|often|soon)"
 _WH_THING = re.compile(
     r"(?:(?:since|until|till|from|for|with|to|at|in)[ \t]+)?"  # "Since when?", "With who?"
-    r"(?:which|where|when|who|whom|whose|what(?![ \t]+about\b)(?!['’]s[ \t]+up\b)"
-    r"|how[ \t]+(?:many|much|long|old|far|often|soon))\b",
+    rf"(?:{_WH_NAMED}|what(?![ \t]+about\b)(?!['’]s[ \t]+up\b))\b",
     re.IGNORECASE,
 )
 # A question for a named thing, a place, a time, a person or an amount, which a word answers
 # ("Which color?", "Where to?"): not an invitation to news ("What's new?", "What else?")
 _NAMED_THING = re.compile(
-    r"(?:which|where|when|who|whom|whose|how[ \t]+(?:many|much|long|old|far|often|soon)"
+    rf"(?:{_WH_NAMED}"
     r"|what[ \t]+(?!(?:is|are|was|were|do|does|did|have|has|had|else|about|up|new)\b)"
     r"[^\W\d_]+)\b",
     re.IGNORECASE,
@@ -424,15 +427,11 @@ def _taken_up(
 
 
 # A question that refers back to what the other said ("Did she like it?", "How was it?")
-_REFERS_TO_SOMEONE = re.compile(
-    r"\b(?:it|that|this|there|they|them|those|these|she|he|her|him|his)\b", re.IGNORECASE
-)
+_REFERS_TO_SOMEONE = re.compile(rf"\b(?:{_PERSONAL}|his|{_DEMONSTRATIVE})\b", re.IGNORECASE)
 # An answer that goes on about it ("She loved it", "It was great", "That's the one")
-_TAKES_UP = re.compile(
-    r"(?:it|she|he|they|that|this|there|those|these)(?:['’][a-z]+)?\b", re.IGNORECASE
-)
+_TAKES_UP = re.compile(rf"(?:it|she|he|they|{_DEMONSTRATIVE})(?:['’][a-z]+)?\b", re.IGNORECASE)
 # ... or says it in its first sentence ("Love it!", "We really enjoyed it"), not "this week"
-_REFERS_TO_IT = re.compile(r"\b(?:it|she|he|they|her|him|them)\b", re.IGNORECASE)
+_REFERS_TO_IT = re.compile(rf"\b(?:{_PERSONAL})\b", re.IGNORECASE)
 
 
 def _opening(content: str, day: str, me: str) -> str:
@@ -770,7 +769,7 @@ def _question_answered(
     return None
 
 
-_REFERS = re.compile(r"\b(?:it|that|this|there|they|them|those|these|one)\b", re.IGNORECASE)
+_REFERS = re.compile(rf"\b(?:it|they|them|{_DEMONSTRATIVE}|one)\b", re.IGNORECASE)
 
 
 def _last_question(text: str, names: frozenset[str]) -> str | None:
