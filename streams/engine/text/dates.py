@@ -518,14 +518,17 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
-    if kind == "on_weekday":
-        return _said_weekday(match, text, today)
-    if kind == "in_month":
-        return _said_month(match, text, today)
-    if kind == "in_season":
-        return _said_season(match, text, today)
-    if kind == "day_of_month":
-        return _said_day(match, text, today)
+    if kind in _SAID_IN_A_TENSE:
+        tense = _tense(match, text)
+        if tense is None:
+            return None  # left open, as a sentence without a tense leaves it
+        if kind == "on_weekday":
+            return _said_weekday(match, today, tense)
+        if kind == "in_month":
+            return _said_month(match, text, today, tense)
+        if kind == "in_season":
+            return _said_season(match, today, tense)
+        return _said_day(match, today, tense)
     # from_now
     day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
@@ -586,6 +589,9 @@ _PAST_CUE = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _SENTENCE_MARKS = (".", "!", "?", "\n")
+# The expressions dated by the tense they are said in (:func:`_tense`), each left open when
+# its sentence has none
+_SAID_IN_A_TENSE = frozenset({"on_weekday", "in_month", "in_season", "day_of_month"})
 _CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:and|but|so|because|while|although)\b", re.I | re.A)
 Tense = Literal["past", "future"]
 
@@ -627,28 +633,22 @@ def _marked(scope: str, *, progressive: bool) -> tuple[bool, Tense | None]:
     return future or past or present, None
 
 
-def _said_weekday(match: re.Match[str], text: str, today: date) -> _Period | None:
+def _said_weekday(match: re.Match[str], today: date, tense: Tense) -> _Period:
     """The day of "on Friday" by the tense of its sentence (:func:`_tense`): in the past ("we
     went hiking on Saturday"), the most recent such day before the day it was said; in the
     future ("I'll call her on Friday"), the first one after it."""
-    tense = _tense(match, text)
-    if tense is None:
-        return None
     target = _WEEKDAYS[match.group("ow_name").lower()]
     monday = today - timedelta(days=today.weekday())
     day = _weekday("last" if tense == "past" else "this coming", target, today, monday)
     return day, day, "day"
 
 
-def _said_month(match: re.Match[str], text: str, today: date) -> _Period | None:
+def _said_month(match: re.Match[str], text: str, today: date, tense: Tense) -> _Period | None:
     """The month of "in June" by the tense of its sentence (:func:`_tense`): in the past ("we
     moved in March"), the most recent such month up to the one it was said in; in the future
     ("we're going camping in June"), the first one from it on."""
     month = _month_named(text[match.start("im_name") : match.end("im_name")])
     if month is None:
-        return None
-    tense = _tense(match, text)
-    if tense is None:
         return None
     year = today.year
     if tense == "past" and month > today.month:
@@ -658,7 +658,7 @@ def _said_month(match: re.Match[str], text: str, today: date) -> _Period | None:
     return _whole_month(year, month)
 
 
-def _said_day(match: re.Match[str], text: str, today: date) -> _Period | None:
+def _said_day(match: re.Match[str], today: date, tense: Tense) -> _Period | None:
     """The day of "on the 15th" by the tense of its sentence (:func:`_tense`), as "on Friday":
     in the past, the most recent 15th up to the day it was said; in the future ("we're
     moving on the 15th"), the first from it on. In the present it is left open, as a
@@ -669,9 +669,6 @@ def _said_day(match: re.Match[str], text: str, today: date) -> _Period | None:
         year, month = _month_shift(today.year, today.month, step)
         if number <= _month_days(year, month):
             candidates.append(date(year, month, number))
-    tense = _tense(match, text)
-    if tense is None:
-        return None
     if tense == "past":
         candidates = [d for d in candidates if d <= today][-1:]
     else:
@@ -681,13 +678,10 @@ def _said_day(match: re.Match[str], text: str, today: date) -> _Period | None:
     return candidates[0], candidates[0], "day"
 
 
-def _said_season(match: re.Match[str], text: str, today: date) -> _Period | None:
+def _said_season(match: re.Match[str], today: date, tense: Tense) -> _Period:
     """The season of "in the summer" by the tense of its sentence, as "in June"
     (:func:`_said_month`): in the past, the most recent such season up to the one it was said
     in; in the future, the first one from it on."""
-    tense = _tense(match, text)
-    if tense is None:
-        return None
     season = _SEASONS[match.group("is_name").lower()]
     current = _season(0, season, today)
     if current[0] <= today <= current[1]:
