@@ -52,7 +52,8 @@ from .inferences import DUTY_RELATIONS, TAKE, _particular, owned
 from .keys import NOT_SUBJECTS, attribute_keys
 from .lexicons import COUNT_VERBS, PREFERENCE_RELATIONS
 from .parse import Clause, parse
-from .words import Words
+from .values import TEMPORAL_CATEGORY_OF, _as_date, is_time
+from .words import Word, Words
 
 MAX_CLAIMS = 8
 """At most this many claims per text: a long answer's sentences that state a single-valued
@@ -151,6 +152,27 @@ def claims(text: str) -> tuple[Claim, ...]:
         kept = sorted(range(len(found)), key=lambda i: (found[i].rank, i))[:MAX_CLAIMS]
         found = [found[i] for i in sorted(kept)]
     return tuple(found)
+
+
+def tells_a_change(sentence: str) -> bool:
+    """Whether ``sentence`` tells that a change happened, with a verb of change in the past,
+    to a new place or thing ("I moved to Boston last month", "we switched to Zed"): an event.
+    A later change contradicts the state it began (where she lives now), but that it
+    happened, and when, stays true. Moved to a time ("standup moved to 9:15", "the launch
+    slipped to May 2") is the thing's new time, which the next move replaces; "I'm in Chicago
+    now" and "my son is 6" tell no event."""
+    return any(
+        clause.any_relation
+        and not clause.replaced
+        and not clause.negated
+        and clause.value
+        and not _is_a_time(clause.value[0])  # what it moved to, before when it did
+        for clause in parse(sentence).clauses
+    )
+
+
+def _is_a_time(word: Word) -> bool:
+    return _as_date(word) is not None or is_time(word.key) or word.key in TEMPORAL_CATEGORY_OF
 
 
 def is_one_claim(text: str) -> bool:

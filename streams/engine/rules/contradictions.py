@@ -15,7 +15,13 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext, Judge
 from streams.engine.judge import Judgement
-from streams.engine.judge.claims import Claim, may_contradict, owners, same_owner
+from streams.engine.judge.claims import (
+    Claim,
+    may_contradict,
+    owners,
+    same_owner,
+    tells_a_change,
+)
 from streams.engine.judge.judgement import no_contradiction
 from streams.engine.model import CLAIM, Memory, claim_of
 from streams.engine.similarity import similarity_rows
@@ -205,10 +211,14 @@ def _resolve(
         resolution = "keep_both_review"
     else:
         resolution = "latest_wins"
-        corrected = corrected_memory(older_record.memory, denied[older.memory_id])
-        if corrected is None:
-            invalid_at = valid_from(newer)
-            invalidated = (older.memory_id, older_record.version + 1, invalid_at)
+        # what the older memory told happened stays true ("moved to Boston last month"):
+        # the later change ends the state it began, not the event (docs/consolidation.md)
+        states = frozenset(s for s in denied[older.memory_id] if not tells_a_change(s))
+        if states:
+            corrected = corrected_memory(older_record.memory, states)
+            if corrected is None:
+                invalid_at = valid_from(newer)
+                invalidated = (older.memory_id, older_record.version + 1, invalid_at)
     cycle.emit(
         "contradiction",
         "\x1f".join(pair_key(older.memory_id, newer.memory_id)),

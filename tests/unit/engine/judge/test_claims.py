@@ -14,6 +14,7 @@ from streams.engine.judge.claims import (
     claims,
     may_contradict,
     sentences,
+    tells_a_change,
 )
 from streams.engine.rules.contradictions import judged_claims
 
@@ -116,3 +117,34 @@ def test_a_clause_without_a_subject_is_no_claim(fragment: str) -> None:
     Cook in there." out of an observation (RealMem, Lin_Wanyu)."""
     assert claims(fragment) == ()
     assert claims("Moved to Berlin last week.")  # a subject left out is still the speaker
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I moved to Boston last month.",
+        "Caroline moved to Boston last month (April 2023), finally out of her parents' place.",
+        "We switched to Zed.",
+        "I switched from Chrome to Firefox.",
+        "My sister moved to Tokyo in 2021.",
+    ],
+)
+def test_a_change_to_a_new_place_or_thing_is_an_event(sentence: str) -> None:
+    assert tells_a_change(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I live in Boston.",
+        "I'm in Chicago now.",
+        "My son is 6 now.",
+        "Standup moved to 9:15.",  # a thing's new time: the next move replaces it
+        "The launch slipped to April 24th.",
+        "Book club moved to Fridays.",
+        "I didn't move to Boston after all.",
+        "I'm moving to Chicago next month.",  # a plan
+    ],
+)
+def test_a_state_a_new_time_a_denial_or_a_plan_is_no_event(sentence: str) -> None:
+    assert not tells_a_change(sentence)

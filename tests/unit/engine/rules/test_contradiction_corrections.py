@@ -198,3 +198,53 @@ def test_two_corrections_of_one_memory_in_one_cycle_are_two_decisions() -> None:
     assert [c.version for c in corrections] == [2, 3]
     pg = run.state("two-corrections").memories["pg"].memory
     assert pg.content == "The team deploys on Fridays." and pg.invalid_at is None
+
+
+def _two_changes(older: str, newer: str) -> tuple[dict[str, Memory], list[object]]:
+    """``older``, a day later ``newer`` (similar, 0.85), one cycle: the memories and the
+    decisions."""
+    s = Scenario("changes")
+    for memory_id, text, similarity, seed, at in (
+        ("old", older, 1.0, 1, NOW - 2 * DAY),
+        ("new", newer, 0.85, 2, NOW - DAY),
+    ):
+        s.write(
+            memory_id,
+            text,
+            layer="semantic",
+            created_by="system",
+            embedding=with_similarity(DATABASE_TOPIC, similarity, seed),
+            at=at,
+        )
+    s.consolidate()
+    run = replay(s.events, EngineConfig(policy=builtin_profile("default")))
+    memories = {r.memory.memory_id: r.memory for r in run.state("changes").records()}
+    return memories, [d.payload for d in run.decisions]
+
+
+def test_a_later_move_leaves_the_earlier_move_true() -> None:
+    """Given "I moved to Boston last month." and, later, "I moved to Chicago.", when a cycle
+    runs, then the contradiction is recorded (the latest wins: Chicago is where I live) but
+    the earlier move is neither invalidated nor cut: that it happened, and when, is still
+    true ("When did I move to Boston?")."""
+    memories, decisions = _two_changes("I moved to Boston last month.", "I moved to Chicago.")
+
+    [found] = [d for d in decisions if isinstance(d, ledger.ContradictionDetected)]
+    assert found.resolution == "latest_wins" and found.invalidated_memory_id is None
+    old = memories["old"]
+    assert old.invalid_at is None and old.content == "I moved to Boston last month."
+
+
+def test_a_state_or_a_thing_moved_to_a_new_time_is_still_replaced() -> None:
+    """Given what a later change ends (where I live, the standup's time), when a cycle runs,
+    then the older memory is invalidated, as before: a thing moved to a time has only its
+    latest time, and a state ends."""
+    for older, newer in (
+        ("I live in Boston.", "I moved to Chicago."),
+        ("Standup moved to 9:15.", "Standup moved to 10:30."),
+    ):
+        memories, decisions = _two_changes(older, newer)
+
+        [found] = [d for d in decisions if isinstance(d, ledger.ContradictionDetected)]
+        assert found.invalidated_memory_id == "old", older
+        assert memories["old"].invalid_at is not None, older
