@@ -483,6 +483,20 @@ def names_single_attribute(subject: tuple[str, ...]) -> bool:
     )
 
 
+def describes(reading: Reading) -> bool:
+    """Whether a reading says what its subject is like rather than which it is: a noun of
+    one value ("my husband", "my job", "the deadline") with a descriptive value ("is
+    supportive", "is boring", "is tight"), where naming it takes a name, a determiner or a
+    role ("is John", "is a nurse", "is head of sales"). "My favourite food is sushi" names: a
+    modifier ("favourite", "main") makes the copula say which."""
+    return (
+        reading.clause.descriptive
+        and reading.relation[:1] == ("be",)
+        and not reading.derived
+        and not SINGLE_VALUED_MODIFIERS & set(reading.subject)
+    )
+
+
 def attribute_class(a: Reading, b: Reading) -> str:
     """How many values the pair's attribute can hold at once (see FIRES_FOR)."""
     stated = b if a.clause.any_relation and not b.clause.any_relation else a

@@ -64,6 +64,7 @@ from .lexicons import (
     PREPOSITIONS,
     PRONOUN_SUBJECTS,
     RELATION_ALIAS_PHRASES,
+    ROLE_NOUNS,
     UPDATE_VERBS,
 )
 from .normalise import EMAIL, capitalised, read
@@ -146,6 +147,7 @@ class Clause:
     relations_allowed: frozenset[tuple[str, ...]] | None = None  # limits ``any_relation``
     addition: bool = False  # "also", "too", "as well": one more value, not a new one
     definite: bool = False  # the value is a particular thing ("the dog", "our dog")
+    descriptive: bool = False  # what the subject is like: "is supportive", "is draining me"
 
     @property
     def relation_key(self) -> tuple[str, ...]:
@@ -662,7 +664,8 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
     if renamed is not None:
         subject, value = renamed
         relation, update, tense = (Word("is", "be"),), True, PRESENT
-    if relation[0].key == "be" and not relation[1:] and _names_a_holder(subject, value):
+    holder = relation[0].key == "be" and not relation[1:] and _names_a_holder(subject, value)
+    if holder:
         subject, value = value, subject  # "Margaret is our accountant": our accountant is M.
     flips = sum(word.flipped for word in relation)
     if relation[0].key == "be":
@@ -672,7 +675,30 @@ def _plain_clause(words: list[Word], inherited: Words, text: str, update: bool) 
     definite = first is not None and (
         words[first].possessive or (first > 0 and words[first - 1].surface in _DEFINITE)
     )
-    return Clause(text, subject, relation, value, negated, tense, update, definite=definite)
+    descriptive = not holder and first is not None and _describes(words[verb + 1 : first], value)
+    return Clause(
+        text,
+        subject,
+        relation,
+        value,
+        negated,
+        tense,
+        update,
+        definite=definite,
+        descriptive=descriptive,
+    )
+
+
+def _describes(before: list[Word], value: Words) -> bool:
+    """Whether a value says what its subject is like rather than which it is: one word, or
+    a participle ("is supportive", "is boring", "is draining me"), with no determiner before
+    it and no name or role ("is John", "is a nurse", "is head of sales", "is manager")."""
+    head = value[0]
+    return (
+        not any(word.surface in DETERMINERS for word in before)
+        and not (head.proper or head.possessive or head.key in ROLE_NOUNS)
+        and (len(value) == 1 or _is_progressive(head.surface) or _is_participle(head.surface))
+    )
 
 
 def _new_attribute(

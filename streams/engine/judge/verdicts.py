@@ -40,6 +40,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .attributes import (
+    ATTRIBUTE,
     FIRING,
     MULTI,
     UPDATED,
@@ -47,6 +48,7 @@ from .attributes import (
     align,
     alike_values,
     attribute_class,
+    describes,
     is_person,
     recurs_weekly_or_less,
 )
@@ -288,7 +290,15 @@ def _judge_both_affirmative(a: Reading, b: Reading, attribute: str) -> Judgement
         and not (a.holder or b.holder)
         and not alike_values(a.value, b.value)
     )  # "my brother is at university" / "... at work now": not one attribute's two values
-    if comparison.kind not in FIRING[exclusivity] or unrelated_preferences or loosely_updated:
+    described = (
+        comparison.kind == "generic" and exclusivity == ATTRIBUTE and (describes(a) or describes(b))
+    )  # "my husband is supportive" / "... is busy": what he is like, not who he is
+    if (
+        comparison.kind not in FIRING[exclusivity]
+        or unrelated_preferences
+        or loosely_updated
+        or described
+    ):
         confidence = (
             MULTI_VALUED_CONFIDENCE if exclusivity == MULTI else UNCERTAIN_VALUES_CONFIDENCE
         )

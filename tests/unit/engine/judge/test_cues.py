@@ -170,6 +170,11 @@ CONTRADICTIONS = [
     ("User works at Google", "User works at Microsoft", "conflicting_value"),
     ("User's manager is Alice", "User's manager is Bob", "conflicting_value"),
     ("User's favorite food is pizza", "User's favorite food is sushi", "conflicting_value"),
+    # naming a person or thing of one value: a name, a determiner or a role
+    ("My husband is John.", "My husband is Mark.", "conflicting_value"),
+    ("My job is a nurse.", "My job is a teacher.", "conflicting_value"),
+    ("My role is head of sales.", "My role is marketing director.", "conflicting_value"),
+    ("Priya is my manager.", "My manager is Daniel now, after the reorg.", "conflicting_value"),
     ("The release is due on 2024-03-01", "The release is due on 2024-04-01", "conflicting_value"),
     ("Standup is on Monday", "Standup is on Tuesday", "conflicting_value"),
     # a group that meets on a day is on that day: one schedule, said two ways
@@ -205,6 +210,13 @@ CONTRADICTIONS = [
 ]
 
 NON_CONTRADICTIONS = [
+    # what a person or thing of one value is like, not which it is (an adjective, a participle)
+    ("My husband is supportive.", "My husband is busy.", "described"),
+    ("My job is boring.", "My job is stressful.", "described"),
+    ("My coach is tough.", "My coach is patient.", "described"),
+    ("The deadline is tight.", "The deadline is Friday.", "described, then named"),
+    ("My hometown is small.", "My hometown is Austin.", "described, then named"),
+    ("This urgent project is really draining me.", "This urgent project is demanding.", "-ing"),
     # (first, second, why)
     ("I met Ana at the party", "I met Ana, Ben and Carl at the party", "a list of names"),
     ("I meet Sarah on Tuesdays", "I meet Tom on Fridays", "meeting people is no schedule"),
