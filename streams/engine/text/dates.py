@@ -159,6 +159,7 @@ __all__ = [
     "day_stamp",
     "grounded",
     "resolve_dates",
+    "tells_what_happened",
 ]
 
 Granularity = Literal["day", "weekend", "week", "month", "season", "year"]
@@ -613,6 +614,12 @@ def _tense(match: re.Match[str], text: str) -> Tense | None:
     if marked:
         return tense
     return _marked(text[start:end], progressive=False)[1]
+
+
+def tells_what_happened(sentence: str) -> bool:
+    """Whether ``sentence`` is in the past tense and in no other ("Got engaged!!", "We
+    adopted a puppy"): news of something that happened, however few its words."""
+    return _marked(sentence, progressive=False)[1] == "past"
 
 
 def _marked(scope: str, *, progressive: bool) -> tuple[bool, Tense | None]:

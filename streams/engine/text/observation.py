@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 
 from streams.engine.text.answer import condensed_answer, without_emphasis
-from streams.engine.text.dates import day_label, grounded, resolve_dates
+from streams.engine.text.dates import day_label, grounded, resolve_dates, tells_what_happened
 from streams.engine.text.facts import fact_terms
 from streams.engine.text.prose import third_person
 
@@ -334,7 +334,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         stated = _stated(turn.text, names, requests=to_agent, echoed=echoed)
         polar = bool(_ANSWER_START.match(turn.text.lstrip()))  # a yes or no opens it
         question = _question_answered(previous, turn, stated, names, polar)
-        if question is not None and not stated and _NAMED_THING.match(question[1].lstrip()):
+        word_only = not stated and _answers_a_word(question, previous, turn, names)
+        if word_only:
             # "Blue." to "Which color?" is no small talk; "same old" to "What's new?" is
             stated = _stated(turn.text, names, echoed=echoed, answering=True)
         if question is not None and polar:
@@ -357,6 +358,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     written = _taken_up(
                         observations, earlier, previous, answer, written, names, polar, max_chars
                     )
+                    if word_only and [o.source_ids for o in written] == [(turn.memory_id,)]:
+                        written = []  # "How come?" "work": not joined to what it answers
                 observations.extend(written)
         replied = None
         earlier, previous = previous, turn
@@ -401,8 +404,9 @@ def _taken_up(
         return written  # it answers what the question's turn ends with
     asked = _asked(last[0])
     refers = bool(_REFERS_TO_SOMEONE.search(asked))
-    thing = _asks_for_a_thing(asked)
-    if _asks_about(asked, names) or not (refers or thing):
+    bare = _bare_wh(asked, names)  # "Wait, why?": whatever follows answers it
+    thing = _asks_for_a_thing(asked) or bare
+    if (_asks_about(asked, names) and not bare) or not (refers or thing):
         return written
     turn, stated, you = answer
     me = turn.speaker
@@ -412,8 +416,10 @@ def _taken_up(
     takes_up = (refers or polar) and (
         polar or _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening)
     )
-    fragment = thing and not _CLAUSE_WORD.search(opening)  # "Since when?" "Since June!"
-    if not (takes_up or fragment) or not before.content.startswith(day):
+    # "Since when?" "Since June!": read as said ("7 May 2023" added after "last night" is no
+    # clause of "may")
+    fragment = thing and not _CLAUSE_WORD.search(stated[0])
+    if not (takes_up or fragment or bare) or not before.content.startswith(day):
         return written  # "the gym has been quiet" goes on about something else
     after_question = _observe(turn, stated, you, (previous, asked), max_chars)
     if len(after_question) != 1:
@@ -589,7 +595,9 @@ def _stated(
         counts.append(len(words))
     if not stating:
         return []
-    small = sum(counts) < TURN_MIN_CONTENT_WORDS and not any(_specific(s, names) for s in stating)
+    small = sum(counts) < TURN_MIN_CONTENT_WORDS and not any(
+        _specific(s, names) or _news(s) for s in stating
+    )
     if small and not (requests or answering):
         return []  # "same old really", "busy as always": small talk, not a fact
     return [plain for plain in (_without_hedges(s) for s in stating) if plain]
@@ -618,6 +626,17 @@ def _without_hedges(sentence: str) -> str:
 
 
 TURN_MIN_CONTENT_WORDS = 2
+
+# A past tense that tells no event: a state ("it was nice and quiet") or a wish ("Hope you
+# slept well")
+_STATE_PAST = re.compile(r"\b(?:was|were|had|did)\b", re.IGNORECASE)
+_WISH = re.compile(r"^\W*(?:i[ \t]+)?(?:hope|hoping|wish)\b", re.IGNORECASE)
+
+
+def _news(sentence: str) -> bool:
+    """Whether ``sentence`` tells that something happened, however few its words ("Got
+    engaged!!", "We adopted a puppy!"): news, not small talk."""
+    return not _WISH.match(sentence) and tells_what_happened(_STATE_PAST.sub(" ", sentence))
 
 
 def _specific(text: str, names: frozenset[str]) -> bool:
@@ -752,6 +771,8 @@ def _question_answered(
     if not short and not fragment and previous.agent:
         return None  # a reply to an assistant carries the answer it replies to instead
     asked = _last_question(previous.text, names)
+    if asked is not None and _bare_wh(asked, names):
+        return None  # "Wait, why?" asks about what the answer's speaker said: _taken_up
     if asked is None or not (
         _asks_about(asked, names) or (_asks_for_a_thing(asked) and _REFERS.search(asked))
     ):
@@ -785,6 +806,13 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     if at is None:
         return None
     question = _asked(_unaddressed(sentences[at]))
+    if at > 0 and _bare_wh(question, names):
+        # "Lol the drummer broke his wrist?? How?": a wh-word alone asks about what was just
+        # said, and only with it says what it asks
+        context = _trim_phatic(sentences[at - 1], names)
+        if not content_words(context, names):
+            return question
+        return f"{_asked(context) if is_question(context) else _finished(context)} {question}"
     if at > 0 and _FOLLOW_UP.match(question.lstrip(" \t\"“'(")) and is_question(sentences[at - 1]):
         # "What kinda jobs are you thinking of? Anything that stands out?": the follow-up
         # narrows the question before it and says nothing alone
@@ -797,6 +825,31 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     if _FIRST_PERSON.search(context):
         return question  # "we tried a new brunch spot. How did it go?": "it" is not the brunch
     return f"{_finished(context)} {question}"
+
+
+# A question of a wh-word alone ("How?", "Why not?", "Since when?", "With who?"): it asks
+# about what was just said, and a word answers it ("pickleball")
+_BARE_WH = re.compile(
+    r"\b(?:(?:since|until|till|from|for|with|to|at|in)[ \t]+)?"
+    r"(?:how(?:[ \t]+(?:come|so))?|why(?:[ \t]+not)?|when|where|who|whom|which[ \t]+one"
+    r"|what[ \t]+for)[ \t]*[?!]*\?[?!]*$",
+    re.IGNORECASE,
+)
+
+
+# A question for a reason, which a word gives ("Why not stay?" "too much drama")
+_WHY = re.compile(r"(?:why|how[ \t]+come)\b", re.IGNORECASE)
+# Words that open a surprised question and ask nothing themselves ("Wait, why?")
+_SURPRISE = re.compile(r"\b(?:wait|hold[ \t]+on|hang[ \t]+on|seriously)\b", re.IGNORECASE)
+
+
+def _bare_wh(question: str, names: frozenset[str]) -> bool:
+    """Whether ``question`` is a wh-word alone, after words that say nothing ("Wait, why?",
+    "OMG when??")."""
+    found = _BARE_WH.search(question.strip())
+    if found is None:
+        return False
+    return not content_words(_SURPRISE.sub(" ", question.strip()[: found.start()]), names)
 
 
 # A question that only narrows the one before it, without a clause of its own: "Anything
@@ -815,6 +868,25 @@ def _unaddressed(question: str) -> str:
     if not keep or len(keep) == len(spans):
         return question
     return asked[spans[keep[0]][0] : spans[keep[-1]][1]].strip().rstrip(" ,;:") + "?"
+
+
+def _answers_a_word(
+    question: tuple[Turn, str] | None, previous: Turn | None, turn: Turn, names: frozenset[str]
+) -> bool:
+    """Whether a word or two of ``turn`` answers a question: the ``question`` it replies to
+    asks for a named thing ("Which color?"), or the other's turn just before ends with a
+    wh-word alone ("How?" "pickleball"), which asks about what ``turn``'s speaker said."""
+    if question is not None:
+        asked = question[1]
+        return bool(
+            _NAMED_THING.match(asked.lstrip())
+            or _WHY.match(asked.lstrip())
+            or _BARE_WH.search(asked)
+        )
+    if previous is None or previous.speaker == turn.speaker or previous.agent:
+        return False
+    last = split_sentences(previous.text)[-1:]
+    return bool(last) and _bare_wh(last[0], names)
 
 
 def _asks_for_a_thing(question: str) -> bool:

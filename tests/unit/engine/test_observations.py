@@ -899,6 +899,45 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
     assert gym.source_ids == ("t2",)
 
 
+def test_a_wh_word_alone_asks_about_what_was_just_said_and_a_word_answers_it() -> None:
+    # "How?" after the other's news: the answer, a word or a clause, is one memory with it
+    for news, asked, answer, said in (
+        ("Our drummer broke his wrist.", "How??", "pickleball", "A: pickleball"),
+        ("Got engaged!!", "OMG when?", "last night at dinner", "A: last night (7 May 2023)"),
+        ("We're moving to Denver.", "Wait, why?", "Jake got a job there.", "A: Jake got a job"),
+    ):
+        chat = [turn(0, "A", news), turn(1, "B", asked), turn(2, "A", answer)]
+        [observation] = write_observations(chat)
+        assert observation.source_ids == ("t0", "t1", "t2"), observation.content
+        assert f"B asked: {asked} {said}" in observation.content
+    # after the news in the same turn, it carries that news
+    chat = [
+        turn(0, "Greg", "our drummer broke his wrist so we have a sub"),
+        turn(1, "Luisa", "Lol the drummer broke his wrist?? How?"),
+        turn(2, "Greg", "pickleball"),
+    ]
+    assert write_observations(chat)[-1].content == (
+        "8 May 2023: Luisa asked: Lol the drummer broke his wrist?? How? Greg: pickleball"
+    )
+    # a word that cannot be joined to what it answers says nothing alone
+    chat = [turn(0, "A", "I'm so tired."), turn(1, "B", "How come?"), turn(2, "A", "work")]
+    assert write_observations(chat) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Got engaged!!", True),
+        ("We adopted a puppy!", True),
+        ("Yeah it was nice and quiet.", False),  # a past state, small talk
+        ("Hope you slept well.", False),  # a wish
+        ("busy as always", False),
+    ],
+)
+def test_news_in_a_word_is_a_fact_and_small_talk_in_the_past_is_not(said: str, kept: bool) -> None:
+    assert bool(write_observations([turn(0, "A", said)])) is kept
+
+
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
