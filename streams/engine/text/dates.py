@@ -378,7 +378,7 @@ _DAY_OF_MONTH = r"(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 
 _EXPRESSION_SOURCE = (
     # A word start whose letter can begin an expression: a cheap filter for the scan.
-    r"\b(?=[tylneiacofsjmd0-9])(?:"
+    r"\b(?=[tylneiacofsjmdw0-9])(?:"
     rf"(?P<fixed>the{_SP}day{_SP}before{_SP}yesterday|the{_SP}day{_SP}after{_SP}tomorrow"
     rf"|today|tonight|yesterday|tomorrow|this{_SP}(?:morning|afternoon|evening)|last{_SP}night)"
     rf"|(?P<weekday>(?P<wd_rel>{_REL}){_SP}(?P<wd_name>{_WEEKDAY}))"
@@ -393,6 +393,13 @@ _EXPRESSION_SOURCE = (
     # "on <weekday>", dated by its sentence's tense
     rf"|(?P<on_weekday>on{_SP}(?P<ow_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"(?![ \t]+(?:mornings|afternoons|evenings|nights)\b))"
+    # a weekday opening a clause ("Saturday was a blur", "Monday it rained"), dated by its
+    # sentence's tense as "on <weekday>" is; not a list or a range ("Monday or Tuesday")
+    r"|(?P<lead_weekday>(?:^|(?<=\n)|(?<=[.!?;:][ \t])|(?<=\bthen[ \t])|(?<=\bbut[ \t])"
+    r"|(?<=\bso[ \t]))"
+    r"(?P<lw_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"(?:['’]s|[ \t]+(?:morning|afternoon|evening|night)(?:['’]s)?)?"
+    r"(?=[ \t]+[a-z(])(?![ \t]+(?:and|or|to|through|thru|till|until|nights|mornings)\b))"
     # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
     rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
@@ -523,7 +530,7 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         tense = _tense(match, text)
         if tense is None:
             return None  # left open, as a sentence without a tense leaves it
-        if kind == "on_weekday":
+        if kind in ("on_weekday", "lead_weekday"):
             return _said_weekday(match, today, tense)
         if kind == "in_month":
             return _said_month(match, text, today, tense)
@@ -583,7 +590,7 @@ _PAST_CUE = re.compile(
     r"|became|held|stood|woke|taught|thought|fought|hung|sat)\b"
     # a word in -ed after its subject: a pronoun, a name, or "my sister"; not a linking verb
     # before a participle ("Be prepared for snow", "Stay focused")
-    r"|\b(?:i|we|he|she|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
+    r"|\b(?:i|we|he|she|it|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
     r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b",
@@ -592,7 +599,9 @@ _PAST_CUE = re.compile(
 _SENTENCE_MARKS = (".", "!", "?", "\n")
 # The expressions dated by the tense they are said in (:func:`_tense`), each left open when
 # its sentence has none
-_SAID_IN_A_TENSE = frozenset({"on_weekday", "in_month", "in_season", "day_of_month"})
+_SAID_IN_A_TENSE = frozenset(
+    {"on_weekday", "lead_weekday", "in_month", "in_season", "day_of_month"}
+)
 _CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:and|but|so|because|while|although)\b", re.I | re.A)
 Tense = Literal["past", "future"]
 
@@ -644,7 +653,7 @@ def _said_weekday(match: re.Match[str], today: date, tense: Tense) -> _Period:
     """The day of "on Friday" by the tense of its sentence (:func:`_tense`): in the past ("we
     went hiking on Saturday"), the most recent such day before the day it was said; in the
     future ("I'll call her on Friday"), the first one after it."""
-    target = _WEEKDAYS[match.group("ow_name").lower()]
+    target = _WEEKDAYS[(match.group("ow_name") or match.group("lw_name")).lower()]
     monday = today - timedelta(days=today.weekday())
     day = _weekday("last" if tense == "past" else "this coming", target, today, monday)
     return day, day, "day"

@@ -297,6 +297,20 @@ TABLE: tuple[Row, ...] = (
     ("I'm so tired, and we play tennis on Thursday evenings", MON, ()),
     ("I went to Oslo, and my sister is coming on Friday", MON, (("on Friday", "12 May 2023"),)),
     ("the gym is closed on Sundays", MON, ()),
+    # a weekday opening a clause, likewise ("Saturday was a blur")
+    ("saturday was a blur", MON, (("saturday", "6 May 2023"),)),
+    (
+        "We got there on Sunday. Monday it rained. Tuesday was clear",
+        MON,
+        (("on Sunday", "7 May 2023"), ("Monday", "1 May 2023"), ("Tuesday", "2 May 2023")),
+    ),
+    ("Saturday night we went dancing!", MON, (("Saturday night", "6 May 2023"),)),
+    ("Tuesday's class was great.", MON, (("Tuesday's", "2 May 2023"),)),
+    ("Thursday I will call her.", MON, (("Thursday", "11 May 2023"),)),
+    ("Friday works for me.", MON, ()),
+    ("Monday or Tuesday?", MON, ()),
+    ("the Friday and Saturday times were wrong", MON, ()),
+    ("I work Monday to Friday.", MON, ()),
     # "in <month>" likewise: the month up to the day's in the past, from it on in the future
     ("in March we moved", MON, (("in March", "March 2023"),)),
     ("Leo turned 4 in March", MON, (("in March", "March 2023"),)),
@@ -600,6 +614,7 @@ FRAGMENTS = st.sampled_from(
         "the last week",
         "my last Friday",
         "on Friday",
+        "Saturday night we",
         "in June",
         "in early march",
         "in the fall",
