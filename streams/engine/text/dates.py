@@ -526,6 +526,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
+    if kind == "lead_weekday" and _NAME_GOES_ON.match(text, match.end()):
+        return None  # "Friday Night Lights", "Saturday Night Live": a title
     if kind in _SAID_IN_A_TENSE:
         tense = _tense(match, text)
         if tense is None:
@@ -599,6 +601,8 @@ _PAST_CUE = re.compile(
 _SENTENCE_MARKS = (".", "!", "?", "\n")
 # The expressions dated by the tense they are said in (:func:`_tense`), each left open when
 # its sentence has none
+# A capitalised word after a weekday (not "I"): the weekday opens a name
+_NAME_GOES_ON = re.compile(r"[ \t]+(?!I\b)[A-Z]")
 _SAID_IN_A_TENSE = frozenset(
     {"on_weekday", "lead_weekday", "in_month", "in_season", "day_of_month"}
 )

@@ -308,6 +308,8 @@ TABLE: tuple[Row, ...] = (
     ("Tuesday's class was great.", MON, (("Tuesday's", "2 May 2023"),)),
     ("Thursday I will call her.", MON, (("Thursday", "11 May 2023"),)),
     ("Friday works for me.", MON, ()),
+    ("Let's go with number 2: Friday Night Lights: High School Football", MON, ()),
+    ("Saturday I went to the lake.", MON, (("Saturday", "6 May 2023"),)),
     ("Monday or Tuesday?", MON, ()),
     ("the Friday and Saturday times were wrong", MON, ()),
     ("I work Monday to Friday.", MON, ()),
