@@ -263,6 +263,14 @@ def third_person(
         if named_parties and (low in _PLURAL or low == "us"):
             i += 2
             continue
+        group = _you_group(parts, i) if named_parties and low == "you" else None
+        if group is not None:
+            # "are you guys playing?": the listener and others, a plural ("is Greg guys")
+            said = f"{you} and {group}"
+            out[i] = said[0].upper() + said[1:] if _sentence_initial(out, i) else said
+            out[i + 1] = out[i + 2] = ""
+            i += 4
+            continue
         replacement, agreement = _pronoun(low, word, me, you, _clause_initial(parts, i))
         if replacement is None:
             i += 2
@@ -282,6 +290,23 @@ def third_person(
             _agree(parts, out, i, verbs=agreement == "full")
         i += 2
     return "".join(out)
+
+
+_YOU_GROUPS = {
+    "guys": "the others",  # not "all": "I'll tell you all about it"
+    "lot": "the others",
+    "folks": "the others",
+    "two": "the other one",
+    "both": "the other one",
+}
+
+
+def _you_group(parts: list[str], i: int) -> str | None:
+    """Who else "you" at ``parts[i]`` takes in, when a word after it makes it plural ("you
+    guys", "you two"): "the others", "the other one"; None for "you" alone."""
+    if i + 2 >= len(parts) or parts[i + 1] != " ":
+        return None
+    return _YOU_GROUPS.get(parts[i + 2].casefold())
 
 
 def _compound(parts: list[str], i: int) -> bool:

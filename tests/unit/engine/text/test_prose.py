@@ -99,6 +99,22 @@ def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        ("are you guys playing anything soon?", "are Gina and the others playing anything soon?"),
+        ("You guys were great!", "Gina and the others were great!"),
+        ("Are you two coming?", "Are Gina and the other one coming?"),
+        ("I'll tell you all about it", "Jon will tell Gina all about it"),  # "all": everything
+        ("Are you coming?", "Is Gina coming?"),
+    ],
+)
+def test_you_with_a_word_that_makes_it_plural_is_the_listener_and_others(
+    sentence: str, expected: str
+) -> None:
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
