@@ -51,7 +51,7 @@ from .attributes import (
 from .inferences import DUTY_RELATIONS, TAKE, _particular, owned
 from .keys import NOT_SUBJECTS, attribute_keys
 from .lexicons import COUNT_VERBS, PREFERENCE_RELATIONS
-from .parse import Clause, parse
+from .parse import RELOCATION_VERBS, Clause, parse
 from .values import TEMPORAL_CATEGORY_OF, _as_date, is_time
 from .words import Word, Words
 
@@ -155,18 +155,19 @@ def claims(text: str) -> tuple[Claim, ...]:
 
 
 def tells_a_change(sentence: str) -> bool:
-    """Whether ``sentence`` tells that a change happened, with a verb of change in the past,
-    to a new place or thing ("I moved to Boston last month", "we switched to Zed"): an event.
-    A later change contradicts the state it began (where she lives now), but that it
-    happened, and when, stays true. Moved to a time ("standup moved to 9:15", "the launch
-    slipped to May 2") is the thing's new time, which the next move replaces; "I'm in Chicago
-    now" and "my son is 6" tell no event."""
+    """Whether ``sentence`` tells that someone or something moved, to a new place ("I moved
+    to Boston last month", "we relocated to Leeds"): an event. A later move contradicts the
+    state it began (where she lives now), but that it happened, and when, stays true, and
+    people ask when it did. A thing moved to a time ("standup moved to 9:15") has only its
+    latest time, which the next move replaces; a switch ("I switched to Zed") states what is
+    used, which the next switch corrects; "I'm in Chicago now" tells no event."""
     return any(
         clause.any_relation
         and not clause.replaced
         and not clause.negated
+        and clause.relation[0].key in RELOCATION_VERBS
         and clause.value
-        and not _is_a_time(clause.value[0])  # what it moved to, before when it did
+        and not _is_a_time(clause.value[0])  # where it moved to, before when it did
         for clause in parse(sentence).clauses
     )
 

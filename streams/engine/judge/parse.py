@@ -103,7 +103,7 @@ _SEASONS = frozenset({"spring", "summer", "autumn", "fall", "winter"})
 _HOME_RELATIONS = frozenset(
     phrase_key(phrase) for phrase in ("live in", "be in", "be based in", "be at", "stay in")
 )
-_RELOCATION_VERBS = frozenset({"move", "relocate"})
+RELOCATION_VERBS = frozenset({"move", "relocate"})  # a person moving: where they live
 _CHANGE_CAUSES = frozenset({"after", "since", "following"})
 _PRE_VERB_ADVERBS = frozenset({"only", "mainly", "mostly", "rarely", "hardly", "barely", "seldom"})
 # Words that make what follows a plan or a wish, not a change that happened.
@@ -580,7 +580,7 @@ def _update_clauses(words: list[Word], inherited: Words, text: str) -> list[Clau
                 subject = moved  # "the team moved the demo to Thursday": the demo moved
             new_value = _without_change_time(_content(_to_comma(words[target + 1 :])))
             change = _change(text, subject, word, new_value, replaced=False, negated=negated)
-            if base in _RELOCATION_VERBS and _is_person(subject) and _names_a_place(new_value):
+            if base in RELOCATION_VERBS and _is_person(subject) and _names_a_place(new_value):
                 # "I moved to Leeds" is where I live, not where I work
                 change = replace(change, relations_allowed=_HOME_RELATIONS)
             clauses = [change]

@@ -124,12 +124,11 @@ def test_a_clause_without_a_subject_is_no_claim(fragment: str) -> None:
     [
         "I moved to Boston last month.",
         "Caroline moved to Boston last month (April 2023), finally out of her parents' place.",
-        "We switched to Zed.",
-        "I switched from Chrome to Firefox.",
         "My sister moved to Tokyo in 2021.",
+        "We relocated to Leeds.",
     ],
 )
-def test_a_change_to_a_new_place_or_thing_is_an_event(sentence: str) -> None:
+def test_a_move_to_a_new_place_is_an_event(sentence: str) -> None:
     assert tells_a_change(sentence)
 
 
@@ -140,6 +139,7 @@ def test_a_change_to_a_new_place_or_thing_is_an_event(sentence: str) -> None:
         "I'm in Chicago now.",
         "My son is 6 now.",
         "Standup moved to 9:15.",  # a thing's new time: the next move replaces it
+        "We switched to Zed.",  # what is used: the next switch corrects it
         "The launch slipped to April 24th.",
         "Book club moved to Fridays.",
         "I didn't move to Boston after all.",
