@@ -70,9 +70,27 @@ def reader_login(server_url: str) -> Iterator[str]:
     try:
         yield name
     finally:
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f'DROP OWNED BY "{name}"')  # what its tricks left behind
-            conn.execute(f'DROP ROLE "{name}"')
+        _drop_login(server_url, name)
+
+
+def _drop_login(server_url: str, name: str) -> None:
+    """Drop the role once its sessions are gone. A closed client connection returns before
+    the server's backend has dropped the session's temporary objects (a test's temp views
+    and functions), which still depend on the role for a moment: DROP ROLE then fails with
+    DependentObjectsStillExist. So its backends are ended and the drop retried."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'DROP OWNED BY "{name}"')  # what its tricks left behind
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,)
+        )
+        for attempt in range(50):
+            try:
+                conn.execute(f'DROP ROLE "{name}"')
+                return
+            except psycopg.errors.DependentObjectsStillExist:
+                if attempt == 49:
+                    raise
+                time.sleep(0.1)
 
 
 def new_database(server_url: str) -> str:
