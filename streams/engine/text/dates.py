@@ -393,13 +393,12 @@ _EXPRESSION_SOURCE = (
     # "on <weekday>", dated by its sentence's tense
     rf"|(?P<on_weekday>on{_SP}(?P<ow_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"(?![ \t]+(?:mornings|afternoons|evenings|nights)\b))"
-    # a weekday opening a clause ("Saturday was a blur", "Monday it rained"), dated by its
-    # sentence's tense as "on <weekday>" is; not a list or a range ("Monday or Tuesday")
-    r"|(?P<lead_weekday>(?:^|(?<=\n)|(?<=[.!?;:][ \t])|(?<=\bthen[ \t])|(?<=\bbut[ \t])"
-    r"|(?<=\bso[ \t]))"
+    # a weekday said alone ("Saturday was a blur", "went to a meet and greet sunday", "see
+    # you Friday"), dated by its clause's tense as "on <weekday>" is (_alone says when it is
+    # not alone: in a range, a list, a name, before a date)
+    r"|(?P<lead_weekday>(?<![-–/(])"
     r"(?P<lw_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"(?:['’]s|[ \t]+(?:morning|afternoon|evening|night)(?:['’]s)?)?"
-    r"(?=[ \t]+[a-z(])(?![ \t]+(?:and|or|to|through|thru|till|until|nights|mornings)\b))"
+    r"(?:['’]s|[ \t]+(?:morning|afternoon|evening|night)(?:['’]s)?)?)"
     # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
     rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
@@ -526,8 +525,8 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
-    if kind == "lead_weekday" and _NAME_GOES_ON.match(text, match.end()):
-        return None  # "Friday Night Lights", "Saturday Night Live": a title
+    if kind == "lead_weekday" and not _alone(match, text):
+        return None
     if kind in _SAID_IN_A_TENSE:
         tense = _tense(match, text)
         if tense is None:
@@ -601,8 +600,40 @@ _PAST_CUE = re.compile(
 _SENTENCE_MARKS = (".", "!", "?", "\n")
 # The expressions dated by the tense they are said in (:func:`_tense`), each left open when
 # its sentence has none
-# A capitalised word after a weekday (not "I"): the weekday opens a name
-_NAME_GOES_ON = re.compile(r"[ \t]+(?!I\b)[A-Z]")
+# Words before a weekday that make it no day said alone: a determiner or a frequency ("the
+# Friday shift", "every Friday"), a list or a range ("Friday and Saturday", "from Monday"),
+# a bound ("since Thursday", "by Friday": the time before or after it, not the day), a day
+# it names again ("today, Monday, January 5th", "tomorrow morning, Monday")
+_NOT_ALONE = _DETERMINERS | frozenset(
+    {"every", "each", "per", "on", "last", "this", "next", "past", "coming", "and", "or", "to"}
+    | {"from", "through", "thru", "till", "until", "since", "by", "before", "after", "of"}
+    | {"first", "second", "third", "fourth", "fifth", "final"}  # "the first Monday of"
+    | {"entire", "whole"}  # "my entire Saturday": a span, whichever day
+    | {"today", "tonight", "yesterday", "tomorrow", "morning", "afternoon", "evening", "night"}
+    | {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}  # a list
+)
+# What may follow a weekday said alone: not a range or a list ("Monday-Friday", "Friday/
+# Saturday", "Monday to Friday", "Friday and Saturday"), nor a capitalised word other than I
+# ("Friday Night Lights": a name)
+_NOT_ALONE_AFTER = re.compile(
+    r"[-–/]|[ \t]+(?:(?i:and|or|to|through|thru|till|until)\b|(?!I\b)[A-Z])"
+    rf"|,[ \t]*(?i:(?:and|or)[ \t]+)?(?i:{_WEEKDAY})\b"  # a list: "Monday, Wednesday, Friday"
+)
+
+
+def _alone(match: re.Match[str], text: str) -> bool:
+    """Whether the weekday of ``match`` is said alone, a day of its own: not in a range, a
+    list or a name ("Focus Friday", "Friday Night Lights"), not followed by the date it is
+    ("Saturday, January 17th"), not after a word that makes it a frequency or a bound."""
+    start, end = match.span()
+    if _NOT_ALONE_AFTER.match(text, end) or _FOLLOWED_BY_DATE.match(text, end):
+        return False
+    before = _word_before(text, start, raw=True)
+    if before[:1].isupper() and before != "I" and _word_before(text, start):
+        return False  # "Focus Friday", "Black Friday": a capitalised word before it
+    return before.lower() not in _NOT_ALONE
+
+
 _SAID_IN_A_TENSE = frozenset(
     {"on_weekday", "lead_weekday", "in_month", "in_season", "day_of_month"}
 )
@@ -836,11 +867,40 @@ def _count(written: str) -> int:
 
 def _after_determiner(text: str, start: int) -> bool:
     """Whether the word just before ``start`` is a determiner or possessive ("the last week")."""
-    before = text[max(0, start - 16) : start].rstrip()
-    if not before:
-        return False
-    word = before.rsplit(None, 1)[-1].lower()
-    return word in _DETERMINERS
+    return _word_before(text, start) in _DETERMINERS
+
+
+def _word_before(text: str, start: int, *, raw: bool = False) -> str:
+    """The word just before ``start``, lower-case unless ``raw`` ("" at the start of a
+    sentence or clause: after a mark of punctuation there is none; markdown emphasis, "**",
+    is no mark)."""
+    before = _unlabelled(text[max(0, start - 48) : start])
+    if before.endswith(",") and _unlabelled(before[:-1]).lower().endswith(_NAMED_AGAIN):
+        before = _unlabelled(before[:-1])  # "yesterday, Friday": the day named again
+    if not before or not before[-1].isalnum():
+        return ""
+    word = before.rsplit(None, 1)[-1].lstrip("*_\"'“‘(")
+    return word if raw else word.lower()
+
+
+_LABEL_AT_END = re.compile(r"[ \t]*\([^()]*\)$")
+
+
+def _unlabelled(before: str) -> str:
+    """``before`` without what ends it and is no word: spaces, emphasis, quotes, and the
+    label grounding wrote ("yesterday (5 May 2023)")."""
+    before = before.rstrip(" \t*_\"'“‘")
+    if before.endswith(")"):
+        before = _LABEL_AT_END.sub("", before).rstrip(" \t*_\"'“‘")
+    return before
+
+
+# Words a weekday may follow after a comma to name their day again ("yesterday, Friday"),
+# and the weekdays a list goes on after ("Monday, Wednesday, Friday")
+_NAMED_AGAIN: tuple[str, ...] = (
+    *("today", "tonight", "yesterday", "tomorrow", "morning", "afternoon", "evening"),
+    *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+)
 
 
 def _is_duration(text: str, start: int) -> bool:

@@ -299,6 +299,20 @@ TABLE: tuple[Row, ...] = (
     ("the gym is closed on Sundays", MON, ()),
     # a weekday opening a clause, likewise ("Saturday was a blur")
     ("saturday was a blur", MON, (("saturday", "6 May 2023"),)),
+    # or anywhere in its clause ("went to a meet and greet sunday"), as "on <weekday>" is
+    ("see you Friday!", MON, (("Friday", "12 May 2023"),)),
+    ("went to a meet and greet sunday in phoenix", MON, (("sunday", "7 May 2023"),)),
+    ("we got coffee, then dinner thursday", MON, (("thursday", "4 May 2023"),)),
+    ("is your test Friday?", MON, ()),  # the present: open
+    ("I go every Friday", MON, ()),
+    ("back in the shop since thursday", MON, ()),
+    ("Monday-Friday, 8 to 4:30", MON, ()),
+    ("we went out on Black Friday", MON, ()),
+    ('I went to the "Focus Friday" block', MON, ()),  # a name
+    ("the slot on Saturday, January 17th, is free", MON, (("January 17th", "17 January 2023"),)),
+    ("yesterday, Friday afternoon, you had planned it", MON, (("yesterday", "7 May 2023"),)),
+    ("On your rest days (Monday, Wednesday, Friday, Sunday), rest", MON, ()),
+    ("we met the first Monday of each month", MON, ()),
     (
         "We got there on Sunday. Monday it rained. Tuesday was clear",
         MON,
@@ -353,7 +367,6 @@ TABLE: tuple[Row, ...] = (
     ("Hey Mel! Good to see you, how have you been?", MON, ()),
     ("", MON, ()),
     ("I went to the market the other day", MON, ()),
-    ("see you Friday!", MON, ()),
     ("the last week has been hard", MON, ()),
     ("it was my last Friday at the old job", MON, ()),
     ("the next day we drove home", MON, ()),
