@@ -493,7 +493,12 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         name = text[match.start("wd_name") : match.end("wd_name")]
         if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
             return None
-        day = _weekday(_normalised(match.group("wd_rel")), _WEEKDAYS[name.lower()], today, monday)
+        relation = _normalised(match.group("wd_rel"))
+        day = _weekday(relation, _WEEKDAYS[name.lower()], today, monday)
+        if relation == "this" and day < today and _tense(match, text) != "past":
+            # said on a Saturday, "First one is this Tuesday" is the coming one; "we met this
+            # Tuesday", in the past, is the week's
+            day += timedelta(days=7)
         return day, day, "day"
     if kind == "period":
         return _named_period(

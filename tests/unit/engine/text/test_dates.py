@@ -299,6 +299,9 @@ TABLE: tuple[Row, ...] = (
     ("the gym is closed on Sundays", MON, ()),
     # a weekday opening a clause, likewise ("Saturday was a blur")
     ("saturday was a blur", MON, (("saturday", "6 May 2023"),)),
+    # "this <weekday>" once the week's has passed: the coming one, unless said in the past
+    ("First one is this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "13 September 2022"),)),
+    ("We met this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "6 September 2022"),)),
     # or anywhere in its clause ("went to a meet and greet sunday"), as "on <weekday>" is
     ("see you Friday!", MON, (("Friday", "12 May 2023"),)),
     ("went to a meet and greet sunday in phoenix", MON, (("sunday", "7 May 2023"),)),
@@ -416,8 +419,10 @@ FRIDAYS = (
     ("2023-05-10", 5, 12, 19),
     ("2023-05-11", 5, 12, 19),
     ("2023-05-12", 5, 12, 19),  # Friday: "last Friday" is never the day itself
-    ("2023-05-13", 12, 12, 19),  # Saturday: "last Friday" was yesterday, so was "this Friday"
-    ("2023-05-14", 12, 12, 19),  # Sunday
+    # Saturday: "last Friday" was yesterday; "this Friday", said without a past tense, is
+    # the coming one, as "next Friday" is ("we met this Friday" is yesterday: below)
+    ("2023-05-13", 12, 19, 19),
+    ("2023-05-14", 12, 19, 19),  # Sunday
 )
 
 
@@ -428,7 +433,8 @@ def test_given_each_day_of_a_week_when_last_this_next_friday_are_resolved_then_t
 ) -> None:
     """Given each day from Monday to Sunday, when "last/this/next Friday" are resolved, then
     last is the most recent Friday strictly before the day, this is the Friday of the day's
-    week and next the Friday of the following week."""
+    week unless it has passed (then the coming one) and next the Friday of the following
+    week."""
     # Given
     moment = f"{day}T12:00"
 
@@ -453,7 +459,8 @@ def test_given_any_day_and_weekday_when_resolved_then_the_rules_match_a_search_o
     day: date, target: int
 ) -> None:
     """Given any day and weekday, when "last/this/next <weekday>" are resolved, then they are
-    what a plain search of the calendar around the day finds."""
+    what a plain search of the calendar around the day finds ("this", said in no tense, the
+    coming one once the week's has passed)."""
     # Given
     name = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")[target]
     at = ms(f"{day.isoformat()}T12:00")
@@ -467,9 +474,10 @@ def test_given_any_day_and_weekday_when_resolved_then_the_rules_match_a_search_o
 
     # Then
     assert last == max(d for d in around if d < day and d.weekday() == target)
-    assert this == next(
+    this_week = next(
         d for d in around if monday <= d < monday + timedelta(7) and d.weekday() == target
     )
+    assert this == (this_week if this_week >= day else this_week + timedelta(7))
     assert next_ == next(
         d
         for d in around
