@@ -594,10 +594,10 @@ _PAST_CUE = re.compile(
     r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
     r"|swam|wore|paid|sent|built|sold|fell|broke|chose|forgot|grew|knew|rode|sang|threw|wrote"
     r"|became|held|stood|woke|taught|thought|fought|hung|sat)\b"
-    # a word in -ed after its subject: a pronoun, a name, or "my sister"; not a linking verb
-    # before a participle ("Be prepared for snow", "Stay focused")
+    # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
+    # linking verb before a participle ("Be prepared for snow", "Stay focused")
     r"|\b(?:i|we|he|she|it|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
-    r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
+    r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b",
     re.IGNORECASE | re.ASCII,
@@ -636,6 +636,8 @@ def _alone(match: re.Match[str], text: str) -> bool:
     before = _word_before(text, start, raw=True)
     if before[:1].isupper() and before != "I" and _word_before(text, start):
         return False  # "Focus Friday", "Black Friday": a capitalised word before it
+    if _word_before(text, start - len(before) - 1) in ("a", "an"):
+        return False  # "a typical Saturday afternoon", "a lazy Sunday": a kind of day
     return before.lower() not in _NOT_ALONE
 
 
@@ -662,7 +664,17 @@ def _tense(match: re.Match[str], text: str) -> Tense | None:
     marked, tense = _marked(clause, progressive=True)
     if marked:
         return tense
-    return _marked(text[start:end], progressive=False)[1]
+    marked, tense = _marked(text[start:end], progressive=False)
+    if marked or len(text) > _FRAGMENT_CONTEXT_CHARS:
+        return tense
+    # a sentence of no verb ("table's delivered. tuesday. the couple loved it, i said no"):
+    # the day it names is told in the tense of the message around it
+    return _marked(text, progressive=False)[1]
+
+
+_FRAGMENT_CONTEXT_CHARS = 500
+"""A sentence with no tense of its own takes the tense of its message when the message is no
+longer than this: a chat message tells one thing; a long answer or a document mixes them."""
 
 
 def tells_what_happened(sentence: str) -> bool:

@@ -299,6 +299,9 @@ TABLE: tuple[Row, ...] = (
     ("the gym is closed on Sundays", MON, ()),
     # a weekday opening a clause, likewise ("Saturday was a blur")
     ("saturday was a blur", MON, (("saturday", "6 May 2023"),)),
+    # a sentence of no verb takes its message's tense
+    ("table's delivered. tuesday. the wife cried.", MON, (("tuesday", "2 May 2023"),)),
+    ("Friday. Can't wait!", MON, (("Friday", "12 May 2023"),)),
     # "this <weekday>" once the week's has passed: the coming one, unless said in the past
     ("First one is this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "13 September 2022"),)),
     ("We met this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "6 September 2022"),)),
@@ -316,6 +319,8 @@ TABLE: tuple[Row, ...] = (
     ("yesterday, Friday afternoon, you had planned it", MON, (("yesterday", "7 May 2023"),)),
     ("On your rest days (Monday, Wednesday, Friday, Sunday), rest", MON, ()),
     ("we met the first Monday of each month", MON, ()),
+    ("tell me about a typical Saturday afternoon", MON, ()),
+    ("we went to the game Saturday", MON, (("Saturday", "6 May 2023"),)),
     (
         "We got there on Sunday. Monday it rained. Tuesday was clear",
         MON,
