@@ -217,22 +217,26 @@ def day_stamp(at_ms: int) -> str:
     return _utc_day(at_ms).isoformat()
 
 
-def resolve_dates(text: str, at_ms: int) -> tuple[ResolvedDate, ...]:
+def resolve_dates(text: str, at_ms: int, context: str | None = None) -> tuple[ResolvedDate, ...]:
     """Every relative date expression of ``text``, in order, resolved against the UTC day of
-    ``at_ms`` (the turn's event time, epoch milliseconds). Conventions: the module docstring."""
+    ``at_ms`` (the turn's event time, epoch milliseconds). Conventions: the module docstring.
+    ``context``: the message ``text`` is a sentence of, whose tense a sentence of no verb
+    takes ("tuesday." in "table's delivered. tuesday. ... i said no"); ``text`` itself when
+    None."""
     lowered = text.lower()
     if not _may_have_dates(lowered):
         return ()
-    return _resolve(text, lowered, _utc_day(at_ms))
+    return _resolve(text, lowered, _utc_day(at_ms), context)
 
 
-def grounded(text: str, at_ms: int) -> str:
+def grounded(text: str, at_ms: int, context: str | None = None) -> str:
     """``text`` with each relative date followed by its label: "yesterday (7 May 2023)".
 
     An expression already followed by an explicit date ("last Friday, 5 May", "yesterday (7
     May 2023)") is left as it is, so ``grounded(grounded(t, at), at) == grounded(t, at)``. A text
-    without an expression is returned unchanged (the same object)."""
-    resolved = resolve_dates(text, at_ms)
+    without an expression is returned unchanged (the same object). ``context``: as for
+    :func:`resolve_dates`."""
+    resolved = resolve_dates(text, at_ms, context)
     if not resolved:
         return text
     parts: list[str] = []
@@ -398,7 +402,7 @@ _EXPRESSION_SOURCE = (
     # not alone: in a range, a list, a name, before a date)
     r"|(?P<lead_weekday>(?<![-–/(])"
     r"(?P<lw_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"(?:['’]s|[ \t]+(?:morning|afternoon|evening|night)(?:['’]s)?)?)"
+    r"(?:['’]s\b|[ \t]+(?:morning|afternoon|evening|night)(?:['’]s)?\b)?(?![a-z]))"
     # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
     rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
@@ -449,7 +453,9 @@ _FOLLOWED_BY_DATE = re.compile(
 )
 
 
-def _resolve(text: str, lowered: str, today: date) -> tuple[ResolvedDate, ...]:
+def _resolve(
+    text: str, lowered: str, today: date, context: str | None = None
+) -> tuple[ResolvedDate, ...]:
     if len(lowered) == len(text):
         matches = _EXPRESSION.finditer(lowered)
     else:
@@ -457,7 +463,7 @@ def _resolve(text: str, lowered: str, today: date) -> tuple[ResolvedDate, ...]:
     found: list[ResolvedDate] = []
     for match in matches:
         try:
-            period = _period(match, text, today)
+            period = _period(match, text, today, context)
         except (OverflowError, ValueError):  # before year 1 or after 9999
             continue
         if period is None:
@@ -477,7 +483,9 @@ def _resolve(text: str, lowered: str, today: date) -> tuple[ResolvedDate, ...]:
 _Period = tuple[date, date, Granularity]
 
 
-def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
+def _period(
+    match: re.Match[str], text: str, today: date, context: str | None = None
+) -> _Period | None:
     kind = match.lastgroup
     if kind == "fixed":
         phrase = _normalised(match.group("fixed"))
@@ -495,7 +503,7 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
             return None
         relation = _normalised(match.group("wd_rel"))
         day = _weekday(relation, _WEEKDAYS[name.lower()], today, monday)
-        if relation == "this" and day < today and _tense(match, text) != "past":
+        if relation == "this" and day < today and _tense(match, text, context) != "past":
             # said on a Saturday, "First one is this Tuesday" is the coming one; "we met this
             # Tuesday", in the past, is the week's
             day += timedelta(days=7)
@@ -522,7 +530,7 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
         day = _shifted(today, unit, -count)
         return day, day, "day"
     if kind == "ahead":
-        if _is_duration(text, match.start()) or _tense(match, text) == "past":
+        if _is_duration(text, match.start()) or _tense(match, text, context) == "past":
             return None  # "twice in a week", "I lost 5 kilos in a month": how long, not when
         day = _shifted(
             today, match.group("in_unit").lower().rstrip("s"), _count(match.group("in_n"))
@@ -533,7 +541,7 @@ def _period(match: re.Match[str], text: str, today: date) -> _Period | None:
     if kind == "lead_weekday" and not _alone(match, text):
         return None
     if kind in _SAID_IN_A_TENSE:
-        tense = _tense(match, text)
+        tense = _tense(match, text, context)
         if tense is None:
             return None  # left open, as a sentence without a tense leaves it
         if kind in ("on_weekday", "lead_weekday"):
@@ -622,6 +630,7 @@ _NOT_ALONE = _DETERMINERS | frozenset(
 # ("Friday Night Lights": a name)
 _NOT_ALONE_AFTER = re.compile(
     r"[-–/]|[ \t]+(?:(?i:and|or|to|through|thru|till|until)\b|(?!I\b)[A-Z])"
+    r"|[ \t]+(?i:nights|mornings|afternoons|evenings)\b"  # "Tuesday nights": every one
     rf"|,[ \t]*(?i:(?:and|or)[ \t]+)?(?i:{_WEEKDAY})\b"  # a list: "Monday, Wednesday, Friday"
 )
 
@@ -648,7 +657,7 @@ _CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:and|but|so|because|while|although)\b", r
 Tense = Literal["past", "future"]
 
 
-def _tense(match: re.Match[str], text: str) -> Tense | None:
+def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense | None:
     """The tense ``match`` is said in: its clause's (split at commas and conjunctions: "we went
     to the lake on Sunday and it is lovely"), else its sentence's ("On Saturday, we went
     hiking"); None when neither is marked, or when the first that is says "present" or both
@@ -665,11 +674,12 @@ def _tense(match: re.Match[str], text: str) -> Tense | None:
     if marked:
         return tense
     marked, tense = _marked(text[start:end], progressive=False)
-    if marked or len(text) > _FRAGMENT_CONTEXT_CHARS:
+    message = text if context is None else context
+    if marked or len(message) > _FRAGMENT_CONTEXT_CHARS:
         return tense
     # a sentence of no verb ("table's delivered. tuesday. the couple loved it, i said no"):
     # the day it names is told in the tense of the message around it
-    return _marked(text, progressive=False)[1]
+    return _marked(message, progressive=False)[1]
 
 
 _FRAGMENT_CONTEXT_CHARS = 500

@@ -940,9 +940,9 @@ def _observe(
     me = turn.speaker
     day = day_label(turn.at)
     if quoted:
-        sentences = [grounded(s, turn.at) for s in stated]
+        sentences = [grounded(s, turn.at, turn.text) for s in stated]
     else:
-        sentences = [_attributed(s, me, you, turn.at) for s in stated]
+        sentences = [_attributed(s, me, you, turn.at, turn.text) for s in stated]
     # what an assistant named is a list of statements; a person's sentences are prose
     text = _listed(sentences) if turn.agent else " ".join(sentences)
     sources: tuple[str, ...] = (turn.memory_id,)
@@ -992,10 +992,11 @@ def is_passing_state(sentence: str) -> bool:
     return bool(_PERIOD_NOW.search(sentence) and _STATE_SO_FAR.search(sentence))
 
 
-def _attributed(sentence: str, me: str, you: str, at: int) -> str:
-    """``sentence`` said by ``me`` to ``you``, in the third person, its dates grounded."""
+def _attributed(sentence: str, me: str, you: str, at: int, message: str | None = None) -> str:
+    """``sentence`` said by ``me`` to ``you``, in the third person, its dates grounded (in the
+    tense of the ``message`` it is a sentence of, when it has none)."""
     rewritten = third_person(sentence, None, me=me, you=you)
-    return grounded(rewritten, at)
+    return grounded(rewritten, at, message)
 
 
 def _bounded(text: str, limit: int) -> list[str]:

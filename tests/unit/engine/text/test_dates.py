@@ -320,6 +320,8 @@ TABLE: tuple[Row, ...] = (
     ("On your rest days (Monday, Wednesday, Friday, Sunday), rest", MON, ()),
     ("we met the first Monday of each month", MON, ()),
     ("tell me about a typical Saturday afternoon", MON, ()),
+    ("we signed up for salsa classes, Tuesday nights at the studio", MON, ()),
+    ("we went there Tuesdays", MON, ()),
     ("we went to the game Saturday", MON, (("Saturday", "6 May 2023"),)),
     (
         "We got there on Sunday. Monday it rained. Tuesday was clear",
