@@ -331,7 +331,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             continue
         to_agent = others.get(turn.speaker) in agents
         echoed = _echoed_words(previous, turn, names)
-        stated = _stated(turn.text, names, requests=to_agent, echoed=echoed)
+        replying = _replies_to_a_wh_question(previous, turn)
+        stated = _stated(turn.text, names, requests=to_agent, echoed=echoed, replying=replying)
         polar = bool(_ANSWER_START.match(turn.text.lstrip()))  # a yes or no opens it
         question = _question_answered(previous, turn, stated, names, polar)
         word_only = not stated and _answers_a_word(question, previous, turn, names)
@@ -558,6 +559,7 @@ def _stated(
     requests: bool = False,
     echoed: frozenset[str] = frozenset(),
     answering: bool = False,
+    replying: bool = False,
 ) -> list[str]:
     """The sentences of ``text`` that state something, each without its leading and trailing
     phatic clauses ("Oh wow, ", ", haha") and its hedges.
@@ -573,11 +575,15 @@ def _stated(
     (``echoed``). Between people, a turn whose sentences together say fewer than
     :data:`TURN_MIN_CONTENT_WORDS` and name nothing is small talk ("same old really"), unless
     it is ``answering`` a question ("Blue." to "Which color?"); said to an assistant it is a
-    fact ("Also I am vegetarian."): nobody makes small talk with one."""
+    fact ("Also I am vegetarian."): nobody makes small talk with one. ``replying`` to a
+    wh-question, a first sentence in a statement's word order with a question mark is said
+    with a rising voice, not asked ("what is she into?" "She's gotten really into birding?")."""
     stating: list[str] = []
     counts: list[int] = []
     for sentence in split_sentences(without_emphasis(text)):
         asked = is_question(sentence)
+        if asked and replying and not stating and _uptalk(sentence):
+            sentence, asked = sentence.rstrip().rstrip("?") + ".", False
         if asked and not requests:
             told = _told_before_asking(sentence, names)
             if told is None:
@@ -657,6 +663,18 @@ SUBJECT_WORDS = (
 """English words that open a statement about the speaker or a third party (subject pronouns
 and possessives): a clause that opens with one, before a question tagged onto it, is told,
 not asked."""
+
+
+def _uptalk(sentence: str) -> bool:
+    """Whether a question is in a statement's word order: it opens with its subject, a third
+    person or the speaker ("She's gotten into birding?", "I think it was June?"), not with
+    "you" (asking the listener to confirm) nor as a question opens (:func:`is_question`
+    without its mark: "did she", "where is")."""
+    text = sentence.strip().lstrip(" \t\"“'(")
+    first = _WORD.match(text)
+    if first is None or _folded(first.group()) not in SUBJECT_WORDS - {"that", "this", "there"}:
+        return False
+    return _UNMARKED_QUESTION.match(text.rstrip().rstrip("?")) is None
 
 
 def _told_before_asking(sentence: str, names: frozenset[str]) -> str | None:
@@ -868,6 +886,20 @@ def _unaddressed(question: str) -> str:
     if not keep or len(keep) == len(spans):
         return question
     return asked[spans[keep[0]][0] : spans[keep[-1]][1]].strip().rstrip(" ,;:") + "?"
+
+
+def _replies_to_a_wh_question(previous: Turn | None, turn: Turn) -> bool:
+    """Whether ``turn`` follows the other participant's wh-question ("what is she into rn")."""
+    if previous is None or previous.speaker == turn.speaker:
+        return False
+    last = split_sentences(previous.text)[-1:]
+    return bool(last) and is_question(last[0]) and _WH_START.match(last[0].lstrip()) is not None
+
+
+_WH_START = re.compile(
+    r"(?:(?:so|and|ok|okay|oh|wait|lol)\b[ \t,]*)*(?:what|who|where|when|which|why|how)\b",
+    re.IGNORECASE,
+)
 
 
 def _answers_a_word(

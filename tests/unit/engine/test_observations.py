@@ -924,6 +924,25 @@ def test_a_wh_word_alone_asks_about_what_was_just_said_and_a_word_answers_it() -
     assert write_observations(chat) == []
 
 
+def test_a_statement_said_with_a_rising_voice_answers_a_wh_question() -> None:
+    # "She's gotten really into birding?" after "what is she into": told, not asked
+    chat = [
+        turn(0, "Nadia", "what is she into rn"),
+        turn(1, "Caleb", "She's gotten really into birding? She keeps stealing my binoculars."),
+    ]
+    [observation] = write_observations(chat)
+    assert observation.content.endswith(
+        "Caleb: She's gotten really into birding. She keeps stealing Caleb's binoculars."
+    )
+    # a question in a statement's order stays a question after a yes/no question, or when
+    # it asks the listener
+    for asked, reply in (
+        ("Did you hear about Tom?", "He got fired?"),
+        ("What happened?", "You didn't hear?"),
+    ):
+        assert write_observations([turn(0, "A", asked), turn(1, "B", reply)]) == []
+
+
 @pytest.mark.parametrize(
     ("said", "kept"),
     [
