@@ -584,6 +584,8 @@ def _stated(
         asked = is_question(sentence)
         if asked and replying and not stating and _uptalk(sentence):
             sentence, asked = sentence.rstrip().rstrip("?") + ".", False
+        if asked and _REMINDER.match(_trim_phatic(sentence, names)):
+            asked = False  # "Do you remember the caravan claim?": it tells what it names
         if asked and not requests:
             told = _told_before_asking(sentence, names)
             if told is None:
@@ -663,6 +665,15 @@ SUBJECT_WORDS = (
 """English words that open a statement about the speaker or a third party (subject pronouns
 and possessives): a clause that opens with one, before a question tagged onto it, is told,
 not asked."""
+
+
+# A question that reminds rather than asks: "(Do you) remember the caravan claim?", "Remember
+# when we got lost in Rome?"; not "Do you remember what time it starts?"
+_REMINDER = re.compile(
+    r"(?i:(?:(?:do|did)[ \t]+(?:you|u|ya)[ \t]+)?remember[ \t]+)"
+    r"(?:(?i:the|that|those|this|our|my|your|his|her|their|(?:when|how)[ \t]+(?:we|i|you|u))\b"
+    r"|[A-Z])",
+)
 
 
 def _uptalk(sentence: str) -> bool:

@@ -924,6 +924,29 @@ def test_a_wh_word_alone_asks_about_what_was_just_said_and_a_word_answers_it() -
     assert write_observations(chat) == []
 
 
+def test_news_told_after_an_invitation_to_news_stands_alone() -> None:
+    # "What else is new with you?" asks nothing in particular: the news is not carried with it
+    for invitation in ("What else is new with you?", "Any news?", "How have you been?"):
+        chat = [
+            turn(0, "Nadia", invitation),
+            turn(1, "Theo", "dont make it a thing. but i went on a date. she's a tattoo artist"),
+        ]
+        [observation] = write_observations(chat)
+        assert observation.source_ids == ("t1",), invitation
+        assert "asked" not in observation.content
+
+
+def test_a_question_that_reminds_tells_what_it_names() -> None:
+    said = "Do you remember the caravan claim? That was you who spotted it."
+    observation = write_observations([turn(0, "Gareth", said), turn(1, "Aisha", "omg")])[0]
+    assert observation.content == (
+        "8 May 2023, Gareth: Does Aisha remember the caravan claim? That was Aisha who spotted it."
+    )
+    # asking what one remembers is still a question
+    asked = "Do you remember what time it starts?"
+    assert write_observations([turn(0, "Gareth", asked)]) == []
+
+
 def test_a_statement_said_with_a_rising_voice_answers_a_wh_question() -> None:
     # "She's gotten really into birding?" after "what is she into": told, not asked
     chat = [
