@@ -148,6 +148,7 @@ _ADVERBS = frozenset(
     | {"only", "mostly", "generally", "actually", "finally", "now", "recently", "already"}
     | {"rarely", "definitely", "honestly", "normally", "typically", "currently", "even"}
     | {"no", "longer", "totally", "absolutely", "kind", "sort", "of"}
+    | {"ever", "barely", "hardly", "nearly", "almost", "once"}
 )
 _LY_VERBS = frozenset(
     {"apply", "reply", "rely", "supply", "imply", "comply", "multiply", "ally", "bully"}
@@ -162,6 +163,10 @@ _KEEP_VERB = frozenset(
     | {"met", "sent", "spent", "built", "paid", "lost", "won", "ate", "drank", "drove", "flew"}
     | {"forgot", "grew", "heard", "held", "put", "quit", "set", "sold", "sat", "slept", "spoke"}
     | {"stood", "taught", "understood", "woke", "wore", "read", "became", "chose", "used"}
+    | {"broke", "fell", "threw", "caught", "fought", "stole", "froze", "shook", "hid", "bit"}
+    | {"blew", "drew", "dug", "fed", "fled", "led", "lit", "meant", "shot", "shut", "slid"}
+    | {"stuck", "struck", "swore", "tore", "wept", "rode", "sang", "swam", "hung", "lent"}
+    | {"bent", "dealt", "knelt", "leapt", "spat", "sank", "swung"}
     | {"to", "and", "or", "but", "too", "as", "a", "the", "not"}
     # the rest of English's irregular past tenses (a closed class), which no suffix marks
     | {"meant", "laid", "dealt", "lent", "bent", "hid", "bit", "lit", "slid", "spat", "shook"}
@@ -271,10 +276,17 @@ def third_person(
             out[i + 1] = out[i + 2] = ""
             i += 4
             continue
+        if low in _CHAT_SPELLINGS and word != low:
+            i += 2  # "U", "UR": a letter or a name, not chat's "you"
+            continue
         replacement, agreement = _pronoun(low, word, me, you, _clause_initial(parts, i))
         if replacement is None:
             i += 2
             continue
+        if low in _WOULD_OR_HAD and _participle_follows(parts, i):
+            replacement = replacement.replace(" would", " had")  # "I'd forgotten"
+        elif low == "ur" and _next_word(parts, i) in _YOU_ARE_BEFORE:
+            replacement = f"{you} is"  # "ur the best": you're
         if named and low in _AFTER_NAMED:
             replacement = _AFTER_NAMED[low]
         named = named or replacement.startswith(me)
@@ -307,6 +319,40 @@ def _you_group(parts: list[str], i: int) -> str | None:
     if i + 2 >= len(parts) or parts[i + 1] != " ":
         return None
     return _YOU_GROUPS.get(parts[i + 2].casefold())
+
+
+_CHAT_SPELLINGS = frozenset({"u", "ur"})
+# "ur" is "you're" before these ("ur the best", "ur so right"), "your" otherwise
+_YOU_ARE_BEFORE = frozenset(
+    {"the", "a", "an", "so", "such", "not", "welcome", "right", "gonna", "going", "too"}
+)
+_WOULD_OR_HAD = frozenset({"i'd", "you'd"})
+# Past participles that do not end in -ed (the verbs in -en, "listen", "happen", are no
+# participles)
+_PARTICIPLES = frozenset(
+    {"gone", "done", "been", "had", "got", "made", "met", "left", "lost", "found", "told"}
+    | {"said", "heard", "seen", "known", "shown", "sent", "spent", "thought", "brought"}
+    | {"bought", "kept", "felt", "run", "come", "become", "begun", "swum", "sung", "drunk"}
+    | {"forgotten", "eaten", "taken", "given", "written", "driven", "broken", "fallen"}
+    | {"chosen", "spoken", "stolen", "frozen", "hidden", "ridden", "risen", "shaken"}
+    | {"woken", "beaten", "bitten", "proven", "gotten", "flown", "grown", "thrown", "worn"}
+)
+
+
+def _next_word(parts: list[str], i: int) -> str:
+    return parts[i + 2].casefold() if i + 2 < len(parts) and parts[i + 1] == " " else ""
+
+
+def _participle_follows(parts: list[str], i: int) -> bool:
+    """Whether a past participle follows the "'d" at ``parts[i]`` (adverbs skipped): "I'd
+    forgotten", "I'd already moved", "I'd never been" are "I had"; "I'd love" is "I would"."""
+    j = i + 2
+    while j < len(parts) and parts[j - 1] == " " and parts[j].casefold() in _ADVERBS:
+        j += 2
+    if j >= len(parts) or parts[j - 1] != " ":
+        return False
+    word = parts[j].casefold()
+    return word in _PARTICIPLES or (len(word) > 4 and word.endswith("ed"))
 
 
 def _compound(parts: list[str], i: int) -> bool:
@@ -362,6 +408,9 @@ _SINGULAR: dict[str, tuple[str, str]] = {
     "your": ("{you}'s", "none"),
     "yours": ("{you}'s", "none"),
     "yourself": ("{you}", "none"),
+    # as chat writes them (lower-case only: "U.S." is no pronoun)
+    "u": ("{you}", "you"),
+    "ur": ("{you}'s", "none"),
 }
 _PLURAL = {
     "we": "they",

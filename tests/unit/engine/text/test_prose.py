@@ -99,6 +99,30 @@ def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        # chat's "u" and "ur"
+        ("Thank u SO much for coming", "Thank Gina SO much for coming"),
+        ("I got ur old job", "Jon got Gina's old job"),
+        ("ur the best", "Gina is the best"),
+        ("the U.S. is big", "the U.S. is big"),
+        # "'d" before a participle is "had"
+        ("I'd forgotten how small babies are", "Jon had forgotten how small babies are"),
+        ("I'd never been there", "Jon had never been there"),
+        ("I'd love to come", "Jon would love to come"),
+        ("I'd listen to him", "Jon would listen to him"),
+        # a past tense and an adverb are no verb to agree
+        ("I broke my toe", "Jon broke their toe"),
+        ("busier than I ever was", "busier than Jon ever was"),
+    ],
+)
+def test_chat_spellings_had_and_past_tenses_read_as_people_write_them(
+    sentence: str, expected: str
+) -> None:
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("are you guys playing anything soon?", "are Gina and the others playing anything soon?"),
         ("You guys were great!", "Gina and the others were great!"),
         ("Are you two coming?", "Are Gina and the other one coming?"),
