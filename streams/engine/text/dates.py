@@ -410,6 +410,9 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<in_season>in{_SP}(?:the{_SP})?(?:early{_SP}|late{_SP})?"
     r"(?P<is_name>spring|summer|fall|autumn|winter)"
     r"(?![ \t]+of\b)(?![ \t]*,?[ \t]*[0-9]))"
+    # a day of this, next or last month ("the 1st of this month")
+    rf"|(?P<day_of_named_month>the{_SP}(?P<dn_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th))"
+    rf"{_SP}of{_SP}(?P<dn_rel>this|next|last){_SP}month)"
     # a day of the month alone after a preposition ("on the 15th"), dated by its sentence's
     # tense; not before a noun ("on the 15th floor"): only a function word may follow
     r"|(?P<day_of_month>(?:(?<=\bon[ \t])|(?<=\bby[ \t])|(?<=\buntil[ \t])|(?<=\btill[ \t])"
@@ -538,6 +541,13 @@ def _period(
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
+    if kind == "day_of_named_month":
+        year, month = _month_shift(today.year, today.month, _STEPS[match.group("dn_rel").lower()])
+        day_number = int(match.group("dn_day")[:-2])
+        if day_number > _month_days(year, month):
+            return None  # "the 31st of next month" in a month of 30 days
+        day = date(year, month, day_number)
+        return day, day, "day"
     if kind == "lead_weekday" and not _alone(match, text):
         return None
     if kind in _SAID_IN_A_TENSE:

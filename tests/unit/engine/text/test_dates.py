@@ -368,6 +368,11 @@ TABLE: tuple[Row, ...] = (
         (("the 10th", "10 June 2023"), ("the 14th", "14 June 2023")),
     ),
     ("the wedding is on the 15th", MON, ()),
+    # a day of this, next or last month
+    ("Team lead as of the 1st of this month", MON, (("the 1st of this month", "1 May 2023"),)),
+    ("rent is due the 3rd of next month", MON, (("the 3rd of next month", "3 June 2023"),)),
+    ("we moved on the 20th of last month", MON, (("the 20th of last month", "20 April 2023"),)),
+    ("the 31st of next month", MON, ()),  # June has 30 days
     ("I live on the 15th floor", MON, ()),
     ("the 21st was fun", MON, ()),
     # a linking verb before a participle is no subject's past: an imperative has no tense
@@ -651,6 +656,7 @@ FRAGMENTS = st.sampled_from(
         "in late winter",
         "on the 15th",
         "by the 1st",
+        "the 2nd of next month",
         "we'll",
         "I'm going",
         "June 3rd",
