@@ -27,6 +27,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from memstream.waiting import wait_until
 from projections import grants, queries
 from projections.grants import GRANT_SETTING, GrantKey
 from projections.reader import MemoryReader
@@ -76,21 +77,29 @@ def reader_login(server_url: str) -> Iterator[str]:
 def _drop_login(server_url: str, name: str) -> None:
     """Drop the role once its sessions are gone. A closed client connection returns before
     the server's backend has dropped the session's temporary objects (a test's temp views
-    and functions), which still depend on the role for a moment: DROP ROLE then fails with
-    DependentObjectsStillExist. So its backends are ended and the drop retried."""
+    and functions), which depend on the role until the backend exits: DROP ROLE then failed
+    with DependentObjectsStillExist. So its backends are ended, and the drop waits until
+    none is left."""
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f'DROP OWNED BY "{name}"')  # what its tricks left behind
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,)
         )
-        for attempt in range(50):
-            try:
-                conn.execute(f'DROP ROLE "{name}"')
-                return
-            except psycopg.errors.DependentObjectsStillExist:
-                if attempt == 49:
-                    raise
-                time.sleep(0.1)
+
+        def sessions() -> int:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (name,)
+            ).fetchone()
+            return row[0] if row else 0
+
+        wait_until(
+            lambda: sessions() == 0,
+            timeout=10,
+            interval=0.05,
+            what=f"the sessions of {name} to end",
+            describe=lambda: f"{sessions()} left",
+        )
+        conn.execute(f'DROP ROLE "{name}"')
 
 
 def new_database(server_url: str) -> str:
