@@ -326,6 +326,8 @@ _WEEKDAYS = {
     "sunday": 6,
     "sun": 6,
 }
+_DAY_NAMES = tuple(name for name in _WEEKDAYS if name.endswith("day"))  # written whole
+_DAY_NAME = "|".join(_DAY_NAMES)
 _COUNTS = {
     "a": 1,
     "an": 1,
@@ -395,13 +397,13 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
     # "on <weekday>", dated by its sentence's tense
-    rf"|(?P<on_weekday>on{_SP}(?P<ow_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"|(?P<on_weekday>on{_SP}(?P<ow_name>{_DAY_NAME})"
     r"(?![ \t]+(?:mornings|afternoons|evenings|nights)\b))"
     # a weekday said alone ("Saturday was a blur", "went to a meet and greet sunday", "see
     # you Friday"), dated by its clause's tense as "on <weekday>" is (_alone says when it is
     # not alone: in a range, a list, a name, before a date)
     r"|(?P<lead_weekday>(?<![-–/(])"
-    r"(?P<lw_name>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    rf"(?P<lw_name>{_DAY_NAME})"
     r"(?:['’]s\b|[ \t]+(?:morning|afternoon|evening|night)(?:['’]s)?\b)?(?![a-z]))"
     # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
     rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
@@ -621,8 +623,12 @@ _PAST_CUE = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _SENTENCE_MARKS = (".", "!", "?", "\n")
-# The expressions dated by the tense they are said in (:func:`_tense`), each left open when
-# its sentence has none
+# Words a weekday may follow after a comma to name their day again ("yesterday, Friday"),
+# and the weekdays a list goes on after ("Monday, Wednesday, Friday")
+_NAMED_AGAIN: tuple[str, ...] = (
+    *("today", "tonight", "yesterday", "tomorrow", "morning", "afternoon", "evening"),
+    *_DAY_NAMES,
+)
 # Words before a weekday that make it no day said alone: a determiner or a frequency ("the
 # Friday shift", "every Friday"), a list or a range ("Friday and Saturday", "from Monday"),
 # a bound ("since Thursday", "by Friday": the time before or after it, not the day), a day
@@ -632,8 +638,7 @@ _NOT_ALONE = _DETERMINERS | frozenset(
     | {"from", "through", "thru", "till", "until", "since", "by", "before", "after", "of"}
     | {"first", "second", "third", "fourth", "fifth", "final"}  # "the first Monday of"
     | {"entire", "whole"}  # "my entire Saturday": a span, whichever day
-    | {"today", "tonight", "yesterday", "tomorrow", "morning", "afternoon", "evening", "night"}
-    | {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}  # a list
+    | {"night", *_NAMED_AGAIN}  # "today Monday", "Monday Friday": a day named again, a list
 )
 # What may follow a weekday said alone: not a range or a list ("Monday-Friday", "Friday/
 # Saturday", "Monday to Friday", "Friday and Saturday"), nor a capitalised word other than I
@@ -653,13 +658,15 @@ def _alone(match: re.Match[str], text: str) -> bool:
     if _NOT_ALONE_AFTER.match(text, end) or _FOLLOWED_BY_DATE.match(text, end):
         return False
     before = _word_before(text, start, raw=True)
-    if before[:1].isupper() and before != "I" and _word_before(text, start):
+    if before[:1].isupper() and before != "I":
         return False  # "Focus Friday", "Black Friday": a capitalised word before it
     if _word_before(text, start - len(before) - 1) in ("a", "an"):
         return False  # "a typical Saturday afternoon", "a lazy Sunday": a kind of day
     return before.lower() not in _NOT_ALONE
 
 
+# The expressions dated by the tense they are said in (:func:`_tense`), each left open when
+# its sentence has none
 _SAID_IN_A_TENSE = frozenset(
     {"on_weekday", "lead_weekday", "in_month", "in_season", "day_of_month"}
 )
@@ -930,14 +937,6 @@ def _unlabelled(before: str) -> str:
     if before.endswith(")"):
         before = _LABEL_AT_END.sub("", before).rstrip(" \t*_\"'“‘")
     return before
-
-
-# Words a weekday may follow after a comma to name their day again ("yesterday, Friday"),
-# and the weekdays a list goes on after ("Monday, Wednesday, Friday")
-_NAMED_AGAIN: tuple[str, ...] = (
-    *("today", "tonight", "yesterday", "tomorrow", "morning", "afternoon", "evening"),
-    *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
-)
 
 
 def _is_duration(text: str, start: int) -> bool:

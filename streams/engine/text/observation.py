@@ -246,9 +246,10 @@ def _folded(word: str) -> str:
     return word.casefold().replace("’", "'")
 
 
+# Words a question may open with before it asks ("so what", "ok did you", "lol how many")
+_OPENING_FILLER = r"(?:(?:yo|so|and|but|ok|okay|oh|hey|btw|lol|wait|also|anyway|um|hmm)\b[ \t,]*)*"
 _UNMARKED_QUESTION = re.compile(
-    r"(?:(?:yo|so|and|but|ok|okay|oh|hey|btw|lol|wait|also|anyway|um|hmm)\b[ \t,]*)*"
-    r"(?:"
+    _OPENING_FILLER + r"(?:"
     # an auxiliary before its subject: "did you end up adopting that cat"
     r"(?:do|have)(?:n['’]t)?[ \t]+(?:you|u|ya|i|we|he|she|they)\b"
     r"|(?:does|did|are|is|was|were|has|can|could|will|would|should)(?:n['’]t)?[ \t]+"
@@ -331,11 +332,12 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             continue
         to_agent = others.get(turn.speaker) in agents
         echoed = _echoed_words(previous, turn, names)
-        replying = _replies_to_a_wh_question(previous, turn)
+        last = _others_last_sentence(previous, turn)
+        replying = _replies_to_a_wh_question(last)
         stated = _stated(turn.text, names, requests=to_agent, echoed=echoed, replying=replying)
         polar = bool(_ANSWER_START.match(turn.text.lstrip()))  # a yes or no opens it
         question = _question_answered(previous, turn, stated, names, polar)
-        word_only = not stated and _answers_a_word(question, previous, turn, names)
+        word_only = not stated and _answers_a_word(question, previous, last, names)
         if word_only:
             # "Blue." to "Which color?" is no small talk; "same old" to "What's new?" is
             stated = _stated(turn.text, names, echoed=echoed, answering=True)
@@ -899,26 +901,32 @@ def _unaddressed(question: str) -> str:
     return asked[spans[keep[0]][0] : spans[keep[-1]][1]].strip().rstrip(" ,;:") + "?"
 
 
-def _replies_to_a_wh_question(previous: Turn | None, turn: Turn) -> bool:
-    """Whether ``turn`` follows the other participant's wh-question ("what is she into rn")."""
+def _others_last_sentence(previous: Turn | None, turn: Turn) -> str | None:
+    """The last sentence of the other participant's turn just before ``turn``, if any."""
     if previous is None or previous.speaker == turn.speaker:
-        return False
-    last = split_sentences(previous.text)[-1:]
-    return bool(last) and is_question(last[0]) and _WH_START.match(last[0].lstrip()) is not None
+        return None
+    return next(reversed(split_sentences(previous.text)), None)
 
 
-_WH_START = re.compile(
-    r"(?:(?:so|and|ok|okay|oh|wait|lol)\b[ \t,]*)*(?:what|who|where|when|which|why|how)\b",
-    re.IGNORECASE,
-)
+def _replies_to_a_wh_question(last: str | None) -> bool:
+    """Whether a turn follows the other participant's wh-question (``last``: their last
+    sentence, :func:`_others_last_sentence`): "what is she into rn"."""
+    return last is not None and is_question(last) and _WH_START.match(last.lstrip()) is not None
+
+
+_WH_START = re.compile(rf"{_OPENING_FILLER}(?:what|who|where|when|which|why|how)\b", re.IGNORECASE)
 
 
 def _answers_a_word(
-    question: tuple[Turn, str] | None, previous: Turn | None, turn: Turn, names: frozenset[str]
+    question: tuple[Turn, str] | None,
+    previous: Turn | None,
+    last: str | None,
+    names: frozenset[str],
 ) -> bool:
-    """Whether a word or two of ``turn`` answers a question: the ``question`` it replies to
-    asks for a named thing ("Which color?"), or the other's turn just before ends with a
-    wh-word alone ("How?" "pickleball"), which asks about what ``turn``'s speaker said."""
+    """Whether a word or two of a turn answers a question: the ``question`` it replies to
+    asks for a named thing ("Which color?"), or the other's turn just before (``previous``,
+    whose ``last`` sentence :func:`_others_last_sentence` gives) ends with a wh-word alone
+    ("How?" "pickleball"), which asks about what the turn's speaker said."""
     if question is not None:
         asked = question[1]
         return bool(
@@ -926,10 +934,9 @@ def _answers_a_word(
             or _WHY.match(asked.lstrip())
             or _BARE_WH.search(asked)
         )
-    if previous is None or previous.speaker == turn.speaker or previous.agent:
+    if last is None or previous is None or previous.agent:
         return False
-    last = split_sentences(previous.text)[-1:]
-    return bool(last) and _bare_wh(last[0], names)
+    return _bare_wh(last, names)
 
 
 def _asks_for_a_thing(question: str) -> bool:

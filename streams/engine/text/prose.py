@@ -163,13 +163,10 @@ _KEEP_VERB = frozenset(
     | {"met", "sent", "spent", "built", "paid", "lost", "won", "ate", "drank", "drove", "flew"}
     | {"forgot", "grew", "heard", "held", "put", "quit", "set", "sold", "sat", "slept", "spoke"}
     | {"stood", "taught", "understood", "woke", "wore", "read", "became", "chose", "used"}
-    | {"broke", "fell", "threw", "caught", "fought", "stole", "froze", "shook", "hid", "bit"}
-    | {"blew", "drew", "dug", "fed", "fled", "led", "lit", "meant", "shot", "shut", "slid"}
-    | {"stuck", "struck", "swore", "tore", "wept", "rode", "sang", "swam", "hung", "lent"}
-    | {"bent", "dealt", "knelt", "leapt", "spat", "sank", "swung"}
     | {"to", "and", "or", "but", "too", "as", "a", "the", "not"}
     # the rest of English's irregular past tenses (a closed class), which no suffix marks
-    | {"meant", "laid", "dealt", "lent", "bent", "hid", "bit", "lit", "slid", "spat", "shook"}
+    | {"broke", "shut", "meant", "laid", "dealt", "lent", "bent", "hid", "bit", "lit", "slid"}
+    | {"spat", "shook"}
     | {"stole", "struck", "swore", "swam", "sang", "sank", "rang", "drew", "threw", "blew"}
     | {"withdrew", "tore", "bore", "froze", "rode", "rose", "strove", "wove", "sought"}
     | {"fought", "caught", "dug", "clung", "flung", "hung", "spun", "stung", "swung", "fell"}
@@ -316,9 +313,7 @@ _YOU_GROUPS = {
 def _you_group(parts: list[str], i: int) -> str | None:
     """Who else "you" at ``parts[i]`` takes in, when a word after it makes it plural ("you
     guys", "you two"): "the others", "the other one"; None for "you" alone."""
-    if i + 2 >= len(parts) or parts[i + 1] != " ":
-        return None
-    return _YOU_GROUPS.get(parts[i + 2].casefold())
+    return _YOU_GROUPS.get(_next_word(parts, i))
 
 
 _CHAT_SPELLINGS = frozenset({"u", "ur"})
