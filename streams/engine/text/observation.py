@@ -582,12 +582,17 @@ def _stated(
     with a rising voice, not asked ("what is she into?" "She's gotten really into birding?")."""
     stating: list[str] = []
     counts: list[int] = []
+    reminding = False  # the sentence before is a reminder ("Do you remember the claim?")
     for sentence in split_sentences(without_emphasis(text)):
         asked = is_question(sentence)
         if asked and replying and not stating and _uptalk(sentence):
             sentence, asked = sentence.rstrip().rstrip("?") + ".", False
-        if asked and _REMINDER.match(_trim_phatic(sentence, names)):
-            asked = False  # "Do you remember the caravan claim?": it tells what it names
+        if asked and reminding and _says_more_of_it(sentence):
+            asked = False  # "... the caravan claim? The same caravan 'flooded' in 3 counties?"
+        elif asked and _REMINDER.match(_trim_phatic(sentence, names)):
+            asked, reminding = False, True  # "Do you remember the caravan claim?": it tells
+        else:
+            reminding = False
         if asked and not requests:
             told = _told_before_asking(sentence, names)
             if told is None:
@@ -678,6 +683,25 @@ _REMINDER = re.compile(
 )
 
 
+_NOUN_PHRASE_START = frozenset(
+    {"the", "that", "those", "this", "these", "a", "an", "our", "my", "his", "her", "their"}
+    | {"when", "where", "how"}
+)
+
+
+def _says_more_of_it(sentence: str) -> bool:
+    """Whether a question after a reminder only goes on naming what it reminds of, with a
+    noun phrase or a clause of no question's word order ("Remember the caravan claim? The
+    same caravan photographed 'flooded' in three counties?", "Remember Rome? When we got
+    lost?"): told, as the reminder is; not a question of its own ("Was it 2019?", "What was
+    his name?", "You know?")."""
+    text = sentence.strip().lstrip(" \t\"“'(")
+    first = _WORD.match(text)
+    if first is None or _folded(first.group()) not in _NOUN_PHRASE_START:
+        return False
+    return _UNMARKED_QUESTION.match(text.rstrip().rstrip("?")) is None
+
+
 def _uptalk(sentence: str) -> bool:
     """Whether a question is in a statement's word order: it opens with its subject, a third
     person or the speaker ("She's gotten into birding?", "I think it was June?"), not with
@@ -725,7 +749,12 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     ", haha", "Hey Mel, ", "My friend, " before what I or you did, ", my friend" at the end,
     "Oh man, ": :func:`_addressed`); "" when those are all it has. A clause of one
     capitalised word that is no participant's name is a name said ("Oscar, my guinea pig"):
-    it stays."""
+    it stays. A participant's name before a question to the listener, with no comma ("Greg
+    did you buy him a sweater", "greg are u getting a dog"), is said to them too."""
+    named = _NAME_BEFORE_ASKING.match(sentence)
+    if named is not None and _folded(named.group(1)) in names:
+        sentence = sentence[named.end() :]
+        sentence = sentence[:1].upper() + sentence[1:]
     spans = _clause_spans(sentence)
     saying = [i for i, (a, b) in enumerate(spans) if content_words(sentence[a:b], names)]
     stating = [i for i in saying if not _addressed(sentence, spans, i)]
@@ -738,6 +767,13 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     return trimmed
 
 
+# A word, then a question to the listener: an auxiliary before "you" ("Greg did you", "Greg
+# are u"), "you" ("Greg you're a genius") or a question word ("Greg what happened")
+_NAME_BEFORE_ASKING = re.compile(
+    r"^[ \t]*([^\W\d_]+)[ \t]+(?=(?:(?:do|does|did|are|were|have|has|had|can|could|will|would"
+    r"|should|is)(?:n['’]t)?[ \t]+)?(?:you|u|ya)\b|(?:what|when|where|who|why|how)\b)",
+    re.IGNORECASE,
+)
 _MY_SOMEONE = re.compile(r"^my[ \t]+[^\W\d_]+$", re.IGNORECASE)
 _FIRST_OR_SECOND = _I_OR_WE | {"you", "you're", "you've"}
 

@@ -947,6 +947,23 @@ def test_a_question_that_reminds_tells_what_it_names() -> None:
     assert write_observations([turn(0, "Gareth", asked)]) == []
 
 
+def test_a_noun_phrase_after_a_reminder_tells_more_of_what_it_names() -> None:
+    said = (
+        "Do you remember the caravan claim? The same caravan photographed 'flooded' in three"
+        " different counties? That was you who spotted it."
+    )
+    [observation] = write_observations([turn(0, "Gareth", said), turn(1, "Aisha", "omg")])
+    assert "The same caravan photographed 'flooded' in three different counties?" in (
+        observation.content
+    )
+    # a question of its own after a reminder is still asked
+    for question in ("Was it in 2019?", "What was the claimant called?", "You know the one?"):
+        said = f"Remember the caravan claim? {question} You spotted it."
+        [observation] = write_observations([turn(0, "Gareth", said)])
+        assert question not in observation.content, question
+        assert "the caravan claim?" in observation.content
+
+
 def test_a_statement_said_with_a_rising_voice_answers_a_wh_question() -> None:
     # "She's gotten really into birding?" after "what is she into": told, not asked
     chat = [
@@ -1012,6 +1029,21 @@ def test_a_participant_called_by_a_short_name_is_a_vocative() -> None:
     ]
     [observation] = write_observations(turns)
     assert observation.content == "8 May 2023, Samuel: we adopted a beagle called Toby."
+
+
+def test_a_name_before_a_question_to_the_listener_is_a_vocative_without_a_comma() -> None:
+    # chat leaves the comma out: "Greg did YOU buy him a sweater" became "Greg did Greg buy"
+    for said, expected in (
+        ("Those eyes. Greg did YOU buy him a sweater", "Those eyes. Did Greg buy him a sweater"),
+        ("Greg you are a genius, the table is perfect", "Greg is a genius, the table is perfect"),
+        ("greg what happened with the walnut table", "What happened with the walnut table"),
+    ):
+        chat = [turn(0, "Greg", "sent u pics"), turn(1, "Luisa", said)]
+        assert write_observations(chat)[1].content == f"8 May 2023, Luisa: {expected}", said
+    # a participant's name that is the subject stays
+    said = "Greg has sanded the walnut table for Ray, and Greg did the dishes."
+    chat = [turn(0, "Greg", "sent u pics"), turn(1, "Luisa", said)]
+    assert write_observations(chat)[1].content == f"8 May 2023, Luisa: {said}"
 
 
 def test_among_three_you_is_the_one_called_by_name_else_the_one_answered() -> None:
