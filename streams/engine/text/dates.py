@@ -570,7 +570,8 @@ def _period(
 
 def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | None:
     """A day and month said without a year ("June 3rd", "the 3rd of June"): that day in the
-    year that puts it nearest the day it was said (None for a day the month does not have)."""
+    year that puts it nearest the day it was said (None for a day the month does not have);
+    the first from that day on when it is what something was moved or put off to."""
     group = "c_month" if match.group("c_month") else "c_month2"
     month = _month_named(text[match.start(group) : match.end(group)])
     if month is None:
@@ -584,8 +585,21 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
             continue
     if not candidates:
         return None
+    if _RESCHEDULED.search(text, 0, match.start()):
+        later = [d for d in candidates if d >= today]  # "the date's moved to 2nd September"
+        if later:
+            return later[0], later[0], "day"
     day = min(candidates, key=lambda d: (abs((d - today).days), d))
     return day, day, "day"
+
+
+# What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",
+# "they pushed it back to the 3rd of June", "postponed until March 9th"
+_RESCHEDULED = re.compile(
+    r"\b(?:moved|pushed|postponed|rescheduled|bumped|delayed|put[ \t]+off|changed)"
+    r"(?:[ \t]+(?:it|them|back|forward|out|up))*[ \t]+(?:to|till|until|for)[ \t]+(?:the[ \t]+)?$",
+    re.IGNORECASE | re.ASCII,
+)
 
 
 # The tense of a clause or a sentence, from the words that mark it in English: auxiliaries,

@@ -274,6 +274,18 @@ TABLE: tuple[Row, ...] = (
     ("see you January 2nd", "2023-12-15T10:00", (("January 2nd", "2 January 2024"),)),
     ("May 3rd", MON, (("May 3rd", "3 May 2023"),)),
     ("the 29th of February", "2023-05-08T10:00", (("the 29th of February", "29 February 2024"),)),
+    # what something is moved or put off to is to come, however far: not the nearest
+    (
+        "the date's moved to 2nd September",
+        "2022-12-18T10:00",
+        (("2nd September", "2 September 2023"),),
+    ),
+    ("postponed until March 9th", "2022-12-18T10:00", (("March 9th", "9 March 2023"),)),
+    (
+        "we moved to Boston on 2nd September",
+        "2022-12-18T10:00",
+        (("2nd September", "2 September 2022"),),
+    ),
     # "on <weekday>" by its sentence's tense
     ("On Friday I went hiking with Jack", MON, (("On Friday", "5 May 2023"),)),
     ("we visited my aunt on monday", MON, (("on monday", "1 May 2023"),)),
