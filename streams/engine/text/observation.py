@@ -593,6 +593,8 @@ def _stated(
             asked, reminding = False, True  # "Do you remember the caravan claim?": it tells
         else:
             reminding = False
+            if asked and _BELIEVED.match(_trim_phatic(sentence, names)):
+                asked = False  # "isn't Becca's wedding June 17?": what the speaker believes
         if asked and not requests:
             told = _told_before_asking(sentence, names)
             if told is None:
@@ -683,6 +685,14 @@ _REMINDER = re.compile(
 )
 
 
+# A negative question about someone or something named, not the listener: it asks to confirm
+# what the speaker believes ("Isn't Becca's wedding June 17?", "Didn't Mark move to Denver?");
+# "isn't it", "wasn't that" react ("Isn't it beautiful?", "Wasn't that fun?")
+_BELIEVED = re.compile(
+    r"(?i:(?:is|are|was|were|does|do|did|has|have|had|wo|would|should)n['’]?t)[ \t]+"
+    r"(?!(?i:you|u|ya|it|that|this|there|we|i)\b)(?:(?i:the|his|her|their|our|my|he|she|they)\b"
+    r"|[A-Z])",
+)
 _NOUN_PHRASE_START = frozenset(
     {"the", "that", "those", "this", "these", "a", "an", "our", "my", "his", "her", "their"}
     | {"when", "where", "how"}

@@ -947,6 +947,19 @@ def test_a_question_that_reminds_tells_what_it_names() -> None:
     assert write_observations([turn(0, "Gareth", asked)]) == []
 
 
+def test_a_negative_question_about_someone_named_tells_what_the_speaker_believes() -> None:
+    said = "Theo!! I'm so happy for you. Hold on, though... isn't Becca's wedding June 17?"
+    chat = [turn(0, "Theo", "chef said yes to japan!!"), turn(1, "Nadia", said)]
+    assert write_observations(chat)[1].content == (
+        "8 May 2023, Nadia: isn't Becca's wedding June 17 (17 June 2023)?"
+    )
+    said = "Didn't Mark move to Denver in March?"
+    assert "Didn't Mark move to Denver" in write_observations([turn(0, "Nadia", said)])[0].content
+    # about the listener, or a reaction to what was said, it is asked
+    for asked in ("Don't you think the rent is too high?", "Isn't it beautiful at the lake?"):
+        assert write_observations([turn(0, "Nadia", asked)]) == [], asked
+
+
 def test_a_noun_phrase_after_a_reminder_tells_more_of_what_it_names() -> None:
     said = (
         "Do you remember the caravan claim? The same caravan photographed 'flooded' in three"
