@@ -158,6 +158,7 @@ __all__ = [
     "day_label",
     "day_stamp",
     "grounded",
+    "has_a_verb",
     "resolve_dates",
     "tells_what_happened",
 ]
@@ -722,6 +723,13 @@ def tells_what_happened(sentence: str) -> bool:
     """Whether ``sentence`` is in the past tense and in no other ("Got engaged!!", "We
     adopted a puppy"): news of something that happened, however few its words."""
     return _marked(sentence, progressive=False)[1] == "past"
+
+
+def has_a_verb(clause: str) -> bool:
+    """Whether ``clause`` marks a tense (an auxiliary, a common verb's past, a word in -ed
+    after its subject): a clause, not a noun phrase ("the finale wrecked me", "my mom is
+    obsessed"; not "the one on Sunday")."""
+    return _marked(clause, progressive=False)[0]
 
 
 def _marked(scope: str, *, progressive: bool) -> tuple[bool, Tense | None]:

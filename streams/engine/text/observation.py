@@ -51,7 +51,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 
 from streams.engine.text.answer import condensed_answer, without_emphasis
-from streams.engine.text.dates import day_label, grounded, resolve_dates, tells_what_happened
+from streams.engine.text.dates import (
+    day_label,
+    grounded,
+    has_a_verb,
+    resolve_dates,
+    tells_what_happened,
+)
 from streams.engine.text.facts import fact_terms
 from streams.engine.text.prose import third_person
 
@@ -596,7 +602,7 @@ def _stated(
             if asked and _BELIEVED.match(_trim_phatic(sentence, names)):
                 asked = False  # "isn't Becca's wedding June 17?": what the speaker believes
         if asked and not requests:
-            told = _told_before_asking(sentence, names)
+            told = _told_before_asking(sentence, names) or _told_after_asking(sentence, names)
             if told is None:
                 continue
             sentence, asked = told, False  # "I adopted a dog named Rex, isn't he cute?"
@@ -735,10 +741,39 @@ def _told_before_asking(sentence: str, names: frozenset[str]) -> str | None:
     if not comma or not content_words(head, names):
         return None
     told = _trim_phatic(head, names)
-    openings = (_WORD.match(told[a:b].strip()) for a, b in _clause_spans(told))
-    if not any(w is not None and _folded(w.group()) in SUBJECT_WORDS for w in openings):
+    openings = (_first_word(told[a:b]) for a, b in _clause_spans(told))
+    if not any(word in SUBJECT_WORDS for word in openings):
         return None
     return told.rstrip(" ,;:") + "."
+
+
+def _told_after_asking(sentence: str, names: frozenset[str]) -> str | None:
+    """A question that chat runs on into a statement, with a comma and no question mark, as
+    told: "did you finish the last of us, the finale wrecked me" tells that the finale wrecked
+    its speaker, and its question says the finale of what. Told when the clauses after the
+    first comma open with a subject word or a determiner (:data:`SUBJECT_WORDS`, "the") and
+    mark a tense (a clause, not a noun phrase: "did you see the game, the one on Sunday"
+    asks only)."""
+    text = sentence.rstrip()
+    if text.rstrip(_CLOSING).endswith("?"):
+        return None
+    _, comma, tail = text.partition(",")
+    tail = tail.strip()
+    if not comma or _first_word(tail) not in SUBJECT_WORDS | {"the"} or not has_a_verb(tail):
+        return None
+    if is_question(tail) or not content_words(tail, names):
+        return None
+    return _finished(text)
+
+
+_FILLER_FIRST = re.compile(r"[ \t]*" + _OPENING_FILLER, re.IGNORECASE)
+
+
+def _first_word(clause: str) -> str:
+    """The first word of ``clause`` after the chat words that open anything ("ok also i
+    finished the draft": "i"), case-folded; "" for none."""
+    word = _WORD.match(clause, _FILLER_FIRST.match(clause).end())  # type: ignore[union-attr]
+    return _folded(word.group()) if word is not None else ""
 
 
 def _clause_spans(sentence: str) -> list[tuple[int, int]]:

@@ -1167,6 +1167,8 @@ def test_a_set_phrase_says_nothing_whatever_its_words(reply: str) -> None:
         ("I adopted a dog named Rex, isn't he cute?", "Samuel adopted a dog named Rex."),
         ("Yesterday, I started painting again, remember?", "Samuel started painting again."),
         ("We finally moved to Leeds, you know?", "Samuel: We finally moved to Leeds."),
+        # chat's openers before the statement's subject
+        ("ok also i finished the speech draft, can i send it tonight?", "Samuel finished"),
     ],
 )
 def test_a_statement_with_a_question_tagged_on_is_kept(said: str, kept: str) -> None:
@@ -1176,8 +1178,34 @@ def test_a_statement_with_a_question_tagged_on_is_kept(said: str, kept: str) -> 
 
 
 @pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        # the question says what the statement is about: the finale of The Last of Us
+        (
+            "did you finish the last of us, the finale wrecked me",
+            "did Priyanka finish the last of us, the finale wrecked Samuel.",
+        ),
+        (
+            "did u hear, my mom is obsessed with pickleball now",
+            "did Priyanka hear, Samuel's mom is obsessed with pickleball now.",
+        ),
+    ],
+)
+def test_a_question_run_on_into_a_statement_is_kept(said: str, kept: str) -> None:
+    [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
+    assert observation.content == f"8 May 2023, Samuel: {kept}"
+
+
+@pytest.mark.parametrize(
     "asked",
-    ["Now, what's next?", "Is it open, or not?", "You went to Paris, right?", "So, did it rain?"],
+    [
+        "Now, what's next?",
+        "Is it open, or not?",
+        "You went to Paris, right?",
+        "So, did it rain?",
+        "did you see the game, the one on sunday",
+        "did you see the game, the refs were awful?",
+    ],
 )
 def test_a_question_is_still_no_statement(asked: str) -> None:
     assert write_observations([turn(0, "Samuel", asked), turn(1, "Priyanka", "Nice!")]) == []
