@@ -273,8 +273,15 @@ def third_person(
             out[i + 1] = out[i + 2] = ""
             i += 4
             continue
-        if low in _CHAT_SPELLINGS and word != low:
-            i += 2  # "U", "UR": a letter or a name, not chat's "you"
+        if low in _CHAT_SPELLINGS and (word.isupper() or (word != low and low in _LETTERS)):
+            i += 2  # "U", "UR": a letter or a name, not chat's "you"; "IM", a message
+            continue
+        if low == "u" and _next_word(parts, i) == "r":
+            # "u r the best": chat's "you are"
+            said = f"{you} is"
+            out[i] = said[0].upper() + said[1:] if _sentence_initial(out, i) else said
+            out[i + 1] = out[i + 2] = ""
+            i += 4
             continue
         replacement, agreement = _pronoun(low, word, me, you, _clause_initial(parts, i))
         if replacement is None:
@@ -316,7 +323,8 @@ def _you_group(parts: list[str], i: int) -> str | None:
     return _YOU_GROUPS.get(_next_word(parts, i))
 
 
-_CHAT_SPELLINGS = frozenset({"u", "ur"})
+_CHAT_SPELLINGS = frozenset({"u", "ur", "im", "ive"})
+_LETTERS = frozenset({"u", "ur"})  # capitalised, a letter or a name ("U", "Ur"); "Im" is chat
 # "ur" is "you're" before these ("ur the best", "ur so right"), "your" otherwise
 _YOU_ARE_BEFORE = frozenset(
     {"the", "a", "an", "so", "such", "not", "welcome", "right", "gonna", "going", "too"}
@@ -406,6 +414,8 @@ _SINGULAR: dict[str, tuple[str, str]] = {
     # as chat writes them (lower-case only: "U.S." is no pronoun)
     "u": ("{you}", "you"),
     "ur": ("{you}'s", "none"),
+    "im": ("{me} is", "none"),  # not "IM", an instant message
+    "ive": ("{me} has", "none"),
 }
 _PLURAL = {
     "we": "they",

@@ -104,6 +104,12 @@ def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
         ("I got ur old job", "Jon got Gina's old job"),
         ("ur the best", "Gina is the best"),
         ("the U.S. is big", "the U.S. is big"),
+        ("u r the best", "Gina is the best"),
+        # "im" and "ive", in any case but capitals ("IM", a message)
+        ("im calling him noodle", "Jon is calling him noodle"),
+        ("Im so tired", "Jon is so tired"),
+        ("ive never been", "Jon has never been"),
+        ("send me an IM", "send Jon an IM"),
         # "'d" before a participle is "had"
         ("I'd forgotten how small babies are", "Jon had forgotten how small babies are"),
         ("I'd never been there", "Jon had never been there"),
