@@ -44,7 +44,7 @@ def consolidate_ended_sessions(ctx: CycleContext) -> None:
         window = ctx.facets.sessions.get(end.session_id)
         if window is None or window.status != "active":
             continue
-        members = _current_members(ctx, window)
+        members, before = _current_members(ctx, window)
         narrate = _qualifies(ctx, window, members)
         ctx.emit(
             "session_closed",
@@ -61,17 +61,23 @@ def consolidate_ended_sessions(ctx: CycleContext) -> None:
         )
         ctx.count("sessions_closed")
         if ctx.policy.observations.enabled:
-            observed = observe_session(ctx, window, members)
+            observed = observe_session(ctx, window, members, before)
             if narrate:
                 _write_digest(ctx, window, end, members, observed)
         elif narrate:
             _write_narrative(ctx, window, end, members)
 
 
-def _current_members(ctx: CycleContext, window: SessionWindow) -> list[MemoryRecord]:
+def _current_members(
+    ctx: CycleContext, window: SessionWindow
+) -> tuple[list[MemoryRecord], dict[str, str | None]]:
     """The session's memories as they are now: following promotions to the copy, and only
-    those still live (a forgotten, merged or archived member is not narrated again)."""
+    those still live (a forgotten, merged or archived member is not narrated again); and, of
+    each, the one it came after (None when that one is no longer live: an assistant's "Good
+    to know!" archived between two of the user's turns, which are no burst of messages)."""
     members: dict[str, MemoryRecord] = {}
+    before: dict[str, str | None] = {}
+    previous: str | None = None
     for memory_id in window.member_ids:
         record = ctx.record(memory_id)
         hops = 0
@@ -83,9 +89,12 @@ def _current_members(ctx: CycleContext, window: SessionWindow) -> list[MemoryRec
         ):
             record = ctx.record(record.memory.metadata["promoted_to"])
             hops += 1
-        if record is not None and record.is_live:
+        live = record is not None and record.is_live
+        if record is not None and live:
+            before.setdefault(record.memory.memory_id, previous)
             members.setdefault(record.memory.memory_id, record)
-    return list(members.values())
+        previous = record.memory.memory_id if record is not None and live else None
+    return list(members.values()), before
 
 
 def _qualifies(ctx: CycleContext, window: SessionWindow, members: list[MemoryRecord]) -> bool:

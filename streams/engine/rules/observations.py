@@ -31,12 +31,25 @@ CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
 
 
 def observe_session(
-    ctx: CycleContext, window: SessionWindow, members: list[MemoryRecord]
+    ctx: CycleContext,
+    window: SessionWindow,
+    members: list[MemoryRecord],
+    before: dict[str, str | None] | None = None,
 ) -> dict[str, str]:
     """Write the observations of a closed session's live ``members``; archive the turns they
-    state. Returns turn id → the observation carrying it."""
+    state. Returns turn id → the observation carrying it. ``before``: of each member, the
+    member it came after, when known; a turn after another than the one written before it
+    is joined in no burst (:func:`~streams.engine.text.observation.bursts`)."""
     chosen = sorted(members, key=lambda r: r.memory.age_order)
-    turns = [turn_of(r.memory) for r in chosen]
+    turns = [
+        turn_of(
+            r.memory,
+            after_gap=before is not None
+            and i > 0
+            and before.get(r.memory.memory_id) != chosen[i - 1].memory.memory_id,
+        )
+        for i, r in enumerate(chosen)
+    ]
     observations = write_observations(turns, ctx.policy.max_memory_chars)
     if not observations:
         return {}
@@ -100,7 +113,7 @@ def expire_passing_states(ctx: CycleContext) -> None:
         ctx.count("passed")
 
 
-def turn_of(memory: Memory) -> Turn:
+def turn_of(memory: Memory, *, after_gap: bool = False) -> Turn:
     """A session member as a turn: its speaker by name when known (the ``speaker`` field,
     else a "Name: " prefix of the content, else who created it)."""
     named, text = name_prefix(memory.content)
@@ -112,7 +125,7 @@ def turn_of(memory: Memory) -> Turn:
     else:
         speaker, text = CREATORS.get(memory.created_by, "the user"), memory.content
     agent = memory.created_by == "agent"
-    return Turn(memory.memory_id, text, speaker, memory.created_at or 0, agent)
+    return Turn(memory.memory_id, text, speaker, memory.created_at or 0, agent, after_gap=after_gap)
 
 
 def named_speaker(speaker: str) -> str | None:

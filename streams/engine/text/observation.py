@@ -64,6 +64,7 @@ from streams.engine.text.prose import third_person
 __all__ = [
     "Observation",
     "Turn",
+    "bursts",
     "content_words",
     "is_passing_state",
     "is_phatic",
@@ -85,6 +86,13 @@ class Turn:
     speaker: str
     at: int  # event time, epoch ms (UTC)
     agent: bool = False  # said by an assistant (created_by "agent"): its answer is condensed
+    earlier: tuple[str, ...] = ()  # the messages before this one in its burst (:func:`bursts`)
+    after_gap: bool = False  # a turn between this and the one before is gone: no burst
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The memories this turn is: its burst's earlier messages, then its own."""
+        return (*self.earlier, self.memory_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,8 +326,10 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     named, recommended or decided (:mod:`.answer`). A text longer than ``max_chars`` becomes
     several observations."""
     speakers = [turn.speaker for turn in turns]
-    others = participants(speakers)
     names = frozenset(_name_words(speakers))
+    turns = bursts(turns, names)
+    speakers = [turn.speaker for turn in turns]
+    others = participants(speakers)
     agents = frozenset(turn.speaker for turn in turns if turn.agent)
     observations: list[Observation] = []
     previous: Turn | None = None
@@ -367,7 +377,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     written = _taken_up(
                         observations, earlier, previous, answer, written, names, polar, max_chars
                     )
-                    if word_only and [o.source_ids for o in written] == [(turn.memory_id,)]:
+                    if word_only and [o.source_ids for o in written] == [turn.ids]:
                         written = []  # "How come?" "work": not joined to what it answers
                 observations.extend(written)
         replied = None
@@ -375,6 +385,47 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     if replied is not None:
         observations.extend(_observe(*replied, None, max_chars))
     return observations
+
+
+BURST_MESSAGE_CHARS = 80
+BURST_MAX_CHARS = 300
+
+
+def bursts(turns: Sequence[Turn], names: frozenset[str] = frozenset()) -> list[Turn]:
+    """``turns`` with each burst of a person's short messages as one turn: chat sends one
+    utterance in pieces ("his racing name was Lightning Bolt Express" / "im calling him
+    noodle"; "omg" / "guess what" / "i got the job!!"), and a piece alone loses what the
+    others say of it. A message joins the one before it when both are the same person's (not
+    an assistant's), either is shorter than a short sentence (:data:`BURST_MESSAGE_CHARS`)
+    and together they stay within :data:`BURST_MAX_CHARS`: longer messages each say a thing
+    of their own, and one memory holding several is found by none of them (on hand-written
+    conversations, joining every run of one person's turns lost two answers of 45 where
+    joining short pieces lost none), nor across a turn no longer there (``after_gap``). A
+    message that says nothing or asks (:func:`is_phatic`: "That's so cool!", "what did u
+    name him??") stays a turn of its own, as the writer reads reactions and questions. The
+    joined turn is the last message's, with its pieces on lines of their own (sentences,
+    however they end) and the earlier ones in ``earlier``."""
+    joined: list[Turn] = []
+    alone = True  # the last turn is a reaction or a question: nothing joins it
+    for turn in turns:
+        last = joined[-1] if joined else None
+        said = not turn.agent and not is_phatic(turn.text, names)
+        if (
+            last is not None
+            and said
+            and not alone
+            and not turn.after_gap
+            and not last.agent
+            and last.speaker == turn.speaker
+            and min(len(last.text.strip()), len(turn.text.strip())) < BURST_MESSAGE_CHARS
+            and len(last.text) + len(turn.text) < BURST_MAX_CHARS
+        ):
+            text = f"{last.text.rstrip()}\n{turn.text.lstrip()}"
+            joined[-1] = Turn(turn.memory_id, text, turn.speaker, turn.at, False, last.ids)
+        else:
+            joined.append(turn)
+        alone = not said
+    return joined
 
 
 def _taken_up(
@@ -528,6 +579,13 @@ def _finished(text: str) -> str:
     """``text`` ending as a sentence does."""
     text = text.rstrip()
     return text if text.endswith((".", "!", "?", '"', "”")) else text + "."
+
+
+def _ended(sentence: str) -> str:
+    """``sentence`` with a full stop unless its own mark ends it, inside quotes or brackets
+    too ('his name was "Bolt".', "(it's 6800!)"): a chat line ends with none."""
+    text = sentence.rstrip()
+    return text if text.rstrip(_CLOSING).endswith((".", "!", "?", "…")) else text + "."
 
 
 def _asks(text: str) -> bool:
@@ -1074,22 +1132,28 @@ def _observe(
         sentences = [grounded(s, turn.at, turn.text) for s in stated]
     else:
         sentences = [_attributed(s, me, you, turn.at, turn.text) for s in stated]
-    # what an assistant named is a list of statements; a person's sentences are prose
-    text = _listed(sentences) if turn.agent else " ".join(sentences)
-    sources: tuple[str, ...] = (turn.memory_id,)
+    # what an assistant named is a list of statements; a person's sentences are prose, each
+    # ended as a sentence is when another follows (a chat line ends with none)
+    if turn.agent:
+        text = _listed(sentences)
+    elif quoted:
+        text = " ".join(sentences)
+    else:
+        text = " ".join([*(_ended(s) for s in sentences[:-1]), *sentences[-1:]])
+    sources = turn.ids
     if replied is not None:  # the reply first: what its speaker says, then what it answers
         answering, answer = replied
         said = [_attributed(s, you, me, answering.at) for s in answer]
         if question is not None:
             said.append(_attributed(question[1], you, me, answering.at))
         text = f"{_finished(text)} {REPLYING_TO} {you}: {_listed(said)}"
-        sources = (answering.memory_id, turn.memory_id)
+        sources = (*answering.ids, *turn.ids)
         question = None
     elif question is not None:
         asking, asked = question
         asker = asking.speaker  # among three, not always whom the answer addresses
         text = f"{asker} asked: {_attributed(asked, asker, me, turn.at)} {me}: {text}"
-        sources = (asking.memory_id, turn.memory_id)
+        sources = (*asking.ids, *turn.ids)
     text = text.replace(f" ({day})", "")  # the prefix says that day
     speaker_first = text.casefold().startswith(me.casefold()) and question is None
     prefix = f"{day}: " if question is not None or speaker_first else f"{day}, {me}: "

@@ -12,6 +12,7 @@ from streams.engine.embedder import hashing_embedding
 from streams.engine.ledger import EpisodesSummarized, MemoryArchived, SessionConsolidated
 from streams.engine.model import (
     ConsolidationRequested,
+    ForgetRequested,
     Memory,
     MemoryEvent,
     MemoryPinned,
@@ -233,6 +234,104 @@ def test_a_closed_session_becomes_observations_and_a_digest_and_its_turns_are_ca
     state = run.users["u1"]
     live = {r.memory.memory_id for r in state.memories.values() if r.is_live}
     assert live == {o.memory_id for o in observations} | {narrative.narrative.memory_id}
+
+
+def test_a_burst_of_short_messages_is_one_observation_of_all_of_them() -> None:
+    chat = [
+        turn(0, "Kenji", "gus says hi from his heat rock"),
+        turn(1, "Bea", 'his racing name was "Lightning Bolt Express" lol'),
+        turn(2, "Bea", "im calling him noodle"),
+        turn(3, "Bea", "lmao"),  # a reaction stays apart
+        turn(4, "Bea", "he raced 38 times and won like twice"),
+    ]
+    said = write_observations(chat)
+    assert [o.source_ids for o in said] == [("t0",), ("t1", "t2"), ("t4",)]
+    assert said[1].content == (
+        '8 May 2023, Bea: his racing name was "Lightning Bolt Express". Bea is calling him noodle'
+    )
+    # long messages each say a thing of their own
+    long_ones = [
+        turn(
+            0,
+            "Bea",
+            "the rescue says he retired after two full seasons on the dog track in Tampa, Florida",
+        ),
+        turn(
+            1,
+            "Bea",
+            "we are doing a trial weekend first, and the adoption papers get signed in late June",
+        ),
+    ]
+    assert [o.source_ids for o in write_observations(long_ones)] == [("t0",), ("t1",)]
+
+
+def test_no_burst_joins_messages_apart_or_of_others() -> None:
+    chat = [
+        turn(0, "Bea", "im calling him noodle"),
+        Turn("t1", "he is four", "Bea", MAY_8 + 60_000, after_gap=True),  # a turn between is gone
+        turn(2, "Kenji", "gus says hi"),
+        turn(3, "Bea", "the rescue is in austin"),
+        Turn("t4", "noodle hates stairs", "the agent", MAY_8 + 4 * 60_000, agent=True),
+        turn(5, "Bea", "and the dishwasher"),
+    ]
+    assert all(len(o.source_ids) == 1 for o in write_observations(chat))
+
+
+def _burst_events(user: str = "u1") -> list[MemoryEvent]:
+    lines = ["im calling him noodle", "he loves carrots", "he raced 38 times and won twice"]
+    events = [
+        MemoryEvent(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"burst/{i}")),
+            user,
+            MAY_8 + i * 60_000,
+            MemoryWritten(
+                Memory(
+                    f"b{i}",
+                    user,
+                    text,
+                    speaker="Bea",
+                    created_by="user",
+                    session_id="s1",
+                    conversation_id="c1",
+                    created_at=MAY_8 + i * 60_000,
+                )
+            ),
+        )
+        for i, text in enumerate(lines)
+    ]
+    end = MAY_8 + 10 * 60_000
+    return [
+        *events,
+        MemoryEvent(
+            str(uuid.uuid5(uuid.NAMESPACE_URL, "burst/end")), user, end, SessionEnded("s1", "c1")
+        ),
+    ]
+
+
+def _forget(memory_id: str, at: int, user: str = "u1") -> MemoryEvent:
+    event_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"forget/{memory_id}"))
+    return MemoryEvent(event_id, user, at, ForgetRequested(memory_id))
+
+
+def test_observations_of_a_session_join_no_burst_across_an_archived_turn() -> None:
+    """The rule gives the writer the session's arrival order: two messages of one person with
+    a turn archived between them (a forgotten one) are no burst."""
+    events = _burst_events()
+    run = replay(events, EngineConfig(policy=builtin_profile("default")))
+    sources = sorted(
+        d.payload.summary.metadata["derived_from"]
+        for d in run.decisions
+        if isinstance(d.payload, EpisodesSummarized) and d.payload.summary.kind == "observation"
+    )
+    assert sources == ["b0,b1,b2"]
+    forgotten = [*events[:2], _forget("b1", MAY_8 + 90_000), *events[2:]]
+    run = replay(forgotten, EngineConfig(policy=builtin_profile("default")))
+    sources = sorted(
+        d.payload.summary.metadata["derived_from"]
+        for d in run.decisions
+        if isinstance(d.payload, EpisodesSummarized) and d.payload.summary.kind == "observation"
+    )
+    assert sources == ["b0", "b2"]
 
 
 def test_seed_profiles_write_no_observations() -> None:
