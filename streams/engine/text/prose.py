@@ -149,6 +149,7 @@ _ADVERBS = frozenset(
     | {"rarely", "definitely", "honestly", "normally", "typically", "currently", "even"}
     | {"no", "longer", "totally", "absolutely", "kind", "sort", "of"}
     | {"ever", "barely", "hardly", "nearly", "almost", "once"}
+    | {"first", "then", "soon", "later", "kinda", "sorta", "lowkey"}  # "I first brought her"
 )
 _LY_VERBS = frozenset(
     {"apply", "reply", "rely", "supply", "imply", "comply", "multiply", "ally", "bully"}

@@ -118,6 +118,8 @@ def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
         # a past tense and an adverb are no verb to agree
         ("I broke my toe", "Jon broke their toe"),
         ("busier than I ever was", "busier than Jon ever was"),
+        ("when I first brought her home", "when Jon first brought her home"),
+        ("I kinda love it", "Jon kinda loves it"),
     ],
 )
 def test_chat_spellings_had_and_past_tenses_read_as_people_write_them(
