@@ -653,6 +653,8 @@ _NOT_ALONE = _DETERMINERS | frozenset(
     | {"from", "through", "thru", "till", "until", "since", "by", "before", "after", "of"}
     | {"first", "second", "third", "fourth", "fifth", "final"}  # "the first Monday of"
     | {"entire", "whole"}  # "my entire Saturday": a span, whichever day
+    | {word for word in _COUNTS if " " not in word}  # "six Saturday classes", "one Saturday"
+    | {"several", "few", "many", "some", "other"}
     | {"night", *_NAMED_AGAIN}  # "today Monday", "Monday Friday": a day named again, a list
 )
 # What may follow a weekday said alone: not a range or a list ("Monday-Friday", "Friday/
@@ -677,7 +679,7 @@ def _alone(match: re.Match[str], text: str) -> bool:
         return False  # "Focus Friday", "Black Friday": a capitalised word before it
     if _word_before(text, start - len(before) - 1) in ("a", "an"):
         return False  # "a typical Saturday afternoon", "a lazy Sunday": a kind of day
-    return before.lower() not in _NOT_ALONE
+    return before.lower() not in _NOT_ALONE and not before.isdigit()
 
 
 # The expressions dated by the tense they are said in (:func:`_tense`), each left open when

@@ -332,6 +332,9 @@ TABLE: tuple[Row, ...] = (
     ("On your rest days (Monday, Wednesday, Friday, Sunday), rest", MON, ()),
     ("we met the first Monday of each month", MON, ()),
     ("tell me about a typical Saturday afternoon", MON, ()),
+    ("I signed him up for puppy school. It's six Saturday classes", MON, ()),  # counted
+    ("we did 6 Saturday runs", MON, ()),
+    ("one Saturday we got lost in the fog", MON, ()),
     ("we signed up for salsa classes, Tuesday nights at the studio", MON, ()),
     ("we went there Tuesdays", MON, ()),
     ("we went to the game Saturday", MON, (("Saturday", "6 May 2023"),)),
