@@ -685,7 +685,7 @@ def _stated(
 
 
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:oh|ah|anyway|and|so|well|also|plus|btw|by the way)\b[ \t]*,?[ \t]*)+(?=\w)",
+    r"^(?:(?:oh|ah|anyway|and|but|so|well|also|plus|btw|by the way)\b[ \t]*,?[ \t]*)+(?=\w)",
     re.IGNORECASE,
 )
 _HEDGE = re.compile(

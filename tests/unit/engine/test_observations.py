@@ -483,6 +483,10 @@ def test_hedges_and_leading_fillers_are_left_out() -> None:
         [turn(0, "Caroline", "Oh and honestly the new job is great, if i'm honest lol")]
     )
     assert observation.content == "8 May 2023, Caroline: the new job is great"
+    # the clause before "but" said nothing: the "but" goes with it
+    said = "She could, but it's over an hour each way with traffic."
+    [observation] = write_observations([turn(0, "Owen", said)])
+    assert observation.content == "8 May 2023, Owen: it's over an hour each way with traffic."
 
 
 def test_between_people_every_sentence_that_states_something_is_kept() -> None:
