@@ -574,9 +574,12 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
     year that puts it nearest the day it was said (None for a day the month does not have);
     the first from that day on when it is what something was moved or put off to."""
     group = "c_month" if match.group("c_month") else "c_month2"
-    month = _month_named(text[match.start(group) : match.end(group)])
+    name = text[match.start(group) : match.end(group)]
+    month = _month_named(name)
+    if month is None and _DAY_ENDS_IT.match(text, match.end()):
+        month = _month_named(name.capitalize())  # "she starts march 20": chat's lower case
     if month is None:
-        return None  # "I may 3D print it"
+        return None  # "they march 3 miles", "we may 2 of them"
     number = int((match.group("c_day") or match.group("c_day2")).rstrip("stndrh"))
     candidates = []
     for year in (today.year - 1, today.year, today.year + 1):
@@ -592,6 +595,15 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
             return later[0], later[0], "day"
     day = min(candidates, key=lambda d: (abs((d - today).days), d))
     return day, day, "day"
+
+
+# After a day and "may" or "march" in lower case, what makes them a date: the sentence ends
+# or goes on with a word that cannot be the day's noun ("march 20 is her first day", not
+# "march 20 miles")
+_DAY_ENDS_IT = re.compile(
+    r"[ \t]*(?:$|[.,!?;:)\n]|(?:and|or|but|so|at|in|on|for|to|with|is|was|will|then)\b)",
+    re.IGNORECASE | re.ASCII,
+)
 
 
 # What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",

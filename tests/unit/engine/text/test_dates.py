@@ -272,6 +272,9 @@ TABLE: tuple[Row, ...] = (
     ("we flew out 3 June", "2024-05-17T19:00", (("3 June", "3 June 2024"),)),
     ("we went on December 20th", "2024-05-17T19:00", (("December 20th", "20 December 2023"),)),
     ("see you January 2nd", "2023-12-15T10:00", (("January 2nd", "2 January 2024"),)),
+    # "march" and "may" in chat's lower case, when nothing after the day can be its noun
+    ("she starts march 20. gave notice", MON, (("march 20", "20 March 2023"),)),
+    ("the 3rd of may is her first day", MON, (("the 3rd of may", "3 May 2023"),)),
     ("May 3rd", MON, (("May 3rd", "3 May 2023"),)),
     ("the 29th of February", "2023-05-08T10:00", (("the 29th of February", "29 February 2024"),)),
     # what something is moved or put off to is to come, however far: not the nearest
@@ -416,6 +419,8 @@ TABLE: tuple[Row, ...] = (
     ("recently I moved to a new place", MON, ()),
     ("we watched the sunset over the weekend", MON, ()),
     ("I may 3D print it", MON, ()),
+    ("they march 3 miles a day", MON, ()),
+    ("we may 2 of them", MON, ()),
     ("on 3 June 2024 we met", MON, ()),
     ("June 3, 2024", MON, ()),
     ("the 30th of February", MON, ()),
