@@ -151,6 +151,8 @@ _ADVERBS = frozenset(
     | {"ever", "barely", "hardly", "nearly", "almost", "once"}
     | {"first", "then", "soon", "later", "kinda", "sorta", "lowkey"}  # "I first brought her"
 )
+_CHAT_VERBS = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to", "better": "better"}
+"""Chat's contracted verbs after I, in the third person; "I better go" keeps its "better"."""
 _LY_VERBS = frozenset(
     {"apply", "reply", "rely", "supply", "imply", "comply", "multiply", "ally", "bully"}
     | {"rally", "tally", "sully", "dally"}
@@ -481,6 +483,9 @@ def _agree(parts: list[str], out: list[str], i: int, *, verbs: bool) -> None:
         if low in _ADVERBS or (len(low) > 4 and low.endswith("ly") and low not in _LY_VERBS):
             j += 2
             continue
+        if verbs and low in _CHAT_VERBS:
+            out[j] = _CHAT_VERBS[low]  # "I wanna come": "Theo wants to come", not "wannas"
+            return
         if (
             verbs
             and parts[j].islower()

@@ -120,6 +120,10 @@ def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
         ("busier than I ever was", "busier than Jon ever was"),
         ("when I first brought her home", "when Jon first brought her home"),
         ("I kinda love it", "Jon kinda loves it"),
+        # chat's contracted verbs
+        ("I wanna come to japan", "Jon wants to come to japan"),
+        ("I gotta tape it", "Jon has to tape it"),
+        ("you better call me", "Gina better call Jon"),
     ],
 )
 def test_chat_spellings_had_and_past_tenses_read_as_people_write_them(
