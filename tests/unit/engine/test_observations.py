@@ -171,21 +171,26 @@ def test_digest_names_the_day_the_people_and_content_topics_within_bounds() -> N
 # --- the rule, through the engine ---------------------------------------------------------------
 
 
-def _session_events(user: str = "u1") -> list[MemoryEvent]:
-    lines = [
-        ("Caroline", "Hey Mel! I went to a support group yesterday."),
-        ("Melanie", "That's so cool!"),
-        ("Melanie", "i've been going to a pottery class on tuesdays"),
-        ("Caroline", "Thanks!"),
-    ]
+def _session_events(
+    user: str = "u1", lines: list[tuple[str, str]] | None = None, prefix: str = "m"
+) -> list[MemoryEvent]:
+    """A session of ``lines`` (speaker, text), a minute apart, memories ``prefix`` + index,
+    then its end."""
+    if lines is None:
+        lines = [
+            ("Caroline", "Hey Mel! I went to a support group yesterday."),
+            ("Melanie", "That's so cool!"),
+            ("Melanie", "i've been going to a pottery class on tuesdays"),
+            ("Caroline", "Thanks!"),
+        ]
     events = [
         MemoryEvent(
-            str(uuid.uuid5(uuid.NAMESPACE_URL, f"{user}/{i}")),
+            str(uuid.uuid5(uuid.NAMESPACE_URL, f"{user}/{prefix}{i}")),
             user,
             MAY_8 + i * 60_000,
             MemoryWritten(
                 Memory(
-                    f"m{i}",
+                    f"{prefix}{i}",
                     user,
                     text,
                     speaker=speaker,
@@ -277,35 +282,9 @@ def test_no_burst_joins_messages_apart_or_of_others() -> None:
     assert all(len(o.source_ids) == 1 for o in write_observations(chat))
 
 
-def _burst_events(user: str = "u1") -> list[MemoryEvent]:
-    lines = ["im calling him noodle", "he loves carrots", "he raced 38 times and won twice"]
-    events = [
-        MemoryEvent(
-            str(uuid.uuid5(uuid.NAMESPACE_URL, f"burst/{i}")),
-            user,
-            MAY_8 + i * 60_000,
-            MemoryWritten(
-                Memory(
-                    f"b{i}",
-                    user,
-                    text,
-                    speaker="Bea",
-                    created_by="user",
-                    session_id="s1",
-                    conversation_id="c1",
-                    created_at=MAY_8 + i * 60_000,
-                )
-            ),
-        )
-        for i, text in enumerate(lines)
-    ]
-    end = MAY_8 + 10 * 60_000
-    return [
-        *events,
-        MemoryEvent(
-            str(uuid.uuid5(uuid.NAMESPACE_URL, "burst/end")), user, end, SessionEnded("s1", "c1")
-        ),
-    ]
+def _burst_events() -> list[MemoryEvent]:
+    said = ["im calling him noodle", "he loves carrots", "he raced 38 times and won twice"]
+    return _session_events(lines=[("Bea", text) for text in said], prefix="b")
 
 
 def _forget(memory_id: str, at: int, user: str = "u1") -> MemoryEvent:
