@@ -313,6 +313,18 @@ def test_observations_of_a_session_join_no_burst_across_an_archived_turn() -> No
     assert sources == ["b0", "b2"]
 
 
+def test_forgetting_a_message_of_a_burst_forgets_its_words_in_the_observation() -> None:
+    events = _burst_events()
+    forgotten = [*events, _forget("b1", MAY_8 + 20 * 60_000)]
+    state = replay(forgotten, EngineConfig(policy=builtin_profile("default"))).users["u1"]
+    [observation] = [
+        r.memory for r in state.memories.values() if r.is_live and r.memory.kind == "observation"
+    ]
+    assert "carrots" not in observation.content
+    assert "noodle" in observation.content and "38 times" in observation.content
+    assert observation.metadata["derived_from"] == "b0,b2"
+
+
 def test_seed_profiles_write_no_observations() -> None:
     for profile in ("memorykit", "lexichord", "astra", "rulebook", "engram"):
         run = replay(_session_events(), EngineConfig(policy=builtin_profile(profile)))
