@@ -89,11 +89,12 @@ def _current_members(
         ):
             record = ctx.record(record.memory.metadata["promoted_to"])
             hops += 1
-        live = record is not None and record.is_live
-        if record is not None and live:
-            before.setdefault(record.memory.memory_id, previous)
-            members.setdefault(record.memory.memory_id, record)
-        previous = record.memory.memory_id if record is not None and live else None
+        if record is None or not record.is_live:
+            previous = None
+            continue
+        before.setdefault(record.memory.memory_id, previous)
+        members.setdefault(record.memory.memory_id, record)
+        previous = record.memory.memory_id
     return list(members.values()), before
 
 

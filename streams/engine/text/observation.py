@@ -651,13 +651,14 @@ def _stated(
         asked = is_question(sentence)
         if asked and replying and not stating and _uptalk(sentence):
             sentence, asked = sentence.rstrip().rstrip("?") + ".", False
+        opened = _trim_phatic(sentence, names) if asked else ""
         if asked and reminding and _says_more_of_it(sentence):
             asked = False  # "... the caravan claim? The same caravan 'flooded' in 3 counties?"
-        elif asked and _REMINDER.match(_trim_phatic(sentence, names)):
+        elif asked and _REMINDER.match(opened):
             asked, reminding = False, True  # "Do you remember the caravan claim?": it tells
         else:
             reminding = False
-            if asked and _BELIEVED.match(_trim_phatic(sentence, names)):
+            if asked and _BELIEVED.match(opened):
                 asked = False  # "isn't Becca's wedding June 17?": what the speaker believes
         if asked and not requests:
             told = _told_before_asking(sentence, names) or _told_after_asking(sentence, names)
@@ -769,11 +770,7 @@ def _says_more_of_it(sentence: str) -> bool:
     same caravan photographed 'flooded' in three counties?", "Remember Rome? When we got
     lost?"): told, as the reminder is; not a question of its own ("Was it 2019?", "What was
     his name?", "You know?")."""
-    text = sentence.strip().lstrip(" \t\"“'(")
-    first = _WORD.match(text)
-    if first is None or _folded(first.group()) not in _NOUN_PHRASE_START:
-        return False
-    return _UNMARKED_QUESTION.match(text.rstrip().rstrip("?")) is None
+    return _in_statement_order(sentence, _NOUN_PHRASE_START)
 
 
 def _uptalk(sentence: str) -> bool:
@@ -781,9 +778,15 @@ def _uptalk(sentence: str) -> bool:
     person or the speaker ("She's gotten into birding?", "I think it was June?"), not with
     "you" (asking the listener to confirm) nor as a question opens (:func:`is_question`
     without its mark: "did she", "where is")."""
+    return _in_statement_order(sentence, SUBJECT_WORDS - {"that", "this", "there"})
+
+
+def _in_statement_order(sentence: str, openers: frozenset[str]) -> bool:
+    """Whether ``sentence`` opens with one of ``openers`` and not as a question opens
+    (:data:`_UNMARKED_QUESTION`), whatever its question mark."""
     text = sentence.strip().lstrip(" \t\"“'(")
     first = _WORD.match(text)
-    if first is None or _folded(first.group()) not in SUBJECT_WORDS - {"that", "this", "there"}:
+    if first is None or _folded(first.group()) not in openers:
         return False
     return _UNMARKED_QUESTION.match(text.rstrip().rstrip("?")) is None
 

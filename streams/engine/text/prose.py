@@ -151,8 +151,8 @@ _ADVERBS = frozenset(
     | {"ever", "barely", "hardly", "nearly", "almost", "once"}
     | {"first", "then", "soon", "later", "kinda", "sorta", "lowkey"}  # "I first brought her"
 )
-_CHAT_VERBS = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to", "better": "better"}
-"""Chat's contracted verbs after I, in the third person; "I better go" keeps its "better"."""
+_CHAT_VERBS = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to"}
+"""Chat's contracted verbs after I, in the third person."""
 _LY_VERBS = frozenset(
     {"apply", "reply", "rely", "supply", "imply", "comply", "multiply", "ally", "bully"}
     | {"rally", "tally", "sully", "dally"}
@@ -167,6 +167,7 @@ _KEEP_VERB = frozenset(
     | {"forgot", "grew", "heard", "held", "put", "quit", "set", "sold", "sat", "slept", "spoke"}
     | {"stood", "taught", "understood", "woke", "wore", "read", "became", "chose", "used"}
     | {"to", "and", "or", "but", "too", "as", "a", "the", "not"}
+    | {"better"}  # "I better go": had better, a modal
     # the rest of English's irregular past tenses (a closed class), which no suffix marks
     | {"broke", "shut", "meant", "laid", "dealt", "lent", "bent", "hid", "bit", "lit", "slid"}
     | {"spat", "shook"}
