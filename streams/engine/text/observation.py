@@ -58,10 +58,11 @@ from streams.engine.text.dates import (
     resolve_dates,
     tells_what_happened,
 )
-from streams.engine.text.facts import fact_terms
+from streams.engine.text.facts import MONTHS, fact_terms
 from streams.engine.text.prose import third_person
 
 __all__ = [
+    "AGENT",
     "Observation",
     "Turn",
     "bursts",
@@ -71,10 +72,14 @@ __all__ = [
     "is_question",
     "own_words",
     "participants",
+    "said_by",
     "split_sentences",
     "stated_part",
     "write_observations",
 ]
+
+AGENT = "the agent"
+"""How an observation names an assistant (a turn created by the agent)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +200,7 @@ def participants(speakers: Sequence[str]) -> dict[str, str]:
 
 def _counterpart(speaker: str) -> str:
     """The other party of a one-sided session: the agent for the user and vice versa."""
-    return "the agent" if speaker == "the user" else "the user"
+    return AGENT if speaker == "the user" else "the user"
 
 
 def name_prefix(text: str) -> tuple[str | None, str]:
@@ -562,6 +567,25 @@ def own_words(content: str) -> str:
     statements (the behavioural profile) must not take for theirs."""
     reply = _REPLY.search(content)
     return content if reply is None else content[: reply.start()]
+
+
+_HEADER = re.compile(
+    rf"^[0-9]{{1,2}} (?:{'|'.join(MONTHS)}) [0-9]{{4}}(?:, (?P<speaker>[^:\n]{{1,80}}))?: "
+)
+
+
+def said_by(content: str) -> tuple[str | None, str]:
+    """Who an observation's header says spoke ("8 May 2023, Kenta: …" → "Kenta"; "8 May
+    2023: the agent …", whose sentence starts with its speaker → "the agent"; None when
+    there is no header or it names no one) and what follows the header."""
+    header = _HEADER.match(content)
+    if header is None:
+        return None, content
+    rest = content[header.end() :]
+    speaker = header.group("speaker")
+    if speaker is None and rest.casefold().startswith(AGENT + " "):
+        speaker = AGENT
+    return speaker, rest
 
 
 def _whole(text: str) -> list[str]:

@@ -15,7 +15,7 @@ from importlib import resources
 
 from streams.engine.judge import judge_contradiction
 from streams.engine.text.facts import fact_terms, find_terms
-from streams.engine.text.observation import own_words
+from streams.engine.text.observation import AGENT, own_words, said_by
 from streams.engine.text.prose import (
     content_words,
     deduplicated,
@@ -152,8 +152,9 @@ def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str
     found: list[tuple[str, bool, str, str]] = []
     for line in own_words(text).split("\n"):
         line = line.strip()
-        if not line or _META.match(line):
-            continue
+        said, line = said_by(line)
+        if not line or _META.match(line) or said == AGENT:
+            continue  # an assistant's answer is not the user's behaviour
         speaker, body = speaker_of(line)
         for sentence in sentences(body):
             for piece in split_reports(sentence):

@@ -687,6 +687,30 @@ def test_given_a_reply_to_an_answer_when_profiled_then_only_the_user_s_words_are
     assert "Sony" not in profile and "short answers" not in profile
 
 
+def test_given_the_assistant_s_own_observations_when_profiled_then_they_are_not_the_user_s() -> (
+    None
+):
+    """Given observations of what the assistant said, headed by it ("day, the agent: …", or
+    "day: the agent …" when its sentence starts with it), and one of the user's, when
+    profiled, then only the user's is read, without its header: the assistant's "I" is not
+    the user (issue 38, RealMem: an answer about sorting plastics was the user's "Personal
+    context")."""
+    # Given
+    memories = [
+        "21 June 2026, the agent: I usually recommend sorting HDPE at home every week.",
+        "4 May 2026: The agent is here, ready and waiting for your family's times.",
+        "9 May 2023, Kenta: I usually study every night.",
+    ]
+
+    # When
+    profile = write_profile(memories)
+
+    # Then
+    assert "HDPE" not in profile and "waiting" not in profile
+    assert "The user usually studies every night." in profile
+    assert "Kenta:" not in profile and "2023" not in profile
+
+
 def test_given_a_later_correction_when_profiled_then_it_supersedes_the_earlier_fact() -> None:
     """Given a fact and a later correction of it, when profiled, then only the correction is
     used."""
