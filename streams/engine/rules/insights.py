@@ -17,6 +17,7 @@ import numpy as np
 from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import Memory
+from streams.engine.rules.observations import CREATORS
 from streams.engine.similarity import mean_embedding, vector_of
 from streams.engine.text.budget import listed_tail
 from streams.engine.text.observation import content_words
@@ -165,7 +166,17 @@ def _topic_words(memory: Memory) -> set[str]:
     lines = [line for line in memory.content.splitlines() if not line.startswith(_FRAME_LINES)]
     text = " ".join(line.split(": ", 1)[-1] for line in lines)
     lower = {w for w in re.findall(r"[a-z][a-z'-]+", text)}
-    return {w for w in content_words(text) if w in lower and len(w) > 2 and w.isalpha()}
+    return {
+        w
+        for w in content_words(text)
+        if w in lower and len(w) > 2 and w.isalpha() and w not in _PARTIES
+    }
+
+
+_PARTIES = frozenset(creator.split()[-1] for creator in CREATORS.values())
+"""What the writers call the conversation's parties ("the user", "the agent"): in every
+session by construction, so never a topic that recurs (RealMem, issue 38: "Recurring across 7
+sessions (behavioural): agent, chest.")."""
 
 
 def _category(members: list[Memory]) -> str:
