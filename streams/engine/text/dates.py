@@ -55,7 +55,8 @@ this <season>                           the one D is in, else the one that begin
                                         in D's year
 next <season>                           the first such season that begins after D    season
 N days / weeks / months / years ago     D - N units (calendar arithmetic)            day
-in N units, N units from now            D + N units (days, weeks, months, years)     day
+in N units, N units from now / today    D + N units (days, weeks, months, years)     day
+N units from tomorrow                   D + 1 day + N units                          day
 <day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
 of <month> (no year after it)           (so within half a year, but for 29 February)
 on <weekday>, in a sentence in the past as "last <weekday>"; in the future as     day
@@ -99,8 +100,9 @@ Why these choices:
   June" the coming June. The tense is read from English's own marks: an auxiliary of the
   future ("will", "'ll", "going to", "gonna", "plan to", "can't wait") or a present
   progressive ("we're going camping"), a common irregular past ("went", "saw", "had") or a
-  word in -ed after its subject ("we visited", "Leo turned", "my sister moved"); any other
-  present-tense verb ("am", "is", "have") leaves it open. The limit: an adjective in -ing
+  word in -ed after its subject ("we visited", "Leo turned", "my sister moved") or before
+  its object ("carmen called me"); any other present-tense verb ("am", "is", "have", "it's")
+  leaves it open. The limit: an adjective in -ing
   after "is" reads as a plan ("the weather is amazing in June" is labelled with the coming
   June), and a past the same as its present ("I quit in January") reads as none.
 * Seasons are the northern hemisphere's meteorological ones: spring March-May, summer
@@ -396,7 +398,8 @@ _EXPRESSION_SOURCE = (
     rf"(?P<an_rel>after{_SP}next|before{_SP}last(?!{_SP}(?:{_WEEKDAY}|{_MONTH}|{_UNIT}|weekend))))"
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
-    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}now)"
+    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}"
+    r"(?P<fn_from>now|today|tomorrow))"
     # "on <weekday>", dated by its sentence's tense
     rf"|(?P<on_weekday>on{_SP}(?P<ow_name>{_DAY_NAME})"
     r"(?![ \t]+(?:mornings|afternoons|evenings|nights)\b))"
@@ -564,8 +567,9 @@ def _period(
         if kind == "in_season":
             return _said_season(match, today, tense)
         return _said_day(match, today, tense)
-    # from_now
-    day = _shifted(today, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
+    # from_now: "two weeks from tomorrow" counts from the day after
+    start = today + timedelta(days=1 if match.group("fn_from").lower() == "tomorrow" else 0)
+    day = _shifted(start, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
 
 
@@ -618,6 +622,12 @@ _RESCHEDULED = re.compile(
 # The tense of a clause or a sentence, from the words that mark it in English: auxiliaries,
 # the common irregular past forms, a regular past (a word in -ed after its subject) and the
 # perfect ("I've already finished").
+# "'s" after a pronoun or a wh-word is "is" or "has" ("it's this Thursday", "she's been"),
+# never a possessive; after a name it may be either ("Ana's party"), so names are not here.
+# Nor "that's", which mostly opens a reaction to someone's news ("That's great to hear you
+# finished it on Wednesday!"), told in the news' tense (RealMem: the one day it would leave
+# open of all 10,472 turns of both corpora and two conversations)
+_IS_OR_HAS = r"(?:it|he|she|there|here|what|who|where|when|how)['’]s"
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
     r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b",
@@ -632,10 +642,14 @@ _PROGRESSIVE = re.compile(
 _PERFECT = re.compile(
     r"(?:\b(?:have|has)|['’]ve)[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+|also[ \t]+)?"
     r"(?:[a-z]+ed|been|had|gone|done|seen|made|gotten|taken|met|found|left|spent|won|lost"
-    r"|bought|sent|built|sold)\b",
+    r"|bought|sent|built|sold)\b"
+    # "it's been": the "'s" of "has" only before "been" ("it's done" is a present passive)
+    rf"|\b{_IS_OR_HAS}[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+)?been\b",
     re.IGNORECASE | re.ASCII,
 )
-_PRESENT_CUE = re.compile(r"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b", re.I | re.A)
+_PRESENT_CUE = re.compile(
+    rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b", re.I | re.A
+)
 _PAST_CUE = re.compile(
     r"\b(?:was|were|had|did|went|got|saw|came|took|made|met|ran|ate|bought|found|gave|told"
     r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
@@ -646,7 +660,11 @@ _PAST_CUE = re.compile(
     r"|\b(?:i|we|he|she|it|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
     r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
-    r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b",
+    r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b"
+    # or before an object pronoun, whatever its subject ("carmen called me friday", as chat
+    # writes a name in lower case): an adjective in -ed takes no object
+    r"|\b(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed|indeed)\b)"
+    r"[a-z]{3,}ed[ \t]+(?:me|him|her|us|them)\b",
     re.IGNORECASE | re.ASCII,
 )
 _SENTENCE_MARKS = (".", "!", "?", "\n")

@@ -250,6 +250,9 @@ TABLE: tuple[Row, ...] = (
     ("my exhibition is in three weeks", MON, (("in three weeks", "29 May 2023"),)),
     ("in a couple of weeks", MON, (("in a couple of weeks", "22 May 2023"),)),
     ("two months from now", "2023-11-30T10:00", (("two months from now", "30 January 2024"),)),
+    ("4 weeks from today", MON, (("4 weeks from today", "5 June 2023"),)),
+    # counted from the day after, not "tomorrow" alone
+    ("two weeks from tomorrow", MON, (("two weeks from tomorrow", "23 May 2023"),)),
     ("in a year", "2024-02-29T10:00", (("in a year", "28 February 2025"),)),
     # several expressions in one text
     (
@@ -320,6 +323,19 @@ TABLE: tuple[Row, ...] = (
     # "this <weekday>" once the week's has passed: the coming one, unless said in the past
     ("First one is this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "13 September 2022"),)),
     ("We met this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "6 September 2022"),)),
+    # "it's" is "it is", the present, whatever the sentence before it tells
+    (
+        "i got an interview for the job!! it's this thursday",
+        "2024-04-28T18:10",
+        (("this thursday", "2 May 2024"),),
+    ),
+    ("it's been crazy since friday", MON, ()),  # "has been": no day of its own
+    # "that's" opens a reaction, told in the news' tense
+    ("That's great to hear you finished it on Wednesday!", MON, (("on Wednesday", "3 May 2023"),)),
+    # a verb in -ed before its object, whoever its subject ("carmen": a name in lower case)
+    ("carmen called me friday afternoon", MON, (("friday afternoon", "5 May 2023"),)),
+    ("adopted him wednesday", MON, (("wednesday", "3 May 2023"),)),
+    ("so excited friday", MON, ()),  # an adjective in -ed: no tense
     # or anywhere in its clause ("went to a meet and greet sunday"), as "on <weekday>" is
     ("see you Friday!", MON, (("Friday", "12 May 2023"),)),
     ("went to a meet and greet sunday in phoenix", MON, (("sunday", "7 May 2023"),)),
