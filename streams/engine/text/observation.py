@@ -1215,10 +1215,10 @@ def is_passing_state(sentence: str) -> bool:
 
 
 def _attributed(sentence: str, me: str, you: str, at: int, message: str | None = None) -> str:
-    """``sentence`` said by ``me`` to ``you``, in the third person, its dates grounded (in the
-    tense of the ``message`` it is a sentence of, when it has none)."""
-    rewritten = third_person(sentence, None, me=me, you=you)
-    return grounded(rewritten, at, message)
+    """``sentence`` said by ``me`` to ``you``, its dates grounded (in the tense of the
+    ``message`` it is a sentence of, when it has none), in the third person. Grounded as said:
+    the pronouns tell its tense ("carmen called me friday"; "called Theo" would not)."""
+    return third_person(grounded(sentence, at, message), None, me=me, you=you)
 
 
 def _bounded(text: str, limit: int) -> list[str]:

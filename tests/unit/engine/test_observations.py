@@ -519,6 +519,21 @@ def test_between_people_every_sentence_that_states_something_is_kept() -> None:
     assert greeted.content == "8 May 2023: Caroline went to the lake on Sunday (7 May 2023)."
 
 
+def test_a_day_is_grounded_in_the_tense_its_sentence_was_said_in() -> None:
+    """Given a message whose past shows only in "called me" ("carmen": a name in lower case,
+    as chat writes it), when observed in the third person, then its weekday is the one before
+    it was said: grounded as said, not after "me" became a name, which tells no tense (a
+    conversation written blind to the code, issue 38)."""
+    # Given
+    said = "carmen called me friday afternoon, she'll be my manager"
+
+    # When
+    [called] = write_observations([turn(0, "Theo", said)])
+
+    # Then
+    assert "called Theo friday afternoon (5 May 2023)" in called.content
+
+
 def test_small_talk_questions_and_their_answers_make_no_observation() -> None:
     turns = [
         turn(0, "Melanie", "Caroline doing okay?"),
