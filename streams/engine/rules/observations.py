@@ -21,13 +21,19 @@ from streams.engine import ledger
 from streams.engine.context import CycleContext
 from streams.engine.model import CLAIM, Memory
 from streams.engine.passing_index import PASSING
-from streams.engine.text.observation import Turn, name_prefix, stated_part, write_observations
+from streams.engine.text.observation import (
+    AGENT,
+    Turn,
+    name_prefix,
+    stated_part,
+    write_observations,
+)
 from streams.engine.user_state import OBSERVED_REASON, MemoryRecord, SessionWindow
 
 PASSED_REASON = "passed"  # the archive reason of a passing state whose period is over
 OBSERVATION = "observation"  # an observation's kind (the duplicates rule reads it)
 
-CREATORS = {"user": "the user", "agent": "the agent", "system": "the system"}
+CREATORS = {"user": "the user", "agent": AGENT, "system": "the system"}
 
 
 def observe_session(

@@ -662,9 +662,10 @@ _PAST_CUE = re.compile(
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b"
     # or before an object pronoun, whatever its subject ("carmen called me friday", as chat
-    # writes a name in lower case): an adjective in -ed takes no object
+    # writes a name in lower case): an adjective in -ed takes no object. Not "her", also a
+    # possessive ("so excited her band plays on Friday")
     r"|\b(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed|indeed)\b)"
-    r"[a-z]{3,}ed[ \t]+(?:me|him|her|us|them)\b",
+    r"[a-z]{3,}ed[ \t]+(?:me|him|us|them)\b",
     re.IGNORECASE | re.ASCII,
 )
 _SENTENCE_MARKS = (".", "!", "?", "\n")

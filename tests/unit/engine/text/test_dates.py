@@ -336,6 +336,7 @@ TABLE: tuple[Row, ...] = (
     ("carmen called me friday afternoon", MON, (("friday afternoon", "5 May 2023"),)),
     ("adopted him wednesday", MON, (("wednesday", "3 May 2023"),)),
     ("so excited friday", MON, ()),  # an adjective in -ed: no tense
+    ("so excited her band plays on Friday", MON, ()),  # "her": a possessive too
     # or anywhere in its clause ("went to a meet and greet sunday"), as "on <weekday>" is
     ("see you Friday!", MON, (("Friday", "12 May 2023"),)),
     ("went to a meet and greet sunday in phoenix", MON, (("sunday", "7 May 2023"),)),
