@@ -971,7 +971,11 @@ def _question_answered(
     if asked is not None and _bare_wh(asked, names):
         return None  # "Wait, why?" asks about what the answer's speaker said: _taken_up
     if asked is None or not (
-        _asks_about(asked, names) or (_asks_for_a_thing(asked) and _REFERS.search(asked))
+        _asks_about(asked, names)
+        or (_asks_for_a_thing(asked) and _REFERS.search(asked))
+        # "when's your last day?" asks for a day in words that are all time words; one that
+        # refers to someone ("when does she go?") is left to what it goes on about
+        or (_ASKS_WHEN.match(asked.lstrip()) and not _REFERS_TO_SOMEONE.search(asked))
     ):
         # "Doing okay?" "Yes, all good": small talk on both sides; but "How much is it?"
         # asks for an amount, which "$180 for 6 weeks" says only with it
@@ -1081,6 +1085,7 @@ def _replies_to_a_wh_question(last: str | None) -> bool:
 
 
 _WH_START = re.compile(rf"{_OPENING_FILLER}(?:what|who|where|when|which|why|how)\b", re.IGNORECASE)
+_ASKS_WHEN = re.compile(rf"{_OPENING_FILLER}when\b", re.IGNORECASE)
 
 
 def _answers_a_word(

@@ -822,6 +822,12 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "Portland State, hopefully.",
             "8 May 2023: Andrew asked: Where would Joanna study? Joanna: Portland State",
         ),
+        # a question that asks when in time words alone ("last", "day") is no small talk
+        (
+            "you'll figure it out. when's your last day?",
+            "end of the month. enough about my mess, how are the kids?",
+            "8 May 2023: Andrew asked: when's Joanna's last day? Joanna: end of the month.",
+        ),
         # a word that answers a question for a named thing is no small talk
         (
             "Which color did you pick?",
