@@ -219,10 +219,14 @@ _PRESENT_IN_ED = frozenset(
 """Present-tense verbs that end like a past one: "I need" is "Samuel needs"."""
 _BY_ONESELF = re.compile(r"\bby\s+(?:myself|yourself|ourselves)\b", re.IGNORECASE)
 """"by myself" is "alone": the name in its place ("we did it by Evan") says someone else did."""
-_QUOTATION = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+_QUOTATION = re.compile(r'"[^"\n]*"|“[^”\n]*(?:”|$)|(?<![\w"])"(?=[^\W_])[^"\n]*$')
 """Words in double quotes: a title ("Pay Yourself First"), a line someone said, a phrase the
 speaker quotes. Their pronouns are the quoted words' own, not the speaker's, and stay as
-written (RealMem: 59 of 3,641 user turns quote such words)."""
+written (RealMem: 59 of 3,641 user turns quote such words). A quote opened before a word and
+still open where the text ends runs to its end: a sentence cut out of a longer quotation, such
+as an assistant's draft in the user's voice ("During our Epic go-live, I volunteered as a
+super-user ..." had become "the agent volunteered"); a mark before a space or after a digit
+(33" wide) opens nothing."""
 _INVERTED_AGREEMENT = {"do": "does", "have": "has", "are": "is", "am": "is", "were": "was"}
 _CLAUSE_STARTS = frozenset({"and", "but", "so", "if", "because", "when", "that", "while", "as"})
 

@@ -61,6 +61,14 @@ def test_pronouns_name_the_parties_and_other_words_stay_as_written(
         ),
         ('I said "fine" and you agreed', 'The user said "fine" and the agent agreed'),
         ('An unclosed " quote and I left', 'An unclosed " quote and the user left'),
+        ('The fridge is 33" wide and I love it', 'The fridge is 33" wide and the user loves it'),
+        # a quotation cut before its end (an assistant's draft in the user's voice) runs to
+        # the end of the text
+        (
+            'Open with: "During the go-live I volunteered as a super-user, and it changed how I',
+            'Open with: "During the go-live I volunteered as a super-user, and it changed how I',
+        ),
+        ("Say “thank you so much, I am thrilled", "Say “thank you so much, I am thrilled"),
     ],
 )
 def test_words_in_quotation_marks_keep_their_pronouns(sentence: str, expected: str) -> None:
