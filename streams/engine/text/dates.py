@@ -155,6 +155,7 @@ from typing import Literal
 from streams.engine.text.facts import MONTHS
 
 __all__ = [
+    "PRESENT_IN_ED",
     "Granularity",
     "ResolvedDate",
     "day_label",
@@ -650,6 +651,11 @@ _PERFECT = re.compile(
 _PRESENT_CUE = re.compile(
     rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b", re.I | re.A
 )
+PRESENT_IN_ED = frozenset(
+    {"need", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "embed"}
+)
+"""Present-tense verbs that end like a past one: "I need" is no past (and "Samuel needs")."""
+_NOT_PAST = "|".join(sorted(PRESENT_IN_ED))
 _PAST_CUE = re.compile(
     r"\b(?:was|were|had|did|went|got|saw|came|took|made|met|ran|ate|bought|found|gave|told"
     r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
@@ -660,12 +666,11 @@ _PAST_CUE = re.compile(
     r"|\b(?:i|we|he|she|it|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
     r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
-    r"(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed)\b)[a-z]+ed\b"
+    rf"(?!(?:{_NOT_PAST})\b)[a-z]+ed\b"
     # or before an object pronoun, whatever its subject ("carmen called me friday", as chat
     # writes a name in lower case): an adjective in -ed takes no object. Not "her", also a
     # possessive ("so excited her band plays on Friday")
-    r"|\b(?!(?:need|feed|bleed|breed|speed|succeed|proceed|exceed|heed|embed|indeed)\b)"
-    r"[a-z]{3,}ed[ \t]+(?:me|him|us|them)\b",
+    rf"|\b(?!(?:{_NOT_PAST}|indeed)\b)[a-z]{{3,}}ed[ \t]+(?:me|him|us|them)\b",
     re.IGNORECASE | re.ASCII,
 )
 _SENTENCE_MARKS = (".", "!", "?", "\n")

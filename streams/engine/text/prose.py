@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from streams.engine.text.dates import PRESENT_IN_ED
 from streams.engine.text.facts import (
     fact_terms,
     full_stop_keeps_terms,
@@ -213,10 +214,6 @@ _INVERTING = frozenset(
     | {"must", "am", "are", "is", "was", "were", "have", "has", "had"}
 )
 _AFTER_NAMED = {"my": "their", "mine": "theirs", "me": "them", "myself": "themselves"}
-_PRESENT_IN_ED = frozenset(
-    {"need", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "embed"}
-)
-"""Present-tense verbs that end like a past one: "I need" is "Samuel needs"."""
 _BY_ONESELF = re.compile(r"\bby\s+(?:myself|yourself|ourselves)\b", re.IGNORECASE)
 """"by myself" is "alone": the name in its place ("we did it by Evan") says someone else did."""
 _QUOTATION = re.compile(r'"[^"\n]*"|“[^”\n]*(?:”|$)|(?<![\w"])"(?=[^\W_])[^"\n]*$')
@@ -495,7 +492,7 @@ def _agree(parts: list[str], out: list[str], i: int, *, verbs: bool) -> None:
             verbs
             and parts[j].islower()
             and low not in _KEEP_VERB
-            and (low in _PRESENT_IN_ED or not low.endswith(("ed", "ing", "'s")))
+            and (low in PRESENT_IN_ED or not low.endswith(("ed", "ing", "'s")))
             and "'" not in low
         ):
             out[j] = third_person_verb(parts[j])
