@@ -710,10 +710,10 @@ def _alone(match: re.Match[str], text: str) -> bool:
     start, end = match.span()
     if _NOT_ALONE_AFTER.match(text, end) or _FOLLOWED_BY_DATE.match(text, end):
         return False
-    before = _word_before(text, start, raw=True)
+    before, at = _word_before_at(text, start, raw=True)
     if before[:1].isupper() and before != "I":
         return False  # "Focus Friday", "Black Friday": a capitalised word before it
-    if _word_before(text, start - len(before) - 1) in ("a", "an"):
+    if _word_before(text, at) in ("a", "an"):
         return False  # "a typical Saturday afternoon", "a lazy Sunday": a kind of day
     return before.lower() not in _NOT_ALONE and not before.isdigit()
 
@@ -978,13 +978,21 @@ def _word_before(text: str, start: int, *, raw: bool = False) -> str:
     """The word just before ``start``, lower-case unless ``raw`` ("" at the start of a
     sentence or clause: after a mark of punctuation there is none; markdown emphasis, "**",
     is no mark)."""
-    before = _unlabelled(text[max(0, start - 48) : start])
+    return _word_before_at(text, start, raw=raw)[0]
+
+
+def _word_before_at(text: str, start: int, *, raw: bool = False) -> tuple[str, int]:
+    """:func:`_word_before` and where it starts in ``text`` (``start`` when there is none):
+    the word before it is looked for there, past a label grounding wrote between them, so
+    that grounding a grounded text changes nothing ("in a month (1 February 1970) Saturday")."""
+    window = max(0, start - 48)
+    before = _unlabelled(text[window:start])  # a prefix of the window: only its end is cut
     if before.endswith(",") and _unlabelled(before[:-1]).lower().endswith(_NAMED_AGAIN):
         before = _unlabelled(before[:-1])  # "yesterday, Friday": the day named again
     if not before or not before[-1].isalnum():
-        return ""
+        return "", start
     word = before.rsplit(None, 1)[-1].lstrip("*_\"'“‘(")
-    return word if raw else word.lower()
+    return (word if raw else word.lower()), window + len(before) - len(word)
 
 
 _LABEL_AT_END = re.compile(r"[ \t]*\([^()]*\)$")

@@ -763,6 +763,20 @@ def test_given_any_text_when_resolved_then_every_period_is_well_formed_and_its_l
             assert 89 <= span <= 91
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "a month Saturday" reads as "a lazy Sunday", a kind of day; the label grounding
+        # writes after "in a month" must not hide the "a" two words before the weekday
+        "in a month Saturday night we will",
+        "see you in a week Sunday morning",
+    ],
+)
+def test_a_label_between_two_words_changes_nothing_when_grounded_again(text: str) -> None:
+    once = grounded(text, 0)
+    assert grounded(once, 0) == once
+
+
 @settings(max_examples=400)
 @given(text=TEXTS, at=AT_MS)
 def test_given_any_text_when_grounded_twice_then_the_second_time_changes_nothing(
