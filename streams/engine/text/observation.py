@@ -368,9 +368,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
         if replied is not None and replied[0] is previous and stated and replied[1]:
             # a reply to an assistant follows what it replies to: one memory of both
-            answered = (replied[0], replied[1])
             observations.extend(
-                _observe(turn, stated, you, question, max_chars, answered, quoted=to_agent)
+                _replying(turn, stated, you, question, max_chars, replied, names, quoted=to_agent)
             )
         else:
             if replied is not None:
@@ -390,6 +389,42 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     if replied is not None:
         observations.extend(_observe(*replied, None, max_chars))
     return observations
+
+
+ANSWER_MIN_CHARS = 80
+"""The least of an answer a reply's memory carries when both do not fit one memory: less is a
+fragment of the answer, which is then a memory of its own."""
+
+
+def _replying(
+    turn: Turn,
+    stated: list[str],
+    you: str,
+    question: tuple[Turn, str] | None,
+    max_chars: int,
+    replied: tuple[Turn, list[str], str],
+    names: frozenset[str],
+    *,
+    quoted: bool,
+) -> list[Observation]:
+    """``turn``'s observation with the assistant's answer it replies to (``replied``: the
+    answer's turn, its kept statements and whom it addresses), when both fit one memory.
+    When they do not, the answer keeps what fits after the reply (its worthiest statements,
+    :mod:`.answer`), and where too little fits it is a memory of its own before the reply's:
+    a memory cut in two gave the answer's second half the person's header ("8 June 2026,
+    Oliver: Lodging: Rifugio Lagazuoi; Segment 2: …", the assistant's itinerary)."""
+    answering, answer, addressed = replied
+    both = _observe(turn, stated, you, question, max_chars, (answering, answer), quoted=quoted)
+    if len(both) == 1:
+        return both
+    alone = _observe(turn, stated, you, question, max_chars, quoted=quoted)
+    room = max_chars - len(f"{alone[0].content} {REPLYING_TO} {you}: ")
+    if len(alone) == 1 and room >= ANSWER_MIN_CHARS:
+        fewer = condensed_answer(answering.text, room, lambda unit: content_words(unit, names))
+        both = _observe(turn, stated, you, question, max_chars, (answering, fewer), quoted=quoted)
+        if fewer and len(both) == 1:
+            return both
+    return [*_observe(answering, answer, addressed, None, max_chars), *alone]
 
 
 BURST_MESSAGE_CHARS = 80

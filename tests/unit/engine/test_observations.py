@@ -26,6 +26,7 @@ from streams.engine.rules.due import next_due_at
 from streams.engine.rules.observations import PASSED_REASON
 from streams.engine.step import EngineConfig
 from streams.engine.text.observation import (
+    REPLYING_TO,
     Turn,
     is_passing_state,
     is_phatic,
@@ -1227,6 +1228,48 @@ def test_with_an_assistant_the_request_stays_and_the_answer_is_condensed_with_th
     assert answer.content.startswith("8 May 2023, Kenta: Yes. Quizlet it is, I'll install it")
     assert "Replying to the agent: " in answer.content and "recommends Quizlet" in answer.content
     assert "Great question" not in answer.content and "**" not in answer.content
+
+
+_PLACES = ("Kinkaku-ji", "Ryoan-ji", "Nanzen-ji", "Tofuku-ji", "Daitoku-ji", "Enryaku-ji")
+_ITINERARY = "Here is the plan you asked for:\n" + "\n".join(
+    f"{day}. **Day {day}:** Visit {_PLACES[day % 6]} at {8 + day % 4}:30 AM, then lunch at "
+    f"Café {day} near the Kamo River and a walk through the Gion district until dinner."
+    for day in range(1, 31)
+)
+
+
+def _reply_to_the_itinerary(reply: str) -> list[Turn]:
+    return [
+        Turn("t0", "Plan my month in Kyoto, please.", "Kenta", MAY_8),
+        Turn("t1", _ITINERARY, "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", reply, "Kenta", MAY_8 + 120_000),
+    ]
+
+
+def test_a_reply_and_an_answer_too_long_for_one_memory_keep_what_fits_of_the_answer() -> None:
+    reply = " ".join(
+        f"I want a quiet morning on day {day}, since I sleep badly in hotels." for day in range(9)
+    )
+    request, both = write_observations(_reply_to_the_itinerary(reply), 1000)
+    assert both.source_ids == ("t1", "t2") and both.speaker == "Kenta"
+    assert both.content.startswith(f"8 May 2023, Kenta: {reply} Replying to the agent: Day ")
+    assert len(both.content) <= 1000
+    assert request.source_ids == ("t0",)
+
+
+def test_an_answer_too_long_to_follow_its_reply_is_a_memory_of_its_own_under_its_speaker() -> None:
+    reply = " ".join(
+        f"I want a quiet morning on day {day}, since I sleep badly in hotels." for day in range(14)
+    )
+    observations = write_observations(_reply_to_the_itinerary(reply), 1000)
+    answer, mine = observations[1:]
+    assert answer.source_ids == ("t1",) and answer.speaker == "the agent"
+    assert answer.content.startswith("8 May 2023, the agent: Here is the plan Kenta asked for;")
+    assert mine.source_ids == ("t2",) and mine.content == f"8 May 2023, Kenta: {reply}"
+    # no memory gives the person's name to what the assistant said
+    for observation in observations:
+        said = observation.content.split(": ", 1)[1].split(f" {REPLYING_TO} ")[0]
+        assert ("Kamo River" in said) == (observation.speaker == "the agent")
 
 
 def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> None:
