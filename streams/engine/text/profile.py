@@ -40,6 +40,14 @@ _CHANGE_WORDS = frozenset(
     {"now", "moved", "new", "anymore", "instead", "switched", "actually", "currently"}
     | {"these", "days", "today", "updated", "longer"}
 )
+STATEMENT_MAX_CHARS = 300
+"""A longer sentence is no habit or preference but material the user pasted (a table, a job
+advert, a contract's clause: RealMem's longest usable statements, up to 2,000 characters);
+one of them filled most of what a profile holds, and as the newest sources' profile grows
+until it does not fit, one near the newest left the profile empty ("no preferences or habits
+stated yet" for a user who had stated dozens). A habit said in a sentence is shorter: on
+RealMem 95 % of the usable statements are under 270 characters, on the generated corpus all
+are under 231."""
 TITLE = "Behavioural profile of the user."
 EMPTY = "Behavioural profile of the user: no preferences or habits stated yet."
 
@@ -158,7 +166,7 @@ def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str
         speaker, body = speaker_of(line)
         for sentence in sentences(body):
             for piece in split_reports(sentence):
-                if piece.endswith("?"):
+                if piece.endswith("?") or len(piece) > STATEMENT_MAX_CHARS:
                     continue
                 claim = _ATTRIBUTION.sub("", piece)
                 placed = _section_of(claim, cues)

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streams.engine.model import MemoryWritten
+from streams.engine.text.budget import largest_fitting
 from streams.engine.text.facts import fact_terms, missing_terms
 from streams.engine.text.narrative import (
     Narrative,
@@ -668,6 +669,29 @@ def test_given_one_off_facts_when_profiled_then_they_are_not_behaviour() -> None
 
     # Then
     assert profile == "Behavioural profile of the user: no preferences or habits stated yet."
+
+
+def test_given_pasted_text_among_the_newest_memories_when_profiled_then_it_hides_no_habit() -> None:
+    """Given habits, then a text the user pasted (one "sentence" of a thousand characters
+    that uses a habit's words), then a memory that says nothing, when the profile is written
+    from the newest memories that fit one memory (as the synthesis rule writes it), then the
+    habits are in it and the pasted text is not: it is no habit, and one near the newest had
+    left the profile empty (issue 38, RealMem)."""
+    # Given
+    advert = ", ".join(f"skill {number} we use daily" for number in range(60))
+    memories = [
+        "8 May 2023, Kenta: I usually study every night.",
+        "8 May 2023, Kenta: I prefer short answers.",
+        f"9 May 2023, Kenta: Please use this job advert: {advert}.",
+        "10 May 2023, Kenta: OK.",
+    ]
+
+    # When
+    _, profile = largest_fitting(len(memories), lambda n: write_profile(memories[-n:]), 1000)
+
+    # Then
+    assert "studies every night" in profile and "short answers" in profile
+    assert "advert" not in profile
 
 
 def test_given_a_reply_to_an_answer_when_profiled_then_only_the_user_s_words_are_used() -> None:
