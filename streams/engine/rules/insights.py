@@ -112,11 +112,15 @@ def _emit_pattern(ctx: CycleContext, members: list[Memory], similarity: np.ndarr
     support = min(1.0, size / (size + 2))
     confidence = round(max(0.0, min(1.0, 0.5 * support + 0.5 * consistency)), 6)
     shared = _shared_terms(members)
+    if not shared and ctx.pattern_writer is None:
+        # narratives alike in direction that share no topic: an insight would name none
+        # (RealMem, issue 38: "Recurring across 7 sessions (ontological): a theme.")
+        return
     category = _category(members)
     statement = (
         ctx.pattern_writer([m.content for m in members])
         if ctx.pattern_writer is not None
-        else f"Recurring across {size} sessions ({category}): {', '.join(shared) or 'a theme'}."
+        else f"Recurring across {size} sessions ({category}): {', '.join(shared)}."
     )
     pattern = ctx.new_memory(
         pattern_id,
