@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from streams.engine.judge.words import singular
 from streams.engine.text.facts import fact_terms
 
-__all__ = ["answer_budget", "condensed_answer", "without_emphasis"]
+__all__ = ["ENDS_IN_ABBREVIATION", "answer_budget", "condensed_answer", "without_emphasis"]
 
 UNIT_CHARS = 180
 """A kept unit's length at most: its first clauses, cut between words past this. RealMem
@@ -99,6 +99,12 @@ _TABLE_RULE = re.compile(r"^[ \t|:\-]+$")
 _STRONG = re.compile(r"\*\*([^*\n]{2,80})\*\*|__([^_\n]{2,80})__")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
 _SENTENCE = re.compile(r"(?<=[.!?])[ \t]+(?=[\"“(A-Z0-9*])")
+ENDS_IN_ABBREVIATION = re.compile(
+    r"(?:\b(?:mr|mrs|ms|dr|prof|st|jr|sr|vs|etc|approx|no|p\.m|a\.m|e\.g|i\.e|u\.s))\.$",
+    re.IGNORECASE,
+)
+"""Text that ends in an abbreviation's full stop ("Dr.", "e.g."), where no sentence ends (the
+observation writer's sentences too)."""
 _CLAUSE_END = re.compile(r"[,;:—–][ \t]|[ \t][—–-][ \t]")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 # An exclamation of one or two words, no number: "Excellent!", "Excellent choice, Adeleke!"
@@ -157,7 +163,7 @@ def condensed_answer(
         line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
         if "my " in line or "My " in line:
             line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
-        pieces = [line] if item else _SENTENCE.split(line)
+        pieces = [line] if item else _sentences(line)
         for piece in pieces[:1] if item else pieces:
             piece = piece.strip()
             if not piece or piece.endswith("?") or not _LETTER.search(piece):
@@ -182,6 +188,21 @@ def condensed_answer(
             order += 1
     chosen = _chosen(units, answer_budget(len(text), max_chars))
     return [u.text for u in sorted(chosen, key=lambda u: u.order)]
+
+
+def _sentences(line: str) -> list[str]:
+    """``line`` cut after each sentence, not after an abbreviation: "ask Dr. Okafor" had been
+    two units, written "ask Dr; Okafor"."""
+    pieces = _SENTENCE.split(line)
+    if len(pieces) == 1:
+        return pieces
+    joined = [pieces[0]]
+    for piece in pieces[1:]:
+        if ENDS_IN_ABBREVIATION.search(joined[-1]):
+            joined[-1] = f"{joined[-1]} {piece}"
+        else:
+            joined.append(piece)
+    return joined
 
 
 def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:

@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
-from streams.engine.text.answer import condensed_answer, without_emphasis
+from streams.engine.text.answer import ENDS_IN_ABBREVIATION, condensed_answer, without_emphasis
 from streams.engine.text.dates import (
     day_label,
     grounded,
@@ -153,10 +153,6 @@ _NAME_PREFIX = re.compile(r"^([A-Z][\w'.-]{0,40}(?: [A-Z][\w'.-]{0,40}){0,2}):[ 
 # After ".", "!" or "?" (one or more) and blanks; chat is often lower-case, so the next
 # word's case says nothing. Abbreviations that end in a full stop are not breaks.
 _BREAK = re.compile(r"(?<=[.!?])[ \t]+|\n+")
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:mr|mrs|ms|dr|prof|st|jr|sr|vs|etc|approx|no|p\.m|a\.m|e\.g|i\.e|u\.s))\.$",
-    re.IGNORECASE,
-)
 SHORT_ANSWER_WORDS = 6  # content words below which a yes/no answer follows its question
 NAMED_ANSWER_WORDS = 3  # and any other answer ("Luna and Oliver!")
 # What refers back to something said before: a third person's pronouns, and demonstratives
@@ -219,7 +215,7 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for brk in _BREAK.finditer(text):
         piece = text[start : brk.start()]
-        if _ABBREVIATION.search(piece) and "\n" not in brk.group():
+        if ENDS_IN_ABBREVIATION.search(piece) and "\n" not in brk.group():
             continue
         if piece.strip():
             pieces.append(piece.strip())

@@ -158,3 +158,17 @@ def test_a_decision_that_says_not_what_was_decided_does_not_displace_what_was() 
     kept = condensed_answer(answer, 1000, _says)
     assert any("Hotel Kanra Kyoto" in unit for unit in kept)
     assert "It is confirmed" not in kept
+
+
+@pytest.mark.parametrize(
+    ("answer", "unit"),
+    [
+        ("Rest for now. Bring your log to Dr. Okafor on Tuesday.", "to Dr. Okafor on Tuesday"),
+        ("Here is the outline of your email to Mr. Davies at KPMG.", "email to Mr. Davies"),
+        ("Day 2: Tekapo (approx. 3-4 hours) and the Church of the Good Shepherd.", "approx. 3-4"),
+    ],
+)
+def test_an_abbreviation_ends_no_sentence(answer: str, unit: str) -> None:
+    kept = condensed_answer(answer, 1000, _says)
+    assert any(unit in k for k in kept), kept
+    assert not any(k.endswith(("Dr", "Mr", "approx")) for k in kept), kept
