@@ -304,7 +304,9 @@ def third_person(
             auxiliary = parts[i - 2]
             agreed = _INVERTED_AGREEMENT.get(auxiliary.casefold(), auxiliary)
             out[i - 2] = agreed.capitalize() if auxiliary[0].isupper() else agreed
-        if _sentence_initial(out, i) or (word[0].isupper() and low != "i"):
+        if _sentence_initial(out, i) or (word[0].isupper() and low.partition("'")[0] != "i"):
+            # a capital kept where the writer gave one, but "I" has one wherever it stands
+            # ("and I'm looking forward" was "and The agent is looking forward")
             replacement = replacement[0].upper() + replacement[1:]
         out[i] = replacement
         if agreement != "none" and not _compound(parts, i):

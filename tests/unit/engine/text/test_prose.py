@@ -206,3 +206,26 @@ def test_irregular_past_tenses_stay_and_contractions_typed_without_apostrophe_ag
     sentence: str, expected: str
 ) -> None:
     assert third_person(sentence, "Kenta", me="Kenta", you="the agent") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        (
+            "It sounds like a solid plan, and I'm looking forward to it.",
+            "It sounds like a solid plan, and the agent is looking forward to it.",
+        ),
+        ("Sure, I'd be happy to help.", "Sure, the agent would be happy to help."),
+        (
+            "Then, I'll send it and I've noted it.",
+            "Then, the agent will send it and the agent has noted it.",
+        ),
+        ("I'm sorry, I'm not sure.", "The agent is sorry, the agent is not sure."),
+    ],
+)
+def test_i_and_its_contractions_are_lower_case_inside_a_sentence(
+    sentence: str, expected: str
+) -> None:
+    """ "I" is written with a capital wherever it stands, so its capital says nothing of where
+    the sentence starts ("and I'm looking forward" had become "and The agent is")."""
+    assert third_person(sentence, "agent") == expected
