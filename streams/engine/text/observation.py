@@ -1218,13 +1218,21 @@ def _observe(
         text = f"{asker} asked: {_attributed(asked, asker, me, turn.at)} {me}: {text}"
         sources = (*asking.ids, *turn.ids)
     text = text.replace(f" ({day})", "")  # the prefix says that day
-    speaker_first = text.casefold().startswith(me.casefold()) and question is None
-    prefix = f"{day}: " if question is not None or speaker_first else f"{day}, {me}: "
+    named = f"{day}, {me}: "
     passing = question is None and replied is None and all(is_passing_state(s) for s in stated)
+    parts = [part for part in _bounded(text, max_chars - len(named)) if part]
+    # a part says who spoke: in its header, or first ("the agent asked: …", "the agent has
+    # booked …"); a part after the first had the first's header, and so no speaker at all
     return [
-        Observation(prefix + part, sources, me, passing)
-        for part in _bounded(text, max_chars - len(prefix))
-        if part
+        Observation(
+            f"{day}: " + part
+            if (question is not None and n == 0) or part.casefold().startswith(me.casefold())
+            else named + part,
+            sources,
+            me,
+            passing,
+        )
+        for n, part in enumerate(parts)
     ]
 
 

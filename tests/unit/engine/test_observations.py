@@ -1272,6 +1272,25 @@ def test_an_answer_too_long_to_follow_its_reply_is_a_memory_of_its_own_under_its
         assert ("Kamo River" in said) == (observation.speaker == "the agent")
 
 
+def test_every_part_of_an_answer_too_long_for_one_memory_says_who_said_it() -> None:
+    """An answer whose first words name its speaker ("the agent booked …") has the day alone
+    as its header; a part cut from it after those words had that header too, and no speaker
+    (the profile then read a RealMem itinerary's last lines as the user's)."""
+    answer = " ".join(
+        f"I booked Guesthouse {night} in Town{night} for night {night}, with breakfast at "
+        "7:30 and a shed for the bikes."
+        for night in range(1, 120)
+    )
+    turns = [
+        Turn("t0", "Plan my ride, please.", "Lin", MAY_8),
+        Turn("t1", answer, "the agent", MAY_8 + 60_000, agent=True),
+    ]
+    first, *rest = write_observations(turns, 1000)[1:]
+    assert first.content.startswith("8 May 2023: The agent booked Guesthouse 1 in Town1")
+    assert rest and all(o.content.startswith("8 May 2023, the agent: ") for o in rest)
+    assert all(len(o.content) <= 1000 for o in (first, *rest))
+
+
 def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> None:
     said = (
         "Ah, yes. I moved my **study block** to the evenings since yesterday, you know? "
