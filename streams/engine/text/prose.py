@@ -151,6 +151,7 @@ _ADVERBS = frozenset(
     | {"no", "longer", "totally", "absolutely", "kind", "sort", "of"}
     | {"ever", "barely", "hardly", "nearly", "almost", "once"}
     | {"first", "then", "soon", "later", "kinda", "sorta", "lowkey"}  # "I first brought her"
+    | {"both", "either", "neither"}  # "I both love and hate it", "I either call or text"
 )
 _CHAT_VERBS = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to"}
 """Chat's contracted verbs after I, in the third person."""
@@ -367,13 +368,15 @@ def _participle_follows(parts: list[str], i: int) -> bool:
 
 def _compound(parts: list[str], i: int) -> bool:
     """Whether the "I" at ``parts[i]`` ends a compound subject, which its verb shows: nobody
-    says "I are", so "my mom and I are" keeps its "are" ("Jon's mom and Jon are")."""
-    return (
-        parts[i].casefold() == "i"
-        and i + 2 < len(parts)
-        and parts[i + 1] == " "
-        and parts[i + 2].casefold().replace("’", "'") in ("are", "aren't", "arent")
-    )
+    says "I are", so "my mom and I are" keeps its "are" ("Jon's mom and Jon are"); nor "I
+    both" after "and" unless both are the subject ("Nadia and I both wake up": "Nadia and Jon
+    both wake up", not "both wakes", nor "boths")."""
+    if parts[i].casefold() != "i" or i + 2 >= len(parts) or parts[i + 1] != " ":
+        return False
+    after = parts[i + 2].casefold().replace("’", "'")
+    if after in ("are", "aren't", "arent"):
+        return True
+    return after == "both" and i >= 2 and parts[i - 2].casefold() == "and"
 
 
 def _hyphenated(parts: list[str], i: int) -> bool:

@@ -94,6 +94,9 @@ def test_a_pronoun_in_a_hyphenated_compound_is_no_pronoun(sentence: str, expecte
     [
         ("My mom and I are doing a baking class", "Jon's mom and Jon are doing a baking class"),
         ("Sam and I aren't going", "Sam and Jon aren't going"),
+        # "both" after "X and I": both are the subject (it had become "Jon boths wake up")
+        ("nadia and I both wake up at 3am", "nadia and Jon both wake up at 3am"),
+        ("Nadia and I both woke up", "Nadia and Jon both woke up"),
         # "I" alone still agrees
         ("We went out and I am tired", "We went out and Jon is tired"),
     ],
@@ -102,6 +105,19 @@ def test_i_at_the_end_of_a_compound_subject_keeps_its_plural_verb(
     sentence: str, expected: str
 ) -> None:
     assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "start"),
+    [
+        ("I both love and hate it", "Jon both loves "),
+        ("I either call or text", "Jon either calls "),
+    ],
+)
+def test_the_verb_after_i_both_or_i_either_agrees(sentence: str, start: str) -> None:
+    """The first verb of a correlative ("both ... and") agrees; it had been "Jon boths love".
+    (The verb after "and" stays as said: agreement reads only the verb after the subject.)"""
+    assert third_person(sentence, None, me="Jon", you="Gina").startswith(start)
 
 
 @pytest.mark.parametrize(
