@@ -697,7 +697,10 @@ _NOT_ALONE = _DETERMINERS | frozenset(
 # Saturday", "Monday to Friday", "Friday and Saturday"), nor a capitalised word other than I
 # ("Friday Night Lights": a name)
 _NOT_ALONE_AFTER = re.compile(
-    r"[-–/]|[ \t]+(?:(?i:and|or|to|through|thru|till|until)\b|(?!I\b)[A-Z])"
+    r"[-–/]|[ \t]+(?:(?i:to|through|thru|till|until)\b|(?!I\b)[A-Z])"
+    # "and" or "or" then a subject pronoun starts a clause, no list: "it was Thursday and I
+    # think it went well"
+    r"|[ \t]+(?i:and|or)\b(?![ \t]+(?i:i|he|she|we|they|it|you)\b)"
     r"|[ \t]+(?i:nights|mornings|afternoons|evenings)\b"  # "Tuesday nights": every one
     rf"|,[ \t]*(?i:(?:and|or)[ \t]+)?(?i:{_WEEKDAY})\b"  # a list: "Monday, Wednesday, Friday"
 )

@@ -371,6 +371,9 @@ TABLE: tuple[Row, ...] = (
     ("Saturday I went to the lake.", MON, (("Saturday", "6 May 2023"),)),
     ("Monday or Tuesday?", MON, ()),
     ("the Friday and Saturday times were wrong", MON, ()),
+    # "and" then a subject pronoun starts a clause: no list of days
+    ("the final round was Thursday and I think it went well", MON, (("Thursday", "4 May 2023"),)),
+    ("we left Friday or we would have missed it", MON, (("Friday", "5 May 2023"),)),
     ("I work Monday to Friday.", MON, ()),
     # "in <month>" likewise: the month up to the day's in the past, from it on in the future
     ("in March we moved", MON, (("in March", "March 2023"),)),
