@@ -367,10 +367,10 @@ def _participle_follows(parts: list[str], i: int) -> bool:
 
 
 def _compound(parts: list[str], i: int) -> bool:
-    """Whether the "I" at ``parts[i]`` ends a compound subject, which its verb shows: nobody
-    says "I are", so "my mom and I are" keeps its "are" ("Jon's mom and Jon are"); nor "I
-    both" after "and" unless both are the subject ("Nadia and I both wake up": "Nadia and Jon
-    both wake up", not "both wakes", nor "boths")."""
+    """Whether the "I" at ``parts[i]`` ends a compound subject, which the word after it shows:
+    nobody says "I are", so "my mom and I are" keeps its "are" ("Jon's mom and Jon are"), and
+    "X and I both" names two ("Nadia and I both wake up": "Nadia and Jon both wake up", not
+    "both wakes")."""
     if parts[i].casefold() != "i" or i + 2 >= len(parts) or parts[i + 1] != " ":
         return False
     after = parts[i + 2].casefold().replace("’", "'")
