@@ -46,8 +46,10 @@ advert, a contract's clause: RealMem's longest usable statements, up to 2,000 ch
 one of them filled most of what a profile holds, and as the newest sources' profile grows
 until it does not fit, one near the newest left the profile empty ("no preferences or habits
 stated yet" for a user who had stated dozens). A habit said in a sentence is shorter: on
-RealMem 95 % of the usable statements are under 270 characters, on the generated corpus all
-are under 231."""
+RealMem 95 % of the usable statements are under 270 characters; in six conversations of
+people texting and of a person with an assistant, 3 of 353 are over 300, each a run-on
+message of news ("did my first open water swim last Sunday ... honestly kind of terrible"),
+none a habit."""
 TITLE = "Behavioural profile of the user."
 EMPTY = "Behavioural profile of the user: no preferences or habits stated yet."
 
