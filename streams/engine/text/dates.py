@@ -629,6 +629,7 @@ _RESCHEDULED = re.compile(
 # finished it on Wednesday!"), told in the news' tense (RealMem: the one day it would leave
 # open of all 10,472 turns of both corpora and two conversations)
 _IS_OR_HAS = r"(?:it|he|she|there|here|what|who|where|when|how)['’]s"
+_SUBJECT_PRONOUN = r"i|we|he|she|it|they|you"
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
     r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b",
@@ -663,7 +664,7 @@ _PAST_CUE = re.compile(
     r"|became|held|stood|woke|taught|thought|fought|hung|sat)\b"
     # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
     # linking verb before a participle ("Be prepared for snow", "Stay focused")
-    r"|\b(?:i|we|he|she|it|they|you|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
+    rf"|\b(?:{_SUBJECT_PRONOUN}|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
     r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     rf"(?!(?:{_NOT_PAST})\b)[a-z]+ed\b"
@@ -700,7 +701,7 @@ _NOT_ALONE_AFTER = re.compile(
     r"[-–/]|[ \t]+(?:(?i:to|through|thru|till|until)\b|(?!I\b)[A-Z])"
     # "and" or "or" then a subject pronoun starts a clause, no list: "it was Thursday and I
     # think it went well"
-    r"|[ \t]+(?i:and|or)\b(?![ \t]+(?i:i|he|she|we|they|it|you)\b)"
+    rf"|[ \t]+(?i:and|or)\b(?![ \t]+(?i:{_SUBJECT_PRONOUN})\b)"
     r"|[ \t]+(?i:nights|mornings|afternoons|evenings)\b"  # "Tuesday nights": every one
     rf"|,[ \t]*(?i:(?:and|or)[ \t]+)?(?i:{_WEEKDAY})\b"  # a list: "Monday, Wednesday, Friday"
 )

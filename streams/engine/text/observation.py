@@ -414,8 +414,8 @@ def _replying(
     if len(both) == 1:
         return both
     alone = _observe(turn, stated, you, question, max_chars, quoted=quoted)
-    room = max_chars - len(f"{alone[0].content} {REPLYING_TO} {you}: ")
-    if len(alone) == 1 and room >= ANSWER_MIN_CHARS:
+    room = max_chars - len(f"{alone[0].content} {REPLYING_TO} {you}: ") if len(alone) == 1 else 0
+    if room >= ANSWER_MIN_CHARS:
         fewer = condensed_answer(answering.text, room, lambda unit: content_words(unit, names))
         both = _observe(turn, stated, you, question, max_chars, (answering, fewer), quoted=quoted)
         if fewer and len(both) == 1:
