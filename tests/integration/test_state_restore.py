@@ -162,8 +162,22 @@ def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, t
             events[len(events) // 3 : 2 * len(events) // 3],
             events[2 * len(events) // 3 :],
         ]
+
+        def own_partitions(names: list[str]) -> None:
+            """Wait until each of ``names`` owns partitions: the scale-out and the kill move
+            partitions only from workers that hold some (a worker still joining when the
+            first workers had drained the workload was killed owning none)."""
+            for name in names:
+                wait_until(
+                    lambda name=name: _owned(ports[name]) >= 1,
+                    timeout=120,
+                    what=f"{name} to own partitions",
+                    describe=p.logs,
+                )
+
         for n in range(3):
             worker(n)
+        own_partitions(["worker-0", "worker-1", "worker-2"])
         p.start("projector")
 
         _publish(p, thirds[0])
@@ -174,6 +188,7 @@ def test_scale_out_and_a_killed_worker_move_partitions_with_their_state(stack, t
             describe=p.logs,
         )
         worker(3)
+        own_partitions(["worker-0", "worker-1", "worker-2", "worker-3"])
         _publish(p, thirds[1])
         wait_until(
             lambda: _log_count(p) >= 0.5 * total,
@@ -226,6 +241,14 @@ def _publish(pipeline: Pipeline, events: list[MemoryEvent]) -> None:
     for event in events:
         pipeline.publisher.publish(event)
     pipeline.publisher.flush()
+
+
+def _owned(port: int) -> float:
+    """The partitions a worker says it owns; 0 until its metrics answer (it is starting)."""
+    try:
+        return scrape(port).get(("memstream_worker_partitions_assigned", ()), 0)
+    except OSError:
+        return 0
 
 
 def _log_count(pipeline: Pipeline) -> int:
