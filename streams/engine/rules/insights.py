@@ -21,6 +21,7 @@ from streams.engine.rules.observations import CREATORS
 from streams.engine.similarity import mean_embedding, vector_of
 from streams.engine.text.budget import listed_tail
 from streams.engine.text.observation import content_words
+from streams.engine.text.profile import RECURRING
 
 CATEGORY_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -120,7 +121,7 @@ def _emit_pattern(ctx: CycleContext, members: list[Memory], similarity: np.ndarr
     statement = (
         ctx.pattern_writer([m.content for m in members])
         if ctx.pattern_writer is not None
-        else f"Recurring across {size} sessions ({category}): {', '.join(shared)}."
+        else f"{RECURRING} {size} sessions ({category}): {', '.join(shared)}."
     )
     pattern = ctx.new_memory(
         pattern_id,

@@ -31,7 +31,12 @@ from streams.engine.text.prose import (
 __all__ = ["ProfileCues", "ProfileSection", "SupersessionMemo", "profile_cues", "write_profile"]
 
 _CUES_FILE = "profile_cues.json"
-_META = re.compile(r"^(?:Session of |Episodes of |Emotional arcs?: |Unresolved: |Open items: )")
+RECURRING = "Recurring across"
+"""How the built-in insight writer opens a learning pattern ("Recurring across 11 sessions
+(ontological): rafting, trip."): topics the narratives share, no statement of the user's."""
+_META = re.compile(
+    rf"^(?:Session of |Episodes of |Emotional arcs?: |Unresolved: |Open items: |{RECURRING} )"
+)
 _ATTRIBUTION = re.compile(r"^The (?:user|agent|system) said:? ")
 _USER_PREDICATE = re.compile(r"^The user (?!said\b|asked\b|'s\b)(.+?)[.!]?$")
 _CHANGE = re.compile(r"\b(?:now|moved|new|no longer|anymore|instead|switched)\b", re.IGNORECASE)
@@ -165,6 +170,9 @@ def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str
         said, line = said_by(line)
         if not line or _META.match(line) or said == AGENT:
             continue  # an assistant's answer is not the user's behaviour
+        if said is not None and (" and " in said or ", " in said):
+            continue  # a session's digest ("8 May 2023, Naomi and the agent: car, miles."):
+            # its topics, which a summary carries, are no statement
         speaker, body = speaker_of(line)
         for sentence in sentences(body):
             for piece in split_reports(sentence):
@@ -173,7 +181,9 @@ def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str
                 claim = _ATTRIBUTION.sub("", piece)
                 placed = _section_of(claim, cues)
                 if placed is not None:
-                    found.append((*placed, reported(piece, speaker), claim))
+                    section, usable = placed
+                    usable = usable and not _someone_else_s(claim, said)
+                    found.append((section, usable, reported(piece, speaker), claim))
     return tuple(found)
 
 
@@ -183,11 +193,56 @@ def _section_of(claim: str, cues: ProfileCues) -> tuple[str, bool] | None:
     hits = [(len(_cue_pattern(section.cues).findall(folded)), section) for section in cues.sections]
     count, best = max(hits, key=lambda hit: hit[0])  # max keeps the first: section order
     if count:
-        marked = _cue_pattern(cues.markers).search(folded) is not None
-        return best.name, marked or not best.needs_marker
-    if _cue_pattern(cues.preference_words).search(folded):
+        return best.name, _names_a(cues.markers, folded) or not best.needs_marker
+    if _names_a(cues.preference_words, folded):
         return cues.fallback_section, True
     return None
+
+
+_LIKE_AS_A_VERB = re.compile(
+    r"(?:\b(?:i|we|you|they|he|she|do|does|did|would|to|not|really|also|still|always|usually|"
+    r"never|genuinely|actually)|n['’]t|['’]d)[ \t]+$"
+)
+"""What comes before "like" when it is the verb ("I like", "would like", "don't like", "really
+like"): otherwise it compares or gives an example ("slogans like #5", "looks like a real book",
+"like you said"), which names no preference. Plain English grammar."""
+
+
+def _names_a(words: tuple[str, ...], folded: str) -> bool:
+    """Whether ``folded`` says one of ``words`` (markers, or preference words), "like" only
+    as a verb (:data:`_LIKE_AS_A_VERB`)."""
+    for found in _cue_pattern(words).finditer(folded):
+        if found.group() != "like" or _LIKE_AS_A_VERB.search(folded, 0, found.start()):
+            return True
+    return False
+
+
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i['’](?:m|ve|d|ll)|me|my|mine|myself|we|we['’](?:re|ve|d|ll)|us|our|ours|ourselves)\b",
+    re.IGNORECASE,
+)
+_SOMEONE_ELSE = re.compile(
+    r"^(?:(?:so|oh|well|actually|anyway|also|and|but|ok|okay|yeah|plus)(?:,[ \t]*|[ \t]+))*"
+    r"(?:(?:he|she|they)\b|(?P<name>[A-Z][\w'’-]*)[ \t]+(?:says|said|thinks|thought|tells|told|"
+    r"wants|wanted|likes|liked|loves|loved|prefers|preferred|hates|hated|asks|asked|suggests|"
+    r"suggested|recommends|recommended|mentions|mentioned|insists|insisted)\b)",
+)
+"""A statement whose subject is another person: "he/she/they …", or someone named saying or
+wanting something ("Opal says he likes numbers and short decks")."""
+
+
+def _someone_else_s(claim: str, speaker: str | None) -> bool:
+    """Whether ``claim`` is about someone other than the user: its subject another person
+    (:data:`_SOMEONE_ELSE`, not the speaker named in the third person) and nothing in it in
+    the first person. A profile describes the user; what the user's manager likes was the
+    user's "Communication preferences" (a person's conversation with an assistant, issue 38)."""
+    if _FIRST_PERSON.search(claim):
+        return False
+    other = _SOMEONE_ELSE.match(claim)
+    if other is None:
+        return False
+    name = other.group("name")
+    return name is None or speaker is None or name.casefold() != speaker.casefold()
 
 
 @dataclass(frozen=True, slots=True)

@@ -735,6 +735,84 @@ def test_given_the_assistant_s_own_observations_when_profiled_then_they_are_not_
     assert "Kenta:" not in profile and "2023" not in profile
 
 
+def test_given_what_other_people_like_when_profiled_then_it_is_not_the_user_s() -> None:
+    """Given the user's own habit and what other people the user talks about like or want
+    ("Opal says he likes numbers and short decks": the VP's taste, which Naomi reported), when
+    profiled, then only the user's habit is there (a person's conversation with an assistant,
+    issue 38: the VP's taste was the user's "Communication preferences")."""
+    # Given
+    memories = [
+        "27 July 2024, Naomi: Opal says he likes numbers and short decks.",
+        "27 July 2024, Naomi: she prefers short updates on Slack.",
+        "27 July 2024, Naomi: I prefer short answers.",
+        "28 July 2024, Naomi: Marcus says he always cooks on Sundays, I usually do the dishes.",
+    ]
+
+    # When
+    profile = write_profile(memories)
+
+    # Then
+    assert "decks" not in profile and "Slack" not in profile
+    assert "The user prefers short answers" in profile
+    assert "dishes" in profile  # the user is in it
+
+
+def test_given_a_speaker_named_in_the_third_person_when_profiled_then_it_is_the_user() -> None:
+    """Given an observation that names its own speaker as the subject ("Evan says he …" is
+    someone else; "Evan prefers …" by Evan is Evan), when profiled, then it is the user's."""
+    # Given
+    memories = ["8 May 2023, Evan: Evan prefers concise answers with bullet points."]
+
+    # When
+    profile = write_profile(memories)
+
+    # Then
+    assert "concise answers with bullet points" in profile
+
+
+def test_given_like_as_a_comparison_when_profiled_then_it_names_no_preference() -> None:
+    """Given "like" that compares or gives an example ("sounds like a plan", "slogans like
+    #5") and "like" as the verb, when profiled, then only the verb is a preference: the
+    comparisons filled RealMem's profiles with reactions ("Okay, this sounds like a solid
+    plan!")."""
+    # Given
+    memories = [
+        "9 May 2023, Kenta: Okay, this sounds like a solid plan!",
+        "9 May 2023, Kenta: More slogans like #5 please.",
+        "9 May 2023, Kenta: I really like bullet points.",
+        "9 May 2023, Kenta: I'd like answers in Japanese.",
+    ]
+
+    # When
+    profile = write_profile(memories)
+
+    # Then
+    assert "solid plan" not in profile and "slogans" not in profile
+    assert "likes bullet points" in profile and "Japanese" in profile
+
+
+def test_given_a_summary_and_a_learning_pattern_when_profiled_then_they_are_no_statements() -> None:
+    """Given a summary that carries its sessions' digests ("day, Naomi and the agent: topics")
+    and a learning pattern of the built-in insight writer, when profiled, then neither is read
+    as something the user said: their lines are topic words (issue 38, conversations 10 and
+    11: "3 April 2024, Naomi and the agent: marcus, start, want, iceland." was the user's
+    "Personal context")."""
+    # Given
+    memories = [
+        "3 April 2024, Naomi and the agent: marcus, trip, want, iceland. "
+        "9 May 2024, Naomi and the agent: party, dad, saturday, bowling.",
+        "Recurring across 11 sessions (ontological): rafting, trip.",
+        "9 May 2024, Naomi: my dad lives in Erie.",
+    ]
+
+    # When
+    profile = write_profile(memories)
+
+    # Then
+    assert "iceland" not in profile and "rafting" not in profile
+    assert "The user's dad lives in Erie." in profile
+
+
 def test_given_a_later_correction_when_profiled_then_it_supersedes_the_earlier_fact() -> None:
     """Given a fact and a later correction of it, when profiled, then only the correction is
     used."""
