@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
+from streams.engine.judge.words import singular
 from streams.engine.text.answer import ENDS_IN_ABBREVIATION, condensed_answer, without_emphasis
 from streams.engine.text.dates import (
     day_label,
@@ -362,7 +363,13 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             stated = _answer(turn.text, stated)  # "Yes!" is phatic alone, a fact after it
         if to_agent and stated:
             stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
-        if replied is not None and replied[0] is previous and stated and replied[1]:
+        if (
+            replied is not None
+            and replied[0] is previous
+            and stated
+            and replied[1]
+            and _replies_to(previous, turn, names, polar)
+        ):
             # a reply to an assistant follows what it replies to: one memory of both
             observations.extend(
                 _replying(turn, stated, you, question, max_chars, replied, names, quoted=to_agent)
@@ -385,6 +392,37 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     if replied is not None:
         observations.extend(_observe(*replied, None, max_chars))
     return observations
+
+
+TOPIC_WORDS = 6
+"""Content words (of three letters or more) from which a person's turn after an assistant's
+answer says enough to be about something else: with fewer ("sounds good, book the 9:40"), it
+replies to the answer whatever words it uses."""
+
+
+def _replies_to(answer: Turn, turn: Turn, names: frozenset[str], polar: bool) -> bool:
+    """Whether ``turn`` replies to the assistant's ``answer`` before it, so that one memory of
+    both keeps what the reply is about: it answers yes or no, takes the answer up in its first
+    sentence ("I don't like it, grocery stores are a different beast"), says too little to be
+    about anything else (:data:`TOPIC_WORDS`), or shares a word with the answer. A person
+    moves on in the next message as often as they reply ("wetsuit came! ..." after the
+    assistant's outline of a handoff document): one memory of both was about two things, and
+    its embedding about neither (issue 38, conversation 11: the handoff document's answer was
+    found 45th for a question about it)."""
+    if polar:
+        return True
+    own = _topic_words(turn.text, names)
+    if len(own) < TOPIC_WORDS:
+        return True
+    opening = next((s for s in split_sentences(turn.text) if _topic_words(s, names)), "")
+    if _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening):
+        return True
+    return not own.isdisjoint(_topic_words(answer.text, names))
+
+
+def _topic_words(text: str, names: frozenset[str]) -> frozenset[str]:
+    """The content words of ``text`` that may name a topic: three letters or more, singular."""
+    return frozenset(singular(w) for w in content_words(text, names) if len(w) > 2)
 
 
 ANSWER_MIN_CHARS = 80

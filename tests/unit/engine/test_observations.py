@@ -1230,6 +1230,57 @@ def test_with_an_assistant_the_request_stays_and_the_answer_is_condensed_with_th
     assert "Great question" not in answer.content and "**" not in answer.content
 
 
+def _after_the_handoff_outline(message: str) -> list[Turn]:
+    return [
+        Turn("t0", "What should go in my handoff doc for the Harbor launch?", "Naomi", MAY_8),
+        Turn(
+            "t1",
+            "**Harbor handoff doc**\n- Overview of the launch\n- Studies done, with links to "
+            "the reports and recordings\n- Open questions and planned research",
+            "the agent",
+            MAY_8 + 60_000,
+            agent=True,
+        ),
+        Turn("t2", message, "Naomi", MAY_8 + 120_000),
+    ]
+
+
+def test_a_message_that_moves_on_from_an_assistant_s_answer_is_not_written_as_its_reply() -> None:
+    """A person's next message that is about something else (it says enough, shares no word
+    with the answer, neither answers yes or no nor takes the answer up) is its own memory, and
+    the answer is the assistant's: one memory of both was about two things (issue 38,
+    conversation 11: the handoff outline was found 45th for a question about it)."""
+    moved_on = (
+        "wetsuit came! blueseventy sprint size M. tried it in the pool at the JCC Saturday, "
+        "felt like swimming on a pool noodle."
+    )
+    request, answer, mine = write_observations(_after_the_handoff_outline(moved_on))
+    assert request.source_ids == ("t0",)
+    assert answer.source_ids == ("t1",) and answer.speaker == "the agent"
+    assert answer.content == "8 May 2023, the agent: Open questions and planned research."
+    assert mine.source_ids == ("t2",) and mine.speaker == "Naomi"
+    assert REPLYING_TO not in mine.content and "wetsuit came" in mine.content
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Yes, the recordings are all in one drive folder, I'll link the folder instead.",
+        "I don't like it, the VP wants one page with the three key findings and nothing more.",
+        "ok, doing it tonight",
+        "The open questions part should also name who owns each study after I leave Freightline.",
+    ],
+    ids=["yes", "takes it up", "says little", "shares a word"],
+)
+def test_a_reply_to_an_assistant_s_answer_is_one_memory_with_it(reply: str) -> None:
+    """A message that answers yes or no, takes the answer up in its first sentence, says too
+    little to be about anything else, or shares a word with the answer replies to it: one
+    memory with what it replies to."""
+    request, both = write_observations(_after_the_handoff_outline(reply))
+    assert both.source_ids == ("t1", "t2") and both.speaker == "Naomi"
+    assert f"{REPLYING_TO} the agent: Open questions and planned research." in both.content
+
+
 _PLACES = ("Kinkaku-ji", "Ryoan-ji", "Nanzen-ji", "Tofuku-ji", "Daitoku-ji", "Enryaku-ji")
 _ITINERARY = "Here is the plan you asked for:\n" + "\n".join(
     f"{day}. **Day {day}:** Visit {_PLACES[day % 6]} at {8 + day % 4}:30 AM, then lunch at "
