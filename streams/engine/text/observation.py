@@ -403,7 +403,8 @@ replies to the answer whatever words it uses."""
 def _replies_to(answer: Turn, turn: Turn, names: frozenset[str], polar: bool) -> bool:
     """Whether ``turn`` replies to the assistant's ``answer`` before it, so that one memory of
     both keeps what the reply is about: it answers yes or no, takes the answer up in its first
-    sentence ("I don't like it, grocery stores are a different beast"), says too little to be
+    sentence ("I don't like it, grocery stores are a different beast"; "Continue."), says too
+    little to be
     about anything else (:data:`TOPIC_WORDS`), or shares a word with the answer. A person
     moves on in the next message as often as they reply ("wetsuit came! ..." after the
     assistant's outline of a handoff document): one memory of both was about two things, and
@@ -415,9 +416,14 @@ def _replies_to(answer: Turn, turn: Turn, names: frozenset[str], polar: bool) ->
     if len(own) < TOPIC_WORDS:
         return True
     opening = next((s for s in split_sentences(turn.text) if _topic_words(s, names)), "")
-    if _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening):
+    if _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening) or _GOES_ON.search(opening):
         return True
     return not own.isdisjoint(_topic_words(answer.text, names))
+
+
+# ... or asks for more of it, or for it again otherwise ("Continue.", "Try again with words in
+# English", "based on the above")
+_GOES_ON = re.compile(r"\b(?:continue|again|above|previous|instead)\b", re.IGNORECASE)
 
 
 def _topic_words(text: str, names: frozenset[str]) -> frozenset[str]:

@@ -1269,13 +1269,15 @@ def test_a_message_that_moves_on_from_an_assistant_s_answer_is_not_written_as_it
         "I don't like it, the VP wants one page with the three key findings and nothing more.",
         "ok, doing it tonight",
         "The open questions part should also name who owns each study after I leave Freightline.",
+        "Try again with shorter lines, fewer bullets and plainer wording everywhere.",
     ],
-    ids=["yes", "takes it up", "says little", "shares a word"],
+    ids=["yes", "takes it up", "says little", "shares a word", "asks for it again"],
 )
 def test_a_reply_to_an_assistant_s_answer_is_one_memory_with_it(reply: str) -> None:
-    """A message that answers yes or no, takes the answer up in its first sentence, says too
-    little to be about anything else, or shares a word with the answer replies to it: one
-    memory with what it replies to."""
+    """A message that answers yes or no, takes the answer up in its first sentence (or asks for
+    more of it, or for it again: "Continue.", "Try again with …"), says too little to be about
+    anything else, or shares a word with the answer replies to it: one memory with what it
+    replies to."""
     request, both = write_observations(_after_the_handoff_outline(reply))
     assert both.source_ids == ("t1", "t2") and both.speaker == "Naomi"
     assert f"{REPLYING_TO} the agent: Open questions and planned research." in both.content
