@@ -404,12 +404,11 @@ def _replies_to(answer: Turn, turn: Turn, names: frozenset[str], polar: bool) ->
     """Whether ``turn`` replies to the assistant's ``answer`` before it, so that one memory of
     both keeps what the reply is about: it answers yes or no, takes the answer up in its first
     sentence ("I don't like it, grocery stores are a different beast"; "Continue."), says too
-    little to be
-    about anything else (:data:`TOPIC_WORDS`), or shares a word with the answer. A person
-    moves on in the next message as often as they reply ("wetsuit came! ..." after the
-    assistant's outline of a handoff document): one memory of both was about two things, and
-    its embedding about neither (issue 38, conversation 11: the handoff document's answer was
-    found 45th for a question about it)."""
+    little to be about anything else (:data:`TOPIC_WORDS`), or shares a word with the answer.
+    A person moves on in the next message as often as they reply ("wetsuit came! ..." after
+    the assistant's outline of a handoff document): one memory of both was about two things,
+    and its embedding about neither (issue 38, conversation 11: the handoff document's answer
+    was found 45th for a question about it)."""
     if polar:
         return True
     own = _topic_words(turn.text, names)

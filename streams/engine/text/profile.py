@@ -26,9 +26,17 @@ from streams.engine.text.prose import (
     sentences,
     speaker_of,
     split_reports,
+    without_discourse,
 )
 
-__all__ = ["ProfileCues", "ProfileSection", "SupersessionMemo", "profile_cues", "write_profile"]
+__all__ = [
+    "RECURRING",
+    "ProfileCues",
+    "ProfileSection",
+    "SupersessionMemo",
+    "profile_cues",
+    "write_profile",
+]
 
 _CUES_FILE = "profile_cues.json"
 RECURRING = "Recurring across"
@@ -222,13 +230,13 @@ _FIRST_PERSON = re.compile(
     re.IGNORECASE,
 )
 _SOMEONE_ELSE = re.compile(
-    r"^(?:(?:so|oh|well|actually|anyway|also|and|but|ok|okay|yeah|plus)(?:,[ \t]*|[ \t]+))*"
-    r"(?:(?:he|she|they)\b|(?P<name>[A-Z][\w'’-]*)[ \t]+(?:says|said|thinks|thought|tells|told|"
+    r"(?:(?i:he|she|they)\b|(?P<name>[A-Z][\w'’-]*)[ \t]+(?:says|said|thinks|thought|tells|told|"
     r"wants|wanted|likes|liked|loves|loved|prefers|preferred|hates|hated|asks|asked|suggests|"
     r"suggested|recommends|recommended|mentions|mentioned|insists|insisted)\b)",
 )
-"""A statement whose subject is another person: "he/she/they …", or someone named saying or
-wanting something ("Opal says he likes numbers and short decks")."""
+"""A statement whose subject is another person, after its discourse words
+(:func:`~.prose.without_discourse`): "he/she/they …", or someone named saying or wanting
+something ("Opal says he likes numbers and short decks")."""
 
 
 def _someone_else_s(claim: str, speaker: str | None) -> bool:
@@ -238,7 +246,7 @@ def _someone_else_s(claim: str, speaker: str | None) -> bool:
     user's "Communication preferences" (a person's conversation with an assistant, issue 38)."""
     if _FIRST_PERSON.search(claim):
         return False
-    other = _SOMEONE_ELSE.match(claim)
+    other = _SOMEONE_ELSE.match(without_discourse(claim))
     if other is None:
         return False
     name = other.group("name")

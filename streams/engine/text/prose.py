@@ -523,6 +523,12 @@ def speaker_of(line: str) -> tuple[str | None, str]:
     return label.group(1).casefold(), line[label.end() :]
 
 
+def without_discourse(sentence: str) -> str:
+    """``sentence`` without the discourse words it opens with ("so", "oh", "well", "ok", "and",
+    …): what it says starts after them."""
+    return _DISCOURSE.sub("", sentence)
+
+
 def reported(sentence: str, speaker: str | None) -> str:
     """``sentence`` said by ``speaker`` in the third person, attributed when it must be.
 

@@ -744,6 +744,7 @@ def test_given_what_other_people_like_when_profiled_then_it_is_not_the_user_s() 
     memories = [
         "27 July 2024, Naomi: Opal says he likes numbers and short decks.",
         "27 July 2024, Naomi: she prefers short updates on Slack.",
+        "27 July 2024, Naomi: And they always book the earliest flight.",
         "27 July 2024, Naomi: I prefer short answers.",
         "28 July 2024, Naomi: Marcus says he always cooks on Sundays, I usually do the dishes.",
     ]
@@ -752,7 +753,7 @@ def test_given_what_other_people_like_when_profiled_then_it_is_not_the_user_s() 
     profile = write_profile(memories)
 
     # Then
-    assert "decks" not in profile and "Slack" not in profile
+    assert "decks" not in profile and "Slack" not in profile and "flight" not in profile
     assert "The user prefers short answers" in profile
     assert "dishes" in profile  # the user is in it
 
