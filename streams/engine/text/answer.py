@@ -43,7 +43,13 @@ from dataclasses import dataclass
 from streams.engine.judge.words import singular
 from streams.engine.text.facts import fact_terms
 
-__all__ = ["ENDS_IN_ABBREVIATION", "answer_budget", "condensed_answer", "without_emphasis"]
+__all__ = [
+    "ENDS_IN_ABBREVIATION",
+    "answer_budget",
+    "condensed_answer",
+    "topic_terms",
+    "without_emphasis",
+]
 
 UNIT_CHARS = 180
 """A kept unit's length at most: its first clauses, cut between words past this. RealMem
@@ -128,7 +134,7 @@ class _Unit:
     text: str
     order: int
     weight: int
-    terms: frozenset[str]  # the words its worth counts (:func:`_terms`)
+    terms: frozenset[str]  # the words its worth counts (:func:`topic_terms`)
 
 
 def without_emphasis(text: str) -> str:
@@ -184,7 +190,7 @@ def condensed_answer(
                 continue
             said.add(kept)
             terms = words if kept == piece else list(words_of(kept))
-            units.append(_Unit(kept, order, weight, _terms(terms)))
+            units.append(_Unit(kept, order, weight, topic_terms(terms)))
             order += 1
     chosen = _chosen(units, answer_budget(len(text), max_chars))
     return [u.text for u in sorted(chosen, key=lambda u: u.order)]
@@ -235,8 +241,9 @@ def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:
     return chosen
 
 
-def _terms(words: Iterable[str]) -> frozenset[str]:
-    """Content words as :data:`CENTRAL_WEIGHT` counts them: singular, ``TERM_CHARS`` or more."""
+def topic_terms(words: Iterable[str]) -> frozenset[str]:
+    """Content words as :data:`CENTRAL_WEIGHT` counts them, and as a reply is told apart from
+    a message that moves on (the observation writer's): singular, ``TERM_CHARS`` or more."""
     return frozenset(singular(w.casefold()) for w in words if len(w) >= TERM_CHARS)
 
 

@@ -50,8 +50,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 
-from streams.engine.judge.words import singular
-from streams.engine.text.answer import ENDS_IN_ABBREVIATION, condensed_answer, without_emphasis
+from streams.engine.text.answer import (
+    ENDS_IN_ABBREVIATION,
+    condensed_answer,
+    topic_terms,
+    without_emphasis,
+)
 from streams.engine.text.dates import (
     day_label,
     grounded,
@@ -64,6 +68,7 @@ from streams.engine.text.prose import third_person
 
 __all__ = [
     "AGENT",
+    "FIRST_PERSON",
     "Observation",
     "Turn",
     "bursts",
@@ -71,6 +76,7 @@ __all__ = [
     "is_passing_state",
     "is_phatic",
     "is_question",
+    "names_several",
     "own_words",
     "participants",
     "said_by",
@@ -426,8 +432,8 @@ _GOES_ON = re.compile(r"\b(?:continue|again|above|previous|instead)\b", re.IGNOR
 
 
 def _topic_words(text: str, names: frozenset[str]) -> frozenset[str]:
-    """The content words of ``text`` that may name a topic: three letters or more, singular."""
-    return frozenset(singular(w) for w in content_words(text, names) if len(w) > 2)
+    """The content words of ``text`` that may name a topic (:func:`~.answer.topic_terms`)."""
+    return topic_terms(content_words(text, names))
 
 
 ANSWER_MIN_CHARS = 80
@@ -1097,7 +1103,7 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     context = _trim_phatic(sentences[at - 1], names)
     if is_question(context) or len(content_words(context, names)) < TURN_MIN_CONTENT_WORDS:
         return question  # "Lucky! How was it?": a reaction says what "it" is no more
-    if _FIRST_PERSON.search(context):
+    if FIRST_PERSON.search(context):
         return question  # "we tried a new brunch spot. How did it go?": "it" is not the brunch
     return f"{_finished(context)} {question}"
 
@@ -1130,7 +1136,8 @@ def _bare_wh(question: str, names: frozenset[str]) -> bool:
 # A question that only narrows the one before it, without a clause of its own: "Anything
 # that stands out?", "Any luck?", "Or was it the train?"
 _FOLLOW_UP = re.compile(r"(?:any(?:thing|one|body|where)?|something|or)\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b|\bi['’]", re.IGNORECASE)
+FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours)\b|\bi['’]", re.IGNORECASE)
+"""A word of the first person ("I", "I'm", "my", "we", "ours"): the speaker is in the text."""
 
 
 def _unaddressed(question: str) -> str:
@@ -1359,6 +1366,16 @@ class Digest:
     unresolved_threads: tuple[str, ...]
 
 
+_AND, _COMMA = " and ", ", "  # how a digest's header names its people
+
+
+def names_several(who: str) -> bool:
+    """Whether a header's ``who`` (:func:`said_by`) names several people, as a session's
+    digest does ("8 May 2023, Caroline and Melanie: …"; :func:`write_digest`), where an
+    observation names its one speaker."""
+    return _AND in who or _COMMA in who
+
+
 def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
     """ONE short narrative of a session whose facts are observations: when, who, how long,
     what about (its most repeated content words), and the questions left open (asked, and
@@ -1385,7 +1402,7 @@ def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
     topics = tuple(sorted(repeated, key=lambda w: -counts[w])[:TOPIC_COUNT])  # stable: first said
     first, last = day_label(turns[0].at), day_label(turns[-1].at)
     when = first if first == last else f"{first} to {last}"
-    who = " and ".join(people) if len(people) <= 2 else ", ".join(people)
+    who = _AND.join(people) if len(people) <= 2 else _COMMA.join(people)
     header = f"{when}, {who}"
     header += f": {', '.join(topics)}." if topics else "."
     threads = tuple(

@@ -15,7 +15,7 @@ from importlib import resources
 
 from streams.engine.judge import judge_contradiction
 from streams.engine.text.facts import fact_terms, find_terms
-from streams.engine.text.observation import AGENT, own_words, said_by
+from streams.engine.text.observation import AGENT, FIRST_PERSON, names_several, own_words, said_by
 from streams.engine.text.prose import (
     content_words,
     deduplicated,
@@ -178,7 +178,7 @@ def _text_statements(text: str, cues: ProfileCues) -> tuple[tuple[str, bool, str
         said, line = said_by(line)
         if not line or _META.match(line) or said == AGENT:
             continue  # an assistant's answer is not the user's behaviour
-        if said is not None and (" and " in said or ", " in said):
+        if said is not None and names_several(said):
             continue  # a session's digest ("8 May 2023, Naomi and the agent: car, miles."):
             # its topics, which a summary carries, are no statement
         speaker, body = speaker_of(line)
@@ -225,10 +225,6 @@ def _names_a(words: tuple[str, ...], folded: str) -> bool:
     return False
 
 
-_FIRST_PERSON = re.compile(
-    r"\b(?:i|i['’](?:m|ve|d|ll)|me|my|mine|myself|we|we['’](?:re|ve|d|ll)|us|our|ours|ourselves)\b",
-    re.IGNORECASE,
-)
 _SOMEONE_ELSE = re.compile(
     r"(?:(?i:he|she|they)\b|(?P<name>[A-Z][\w'’-]*)[ \t]+(?:says|said|thinks|thought|tells|told|"
     r"wants|wanted|likes|liked|loves|loved|prefers|preferred|hates|hated|asks|asked|suggests|"
@@ -244,7 +240,7 @@ def _someone_else_s(claim: str, speaker: str | None) -> bool:
     (:data:`_SOMEONE_ELSE`, not the speaker named in the third person) and nothing in it in
     the first person. A profile describes the user; what the user's manager likes was the
     user's "Communication preferences" (a person's conversation with an assistant, issue 38)."""
-    if _FIRST_PERSON.search(claim):
+    if FIRST_PERSON.search(claim):
         return False
     other = _SOMEONE_ELSE.match(without_discourse(claim))
     if other is None:

@@ -550,7 +550,7 @@ def reported(sentence: str, speaker: str | None) -> str:
             if reworded.casefold().startswith(who.casefold()):
                 rewritten = _capitalised(reworded)
             else:
-                rewritten = f"{who} said {_decapitalised(_DISCOURSE.sub('', reworded) or reworded)}"
+                rewritten = f"{who} said {_decapitalised(without_discourse(reworded) or reworded)}"
         if not keeps_terms(sentence, rewritten):
             rewritten = f"{who} said: {sentence}"
     if not keeps_terms(sentence, rewritten):
