@@ -3,7 +3,8 @@
 
 All unsummarized episodes (live episodic memories, narratives included) become one semantic
 memory, map-reduced in chunks when there are many; each episode is archived, carried by the
-summary (``summarized_into``). The built-in writer keeps every fact term of the episodes.
+summary (``summarized_into``). The built-in writer keeps every fact term of the episodes but
+a session digest's header, whose facts the session's observations carry.
 Automatic cycles summarize once ``summaries.min_episodes`` are waiting, or at every session end
 (``summaries.on_session_end``; 004: "auto triggers on session end or configurable threshold");
 a manual cycle summarizes whatever is waiting. Episodes whose summary would exceed the content

@@ -73,6 +73,7 @@ __all__ = [
     "Turn",
     "bursts",
     "content_words",
+    "digest_header",
     "is_passing_state",
     "is_phatic",
     "is_question",
@@ -1374,6 +1375,23 @@ def names_several(who: str) -> bool:
     digest does ("8 May 2023, Caroline and Melanie: …"; :func:`write_digest`), where an
     observation names its one speaker."""
     return _AND in who or _COMMA in who
+
+
+_DAY = rf"[0-9]{{1,2}} (?:{'|'.join(MONTHS)}) [0-9]{{4}}"
+_DIGEST_HEADER = re.compile(
+    rf"^(?P<first>{_DAY})(?: to (?P<last>{_DAY}))?, (?P<who>[^:\n]{{1,200}}?)"
+    rf"(?:: (?P<topics>[^\W\d_][\w'’-]*(?:, [^\W\d_][\w'’-]*)*))?\.$"
+)
+
+
+def digest_header(line: str) -> tuple[str, str, str] | None:
+    """The first day, last day and people of a session digest's header line (:func:`write_digest`:
+    "8 May 2023, Caroline and Melanie: pottery, adoption."); None for any other line. An
+    observation's header is followed by what was said, not by lower-case topic words."""
+    found = _DIGEST_HEADER.match(line)
+    if found is None or (found["topics"] and found["topics"] != found["topics"].lower()):
+        return None
+    return found["first"], found["last"] or found["first"], found["who"]
 
 
 def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:

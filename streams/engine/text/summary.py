@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from streams.engine.text.facts import fact_terms
+from streams.engine.text.observation import digest_header
 from streams.engine.text.prose import (
     deduplicated,
     grouped,
@@ -27,6 +28,9 @@ _EPISODES = re.compile(r"^Episodes of (.+)\.$")
 _ARC = re.compile(r"^Emotional arcs?: (.+)\.$")
 _OPEN = re.compile(r"^(?:Unresolved|Open items): (.+)$")
 _THREAD_BREAK = " | "
+_SESSIONS = re.compile(
+    r"^Sessions of (?P<who>.+?) (?:from (?P<first>.+?) to (?P<last>.+?)|on (?P<day>.+?))\.$"
+)
 
 
 def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
@@ -38,7 +42,12 @@ def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
     (see :func:`~.prose.deduplicated`: one that another states in full goes); consecutive
     statements of one speaker share one "The user said a; b; c.". An open question whose fact
     terms the statements state is answered and dropped; other open items stay. Every fact term
-    of ``texts`` is kept.
+    of ``texts`` is kept, but for a session digest's header ("2 April 2025, Niamh and the agent:
+    corolla, car, dealer."): its session's observations carry its day, people and topics, and
+    ten such lines, naming the person ten times, were a third of most questions' context in a
+    conversation with an assistant while answering none (issue 38, conversation 15). A summary
+    of digests alone says whose sessions and when ("Sessions of Niamh and the agent from 4
+    March 2025 to 2 April 2025.").
 
     Layout: the statements as one paragraph, then "Open items: … | …", "Episodes of 24 turns,
     …" and "Emotional arcs: …; …" lines, gathered from the narratives' own lines.
@@ -72,8 +81,23 @@ def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
         lines.append("Episodes of " + ", ".join(dict.fromkeys(parts.episodes)) + ".")
     if parts.arcs:
         lines.append("Emotional arcs: " + "; ".join(dict.fromkeys(parts.arcs)) + ".")
+    if not any(lines):  # sessions whose observations carry every fact: when, and whose
+        for who, (first, last) in parts.sessions.items():
+            when = f"on {first}" if first == last else f"from {first} to {last}"
+            lines.append(f"Sessions of {who} {when}.")
     content = "\n".join(line for line in lines if line)
-    return with_missing_lines(content, [(None, text) for text in texts])
+    return with_missing_lines(content, [(None, _without_digest_headers(text)) for text in texts])
+
+
+def _without_digest_headers(text: str) -> str:
+    """``text`` without its session digests' header lines, whose terms the sessions'
+    observations carry, nor the span a summary wrote of them ("Sessions of … from … to …",
+    which a map-reduce step reads and widens)."""
+    return "\n".join(
+        line
+        for line in text.split("\n")
+        if digest_header(line.strip()) is None and not _SESSIONS.match(line.strip())
+    )
 
 
 class _Parts:
@@ -84,11 +108,16 @@ class _Parts:
         self.threads: list[str] = []
         self.episodes: list[str] = []
         self.arcs: list[str] = []
+        self.sessions: dict[str, tuple[str, str]] = {}  # who → first and last day
 
     def read(self, line: str) -> None:
         if not line:
             return
-        if header := _HEADER.match(line):
+        if (digest := digest_header(line)) is not None:
+            self._spans(digest[2], digest[0], digest[1])
+        elif span := _SESSIONS.match(line):
+            self._spans(span["who"], span["first"] or span["day"], span["last"] or span["day"])
+        elif header := _HEADER.match(line):
             self.episodes.append(header.group(1))  # its topics are stated again in the turns
         elif sizes := _EPISODES.match(line):
             self.episodes.extend(size.strip() for size in sizes.group(1).split(", "))
@@ -104,3 +133,8 @@ class _Parts:
             speaker, body = speaker_of(line)
             for sentence in sentences(body):
                 self.statements.extend(split_reports(reported(sentence, speaker)))
+
+    def _spans(self, who: str, first: str, last: str) -> None:
+        """The sessions of ``who`` now span to ``last`` (episodes come in time order)."""
+        known = self.sessions.get(who)
+        self.sessions[who] = (known[0] if known else first, last)

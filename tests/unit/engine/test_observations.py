@@ -28,6 +28,7 @@ from streams.engine.step import EngineConfig
 from streams.engine.text.observation import (
     REPLYING_TO,
     Turn,
+    digest_header,
     is_passing_state,
     is_phatic,
     is_question,
@@ -587,6 +588,26 @@ def test_a_passing_state_is_how_something_has_been_for_the_present_period(
     assert is_passing_state(sentence) is passing
     [observation] = write_observations([turn(0, "Caroline", sentence)])
     assert observation.passing is passing
+
+
+def test_a_digests_header_is_told_apart_from_an_observation() -> None:
+    """The summary leaves out its sessions' digest headers (their observations carry the
+    facts), so it must know one: what write_digest wrote, and no observation's header."""
+    turns = [
+        turn(0, "Caroline", "I took the kids camping at the lake."),
+        turn(1, "Melanie", "The lake sounds lovely, camping with kids is fun."),
+    ]
+    header = write_digest(turns).content.split("\n")[0]
+    assert digest_header(header) == ("8 May 2023", "8 May 2023", "Caroline and Melanie")
+    assert digest_header("8 May 2023, Caroline.") == ("8 May 2023", "8 May 2023", "Caroline")
+    assert digest_header("8 May 2023 to 9 May 2023, Caroline and the agent: lake.") == (
+        "8 May 2023",
+        "9 May 2023",
+        "Caroline and the agent",
+    )
+    assert digest_header("8 May 2023, Caroline: I took the kids camping.") is None
+    assert digest_header("8 May 2023, Caroline: Lisbon.") is None  # a statement, named
+    assert digest_header("Unresolved: Melanie asked: where?") is None
 
 
 def test_a_digest_names_topics_not_times_numbers_or_common_verbs() -> None:

@@ -543,6 +543,33 @@ def test_given_narratives_when_summarised_then_sizes_arcs_and_open_items_are_gat
     ]
 
 
+def test_given_session_digests_when_summarised_then_their_topic_lines_are_left_out() -> None:
+    """Given the digests of sessions whose observations carry the facts ("day, people:
+    topics."), when summarised, then the summary keeps their open items and not their
+    headers: ten headers naming the person ten times were a third of the 2,000-character
+    context of most questions of a conversation with an assistant (issue 38, conversation
+    15), and a list of topic words answers none. With nothing else to say, it says whose
+    sessions it summarises and when, in map-reduce too."""
+    # Given
+    digests = [
+        "4 March 2025, Niamh and the agent: declan, kitchen, galway.\n"
+        "Unresolved: The agent asked: how big is the kitchen?",
+        "18 March 2025, Niamh and the agent.",
+        "2 April 2025, Niamh and the agent: corolla, car, dealer.",
+    ]
+
+    # When
+    summary = write_summary(digests)
+    bare = write_summary(digests[1:])
+    reduced = write_summary([*digests[1:], "9 April 2025, Niamh and the agent: tiles."], 2)
+
+    # Then
+    assert summary == "Open items: The agent asked: how big is the kitchen?"
+    assert bare == "Sessions of Niamh and the agent from 18 March 2025 to 2 April 2025."
+    assert reduced == "Sessions of Niamh and the agent from 18 March 2025 to 9 April 2025."
+    assert write_summary(digests[1:2]) == "Sessions of Niamh and the agent on 18 March 2025."
+
+
 def test_given_more_texts_than_a_chunk_when_summarised_then_the_summary_is_map_reduced() -> None:
     """Given more texts than the chunk size, when summarised, then the result is the summary
     of the chunk summaries (map-reduce), and it keeps every fact term."""
