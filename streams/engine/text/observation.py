@@ -650,9 +650,8 @@ def own_words(content: str) -> str:
     return content if reply is None else content[: reply.start()]
 
 
-_HEADER = re.compile(
-    rf"^[0-9]{{1,2}} (?:{'|'.join(MONTHS)}) [0-9]{{4}}(?:, (?P<speaker>[^:\n]{{1,80}}))?: "
-)
+_DAY = rf"[0-9]{{1,2}} (?:{'|'.join(MONTHS)}) [0-9]{{4}}"  # a header's day: "8 May 2023"
+_HEADER = re.compile(rf"^{_DAY}(?:, (?P<speaker>[^:\n]{{1,80}}))?: ")
 
 
 def said_by(content: str) -> tuple[str | None, str]:
@@ -1377,7 +1376,6 @@ def names_several(who: str) -> bool:
     return _AND in who or _COMMA in who
 
 
-_DAY = rf"[0-9]{{1,2}} (?:{'|'.join(MONTHS)}) [0-9]{{4}}"
 _DIGEST_HEADER = re.compile(
     rf"^(?P<first>{_DAY})(?: to (?P<last>{_DAY}))?, (?P<who>[^:\n]{{1,200}}?)"
     rf"(?:: (?P<topics>[^\W\d_][\w'’-]*(?:, [^\W\d_][\w'’-]*)*))?\.$"
