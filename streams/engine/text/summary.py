@@ -28,6 +28,7 @@ _EPISODES = re.compile(r"^Episodes of (.+)\.$")
 _ARC = re.compile(r"^Emotional arcs?: (.+)\.$")
 _OPEN = re.compile(r"^(?:Unresolved|Open items): (.+)$")
 _THREAD_BREAK = " | "
+_PEOPLE = re.compile(r", | and ")  # how a digest's header joins its people
 _SESSIONS = re.compile(
     r"^Sessions of (?P<who>.+?) (?:from (?P<first>.+?) to (?P<last>.+?)|on (?P<day>.+?))\.$"
 )
@@ -82,7 +83,7 @@ def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
     if parts.arcs:
         lines.append("Emotional arcs: " + "; ".join(dict.fromkeys(parts.arcs)) + ".")
     if not any(lines):  # sessions whose observations carry every fact: when, and whose
-        for who, (first, last) in parts.sessions.items():
+        for who, first, last in parts.sessions.values():
             when = f"on {first}" if first == last else f"from {first} to {last}"
             lines.append(f"Sessions of {who} {when}.")
     content = "\n".join(line for line in lines if line)
@@ -108,7 +109,9 @@ class _Parts:
         self.threads: list[str] = []
         self.episodes: list[str] = []
         self.arcs: list[str] = []
-        self.sessions: dict[str, tuple[str, str]] = {}  # who → first and last day
+        # the people (as first named) → first and last day; keyed by who they are, not by
+        # who spoke first ("Niamh and Ciaran", "Ciaran and Niamh")
+        self.sessions: dict[frozenset[str], tuple[str, str, str]] = {}
 
     def read(self, line: str) -> None:
         if not line:
@@ -136,5 +139,6 @@ class _Parts:
 
     def _spans(self, who: str, first: str, last: str) -> None:
         """The sessions of ``who`` now span to ``last`` (episodes come in time order)."""
-        known = self.sessions.get(who)
-        self.sessions[who] = (known[0] if known else first, last)
+        people = frozenset(_PEOPLE.split(who))
+        known = self.sessions.get(people)
+        self.sessions[people] = (known[0], known[1], last) if known else (who, first, last)

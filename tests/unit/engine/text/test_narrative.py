@@ -568,6 +568,9 @@ def test_given_session_digests_when_summarised_then_their_topic_lines_are_left_o
     assert bare == "Sessions of Niamh and the agent from 18 March 2025 to 2 April 2025."
     assert reduced == "Sessions of Niamh and the agent from 18 March 2025 to 9 April 2025."
     assert write_summary(digests[1:2]) == "Sessions of Niamh and the agent on 18 March 2025."
+    assert write_summary(["8 May 2023, Gwen and Tomasz: cat.", "9 May 2023, Tomasz and Gwen."]) == (
+        "Sessions of Gwen and Tomasz from 8 May 2023 to 9 May 2023."
+    )
 
 
 def test_given_more_texts_than_a_chunk_when_summarised_then_the_summary_is_map_reduced() -> None:
