@@ -80,6 +80,7 @@ __all__ = [
     "names_several",
     "own_words",
     "participants",
+    "people_named",
     "said_by",
     "split_sentences",
     "stated_part",
@@ -1374,6 +1375,15 @@ def names_several(who: str) -> bool:
     digest does ("8 May 2023, Caroline and Melanie: …"; :func:`write_digest`), where an
     observation names its one speaker."""
     return _AND in who or _COMMA in who
+
+
+_JOINERS = re.compile(f"{_COMMA}|{_AND}")
+
+
+def people_named(who: str) -> frozenset[str]:
+    """The people a digest header's ``who`` names, whatever their order ("Niamh and Ciaran"
+    and "Ciaran and Niamh" are one pair: whoever spoke first is named first)."""
+    return frozenset(_JOINERS.split(who))
 
 
 _DIGEST_HEADER = re.compile(

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 from streams.engine.text.facts import fact_terms
-from streams.engine.text.observation import digest_header
+from streams.engine.text.observation import digest_header, people_named
 from streams.engine.text.prose import (
     deduplicated,
     grouped,
@@ -28,7 +28,6 @@ _EPISODES = re.compile(r"^Episodes of (.+)\.$")
 _ARC = re.compile(r"^Emotional arcs?: (.+)\.$")
 _OPEN = re.compile(r"^(?:Unresolved|Open items): (.+)$")
 _THREAD_BREAK = " | "
-_PEOPLE = re.compile(r", | and ")  # how a digest's header joins its people
 _SESSIONS = re.compile(
     r"^Sessions of (?P<who>.+?) (?:from (?P<first>.+?) to (?P<last>.+?)|on (?P<day>.+?))\.$"
 )
@@ -87,18 +86,11 @@ def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
             when = f"on {first}" if first == last else f"from {first} to {last}"
             lines.append(f"Sessions of {who} {when}.")
     content = "\n".join(line for line in lines if line)
-    return with_missing_lines(content, [(None, _without_digest_headers(text)) for text in texts])
-
-
-def _without_digest_headers(text: str) -> str:
-    """``text`` without its session digests' header lines, whose terms the sessions'
-    observations carry, nor the span a summary wrote of them ("Sessions of … from … to …",
-    which a map-reduce step reads and widens)."""
-    return "\n".join(
-        line
-        for line in text.split("\n")
-        if digest_header(line.strip()) is None and not _SESSIONS.match(line.strip())
-    )
+    sources = [
+        "\n".join(line for line in text.split("\n") if line.strip() not in parts.carried)
+        for text in texts
+    ]
+    return with_missing_lines(content, [(None, text) for text in sources])
 
 
 class _Parts:
@@ -112,14 +104,18 @@ class _Parts:
         # the people (as first named) → first and last day; keyed by who they are, not by
         # who spoke first ("Niamh and Ciaran", "Ciaran and Niamh")
         self.sessions: dict[frozenset[str], tuple[str, str, str]] = {}
+        # the digest headers read, and the spans a summary wrote of them: the sessions'
+        # observations carry their terms, which the summary need not keep
+        self.carried: set[str] = set()
 
     def read(self, line: str) -> None:
         if not line:
             return
         if (digest := digest_header(line)) is not None:
-            self._spans(digest[2], digest[0], digest[1])
+            self._spans(line, digest[2], digest[0], digest[1])
         elif span := _SESSIONS.match(line):
-            self._spans(span["who"], span["first"] or span["day"], span["last"] or span["day"])
+            day = span["day"]
+            self._spans(line, span["who"], span["first"] or day, span["last"] or day)
         elif header := _HEADER.match(line):
             self.episodes.append(header.group(1))  # its topics are stated again in the turns
         elif sizes := _EPISODES.match(line):
@@ -137,8 +133,9 @@ class _Parts:
             for sentence in sentences(body):
                 self.statements.extend(split_reports(reported(sentence, speaker)))
 
-    def _spans(self, who: str, first: str, last: str) -> None:
+    def _spans(self, line: str, who: str, first: str, last: str) -> None:
         """The sessions of ``who`` now span to ``last`` (episodes come in time order)."""
-        people = frozenset(_PEOPLE.split(who))
+        self.carried.add(line)
+        people = people_named(who)
         known = self.sessions.get(people)
         self.sessions[people] = (known[0], known[1], last) if known else (who, first, last)
