@@ -423,9 +423,17 @@ def _replies_to(answer: Turn, turn: Turn, names: frozenset[str], polar: bool) ->
     if len(own) < TOPIC_WORDS:
         return True
     opening = next((s for s in split_sentences(turn.text) if _topic_words(s, names)), "")
-    if _TAKES_UP.match(opening) or _REFERS_TO_IT.search(opening) or _GOES_ON.search(opening):
+    if _TAKES_UP.match(opening) or _refers_back(opening, names) or _GOES_ON.search(opening):
         return True
     return not own.isdisjoint(_topic_words(answer.text, names))
+
+
+def _refers_back(sentence: str, names: frozenset[str]) -> bool:
+    """Whether a personal pronoun of ``sentence`` points outside it: one after the sentence's
+    first topic word has that word for its antecedent as often ("I'm raising money for Cancer
+    Care West, they were so good to my dad when he had treatment")"""
+    found = _REFERS_TO_IT.search(sentence)
+    return found is not None and not _topic_words(sentence[: found.start()], names)
 
 
 # ... or asks for more of it, or for it again otherwise ("Continue.", "Try again with words in

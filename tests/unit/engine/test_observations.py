@@ -1283,6 +1283,20 @@ def test_a_message_that_moves_on_from_an_assistant_s_answer_is_not_written_as_it
     assert REPLYING_TO not in mine.content and "wetsuit came" in mine.content
 
 
+def test_a_pronoun_that_has_its_antecedent_in_the_message_takes_nothing_up() -> None:
+    """ "they" and "he" after the message's own words ("Cancer Care West", "my dad") refer to
+    them: the message moves on from the answer, as one without the pronouns would (issue 38,
+    conversation 15: the charity the person rode for was joined to an answer on eating on the
+    bike, and found 11th for a question about it)."""
+    moved_on = (
+        "I'm raising money for Cancer Care West, they were so good to my dad when he had "
+        "treatment in 2022. Target is €1,000."
+    )
+    request, answer, mine = write_observations(_after_the_handoff_outline(moved_on))
+    assert answer.source_ids == ("t1",) and answer.speaker == "the agent"
+    assert mine.source_ids == ("t2",) and REPLYING_TO not in mine.content
+
+
 @pytest.mark.parametrize(
     "reply",
     [
