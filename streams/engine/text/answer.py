@@ -169,7 +169,7 @@ def condensed_answer(
         line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
         if "my " in line or "My " in line:
             line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
-        pieces = [line] if item else _sentences(line)
+        pieces = [line] if item else _quotations_continued(_sentences(line))
         for piece in pieces[:1] if item else pieces:
             piece = piece.strip()
             if not piece or piece.endswith("?") or not _LETTER.search(piece):
@@ -209,6 +209,30 @@ def _sentences(line: str) -> list[str]:
         else:
             joined.append(piece)
     return joined
+
+
+_QUOTE_MARK = re.compile(r'(?<!\d)"|[“”]')
+"""A double quotation mark; one after a digit is an inch (33" wide)."""
+
+
+def _quotations_continued(pieces: list[str]) -> list[str]:
+    """A line's sentences, each that a quotation opened in an earlier one runs on into
+    opened again with its mark: a draft in the person's voice ('Here is a thank-you: "THANK
+    YOU! Last Saturday I finished the 180 km Ring of Kerry …"') is the person's words in each
+    of its sentences, and the third person reads the mark (a sentence cut from the draft had
+    become "the agent finished the 180 km Ring of Kerry", conversation 15's draft)."""
+    continued = []
+    opened: str | None = None  # the mark of the quotation still open
+    for piece in pieces:
+        continued.append(piece if opened is None else opened + piece)
+        for mark in _QUOTE_MARK.findall(piece):
+            if mark == "“":
+                opened = mark
+            elif mark == "”":
+                opened = None
+            else:
+                opened = None if opened else mark
+    return continued
 
 
 def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:

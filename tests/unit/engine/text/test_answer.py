@@ -6,6 +6,7 @@ import pytest
 
 from streams.engine.text.answer import answer_budget, condensed_answer, without_emphasis
 from streams.engine.text.observation import content_words
+from streams.engine.text.prose import third_person
 
 ANSWER = """Understood. My apologies for asking you to search when your time is so limited.
 
@@ -172,3 +173,25 @@ def test_an_abbreviation_ends_no_sentence(answer: str, unit: str) -> None:
     kept = condensed_answer(answer, 1000, _says)
     assert any(unit in k for k in kept), kept
     assert not any(k.endswith(("Dr", "Mr", "approx")) for k in kept), kept
+
+
+def test_a_sentence_of_a_quotation_begun_before_it_stays_in_the_quoted_voice() -> None:
+    """A draft in the person's voice runs over several sentences; each sentence after the
+    first opens with the quotation's mark again, so the third person leaves its "I" alone
+    (conversation 15: "the agent finished the 180 km Ring of Kerry")."""
+    answer = (
+        "Here's a draft:\n\n"
+        '*"THANK YOU! Last Saturday I finished the 180 km Ring of Kerry Charity Cycle in 8 '
+        "hours 40 minutes, and we raised €1,235 for Cancer Care West. My legs may never "
+        'forgive me!"*\n\nSpeaking of which, I recommend a rest week.'
+    )
+    kept = condensed_answer(answer, 1000, _says)
+    assert kept[0].startswith('"Last Saturday I finished the 180 km Ring of Kerry')
+    assert third_person(kept[0], "agent").startswith('"Last Saturday I finished')
+    closed = (
+        'Tell him "I can\'t make Friday" today. I recommend the 7:30 slot at Café Nero instead.'
+    )
+    assert (
+        condensed_answer(closed, 1000, _says)[-1]
+        == "I recommend the 7:30 slot at Café Nero instead"
+    )
