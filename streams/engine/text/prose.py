@@ -226,7 +226,15 @@ as an assistant's draft in the user's voice ("During our Epic go-live, I volunte
 super-user ..." had become "the agent volunteered"); a mark before a space or after a digit
 (33" wide) opens nothing."""
 _INVERTED_AGREEMENT = {"do": "does", "have": "has", "are": "is", "am": "is", "were": "was"}
-_CLAUSE_STARTS = frozenset({"and", "but", "so", "if", "because", "when", "that", "while", "as"})
+_CLAUSE_STARTS = frozenset(
+    {"and", "but", "or", "so", "then", "if", "because", "when", "that", "while", "as", "than"}
+    | {"before", "after", "until", "till", "unless", "once", "since", "though", "although"}
+    | {"whether", "where", "whenever", "wherever", "what", "whatever", "how", "why", "which"}
+    | {"who"}
+)
+"""Words after which "you" opens a clause, and so is its subject: the verb after it agrees
+with the name put in its place ("before you confirm" → "before Niamh confirms"; it had been
+"before Niamh confirm")."""
 
 
 def third_person(

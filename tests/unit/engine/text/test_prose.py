@@ -175,6 +175,26 @@ def test_you_with_a_word_that_makes_it_plural_is_the_listener_and_others(
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        ("Before you confirm with Declan, check it", "Before Gina confirms with Declan, check it"),
+        ("I'll wait until you finish the form", "Jon will wait until Gina finishes the form"),
+        ("Unless you want the Yaris, take the loan", "Unless Gina wants the Yaris, take the loan"),
+        ("It costs more than you think", "It costs more than Gina thinks"),
+        ("Tell me what you need", "Tell Jon what Gina needs"),
+        ("Call me after you get home", "Call Jon after Gina gets home"),
+        ("after you, the doctor sees Tom", "after Gina, the doctor sees Tom"),  # no verb
+        ("I'll send you a list", "Jon will send Gina a list"),  # an object: no agreement
+    ],
+)
+def test_you_after_a_word_that_opens_a_clause_is_its_subject_and_its_verb_agrees(
+    sentence: str, expected: str
+) -> None:
+    """The agent's condensed answers had "before Niamh confirm with Declan" (conversation 15)."""
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
