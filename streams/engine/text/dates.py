@@ -126,8 +126,10 @@ What is left unresolved, on purpose:
 * A modifier after a determiner or possessive names a period of something else, not a date:
   "the last week" (the past seven days), "my last Friday at work", "the next day".
 * "in N units" that measures a duration rather than naming a day: after "once", "twice",
-  "times" ("twice in a week"), with a negation or "first/last/only time" earlier in its
-  clause ("I haven't seen him in two years", "the first time in a month"), or in the past
+  "times" ("twice in a week"), after things counted ("12 shows in 3 weeks") or an amount of
+  time ("64 days in 4 years"; not after "for": "away for 10 days in 2 weeks"), with a
+  negation or "first/last/only time" earlier in its clause ("I haven't seen him in two
+  years", "the first time in a month"), or in the past
   (:func:`_tense`: "I lost 5 kilos in a month", "we drove to Lisbon in two days"). The
   future "in two weeks" is resolved.
 * "Sat", "Sun", "May" and "March" are also English words: as abbreviations and month names
@@ -372,6 +374,14 @@ _COUNTED = re.compile(
     r"(?:\b[0-9][0-9,.]*|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens"
     r"|hundreds))[ \t]+(?:[a-z]+[ \t]+)?"
     r"(?!(?:second|minute|hour|day|night|week|weekend|month|year)s\b)[a-z]{2,}s[ \t]+$",
+    re.IGNORECASE | re.ASCII,
+)
+# Just before "in N units": an amount of time ("64 days in 4 years", "three weeks in a
+# month"), a share of a period, not a date; unless it follows "for" ("away for 10 days in two
+# weeks": how long, then when) or "in" ("in 3 days in 3 days", so that grounding twice agrees).
+_TIME_COUNTED = re.compile(
+    r"(?:\b(?P<before>[a-z]+)[ \t]+)?\b(?:[0-9][0-9,.]*|two|three|four|five|six|seven|eight"
+    r"|nine|ten|eleven|twelve)[ \t]+(?:day|week|month|year)s[ \t]+$",
     re.IGNORECASE | re.ASCII,
 )
 
@@ -1021,6 +1031,9 @@ def _is_duration(text: str, start: int) -> bool:
     if words and words[-1].lower() in _FREQUENCY:
         return True
     if _COUNTED.search(text, max(0, start - 48), start):
+        return True
+    amount = _TIME_COUNTED.search(text, max(0, start - 48), start)
+    if amount is not None and (amount.group("before") or "").lower() not in {"for", "in"}:
         return True
     clause_start = max(text.rfind(mark, 0, start) for mark in _CLAUSE_MARKS) + 1
     return _DURATION_CUE.search(text, clause_start, start) is not None

@@ -248,6 +248,7 @@ TABLE: tuple[Row, ...] = (
     ("in 2 days", "2023-12-30T10:00", (("in 2 days", "1 January 2024"),)),
     ("in a month", "2023-01-31T10:00", (("in a month", "28 February 2023"),)),
     ("my exhibition is in three weeks", MON, (("in three weeks", "29 May 2023"),)),
+    ("I'm away for 10 days in two weeks", MON, (("in two weeks", "22 May 2023"),)),
     ("in a couple of weeks", MON, (("in a couple of weeks", "22 May 2023"),)),
     ("two months from now", "2023-11-30T10:00", (("two months from now", "30 January 2024"),)),
     ("4 weeks from today", MON, (("4 weeks from today", "5 June 2023"),)),
@@ -427,6 +428,8 @@ TABLE: tuple[Row, ...] = (
     ("the first time in a month that I slept well", MON, ()),
     ("we meet twice in a week", MON, ()),
     ("12 shows in 3 weeks, Tokyo and Osaka", MON, ()),
+    ("the totals stay at 64 days in 4 years", MON, ()),  # a share of a period (conv. 17)
+    ("three weeks in a month is too much travel", MON, ()),
     ("she reads five books in a month", MON, ()),
     ("I lost 5 kilos in a month", MON, ()),
     ("we drove to Lisbon in two days", MON, ()),
