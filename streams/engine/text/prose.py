@@ -483,8 +483,14 @@ def _clause_initial(parts: list[str], i: int) -> bool:
 
 
 def _inverted(parts: list[str], i: int) -> bool:
-    """Whether the pronoun at ``parts[i]`` follows its auxiliary, as in a question."""
-    return i >= 2 and parts[i - 1] == " " and parts[i - 2].casefold() in _INVERTING
+    """Whether the pronoun at ``parts[i]`` follows its auxiliary, as in a question; a word
+    written onto a number is none ("at 9am I was" had become "at 9is Inês was")."""
+    return (
+        i >= 2
+        and parts[i - 1] == " "
+        and parts[i - 2].casefold() in _INVERTING
+        and not parts[i - 3][-1:].isdigit()
+    )
 
 
 def _agree(parts: list[str], out: list[str], i: int, *, verbs: bool) -> None:

@@ -195,6 +195,19 @@ def test_you_after_a_word_that_opens_a_clause_is_its_subject_and_its_verb_agrees
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        ("so at 9am I was googling vans", "so at 9am Jon was googling vans"),
+        ("at 10am you were asleep", "at 10am Gina was asleep"),
+        ("Am I late?", "Is Jon late?"),  # a question's auxiliary still agrees
+    ],
+)
+def test_the_am_of_a_time_is_no_auxiliary_before_the_subject(sentence: str, expected: str) -> None:
+    """ "at 9am I was googling" had become "at 9is Inês was googling" (conversation 18)."""
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
