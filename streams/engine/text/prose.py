@@ -287,6 +287,10 @@ def third_person(
             out[i + 1] = out[i + 2] = ""
             i += 4
             continue
+        if low == "you" and _one_of_several(parts, i):
+            out[i] = "them"  # "each of you can be chased": not "each of Tomasz"
+            i += 2
+            continue
         if low in _CHAT_SPELLINGS and (word.isupper() or (word != low and low in _LETTERS)):
             i += 2  # "U", "UR": a letter or a name, not chat's "you"; "IM", a message
             continue
@@ -331,6 +335,23 @@ _YOU_GROUPS = {
     "two": "the other one",
     "both": "the other one",
 }
+
+
+_OF_SEVERAL = frozenset(
+    {"each", "both", "either", "neither", "all", "any", "none", "one", "some", "most", "many"}
+    | {"few", "two", "three", "four"}
+)
+
+
+def _one_of_several(parts: list[str], i: int) -> bool:
+    """Whether "you" at ``parts[i]`` is a plural after "of" and a word that picks out of
+    several ("each of you", "both of you"): a name in its place says one person is several."""
+    return (
+        i >= 4
+        and parts[i - 1] == parts[i - 3] == " "
+        and parts[i - 2].casefold() == "of"
+        and parts[i - 4].casefold() in _OF_SEVERAL
+    )
 
 
 def _you_group(parts: list[str], i: int) -> str | None:

@@ -208,6 +208,21 @@ def test_the_am_of_a_time_is_no_auxiliary_before_the_subject(sentence: str, expe
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
+        ("each of you can be chased for the rent", "each of them can be chased for the rent"),
+        ("Both of you are welcome", "Both of them are welcome"),
+        ("one of your friends", "one of Gina's friends"),  # a possessive names the listener
+        ("I'm proud of you", "Jon is proud of Gina"),
+    ],
+)
+def test_you_picked_out_of_several_is_them(sentence: str, expected: str) -> None:
+    """ "each of you can be chased for the full rent" had become "each of Tomasz can be
+    chased" (conversation 17: the assistant's answer to Tomasz about him and a flatmate)."""
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
         ("I need a new laptop", "Samuel needs a new laptop"),
         ("I really need a break", "Samuel really needs a break"),
         ("I feed the neighbour's cat", "Samuel feeds the neighbour's cat"),
