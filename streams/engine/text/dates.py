@@ -517,6 +517,10 @@ def _period(
     if kind in ("weekday", "period", "named_month") and _after_determiner(text, match.start()):
         return None
     monday = today - timedelta(days=today.weekday())
+    if kind in _NAMING_A_WEEKDAY:
+        numbered = _WEEKDAY_NUMBERED.match(text, match.end())
+        if numbered is not None:
+            return _numbered_weekday(match, kind, int(numbered.group("n")), today)
     if kind == "weekday":
         name = text[match.start("wd_name") : match.end("wd_name")]
         if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
@@ -581,6 +585,33 @@ def _period(
     # from_now: "two weeks from tomorrow" counts from the day after
     start = today + timedelta(days=1 if match.group("fn_from").lower() == "tomorrow" else 0)
     day = _shifted(start, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
+    return day, day, "day"
+
+
+_NAMING_A_WEEKDAY = {"weekday": "wd_name", "on_weekday": "ow_name", "lead_weekday": "lw_name"}
+_WEEKDAY_NUMBERED = re.compile(
+    r",?[ \t]+(?:the[ \t]+)?(?P<n>[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)\b", re.IGNORECASE
+)
+"""A day of the month right after a weekday ("saturday the 10th", "Tuesday the 20th")."""
+
+
+def _numbered_weekday(match: re.Match[str], kind: str, number: int, today: date) -> _Period | None:
+    """The day that a weekday and a day of the month name together ("saturday the 10th" said
+    on Thursday 8 February 2024: Saturday 10 February): of this month and the months either
+    side, the one with that number on that weekday nearest the day it was said, whatever the
+    tense; None when none is (a slip of the writer's: which of the two they meant is open).
+    The number says which week, where the weekday alone was dated by the tense ("saturday"
+    in a message about what was booked had been the Saturday before)."""
+    group = _NAMING_A_WEEKDAY[kind]
+    target = _WEEKDAYS[match.group(group).lower()]
+    candidates = []
+    for step in (-1, 0, 1):
+        year, month = _month_shift(today.year, today.month, step)
+        if number <= _month_days(year, month) and date(year, month, number).weekday() == target:
+            candidates.append(date(year, month, number))
+    if not candidates:
+        return None
+    day = min(candidates, key=lambda d: abs((d - today).days))
     return day, day, "day"
 
 
@@ -759,7 +790,7 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
         return tense
     marked, tense = _marked(text[start:end], progressive=False)
     message = text if context is None else context
-    if marked or len(message) > _FRAGMENT_CONTEXT_CHARS:
+    if marked or len(message) > _FRAGMENT_CONTEXT_CHARS or _SUBJECT.search(text, start, end):
         return tense
     # a sentence of no verb ("table's delivered. tuesday. the couple loved it, i said no"):
     # the day it names is told in the tense of the message around it
@@ -769,6 +800,10 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
 _FRAGMENT_CONTEXT_CHARS = 500
 """A sentence with no tense of its own takes the tense of its message when the message is no
 longer than this: a chat message tells one thing; a long answer or a document mixes them."""
+_SUBJECT = re.compile(r"\b(?:i|we|you|he|she|they)[ \t]+[a-z]", re.IGNORECASE | re.ASCII)
+"""A subject and the word after it: a sentence with a verb whose tense no mark tells ("I stay
+until the 30th as planned"), which is no fragment to take its message's tense (its message
+said "she booked hers on thursday", and "the 30th" had become 30 March, a day gone)."""
 
 
 def tells_what_happened(sentence: str) -> bool:

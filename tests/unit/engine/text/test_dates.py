@@ -321,6 +321,21 @@ TABLE: tuple[Row, ...] = (
     # a sentence of no verb takes its message's tense
     ("table's delivered. tuesday. the wife cried.", MON, (("tuesday", "2 May 2023"),)),
     ("Friday. Can't wait!", MON, (("Friday", "12 May 2023"),)),
+    # ... but a sentence with a subject has a verb, whose tense no mark may tell: left open
+    (
+        "she booked hers on thursday. I stay until the 30th as planned",
+        MON,
+        (("on thursday", "4 May 2023"),),
+    ),
+    # a weekday and a day of the month name the day together, whatever the tense
+    (
+        "saturday the 10th yeah. I booked Osteria Lupa and got her the earrings",
+        "2024-02-08T21:47",
+        (("saturday", "10 February 2024"),),
+    ),
+    ("we're doing Zakopane Tuesday the 20th", "2025-05-14T10:00", (("Tuesday", "20 May 2025"),)),
+    ("on Friday the 13th we went out", "2025-06-20T10:00", (("on Friday", "13 June 2025"),)),
+    ("on Monday the 13th we went out", "2025-06-20T10:00", ()),  # no such Monday near
     # "this <weekday>" once the week's has passed: the coming one, unless said in the past
     ("First one is this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "13 September 2022"),)),
     ("We met this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "6 September 2022"),)),
