@@ -58,11 +58,13 @@ N days / weeks / months / years ago     D - N units (calendar arithmetic)       
 in N units, N units from now / today    D + N units (days, weeks, months, years)     day
 N units from tomorrow                   D + 1 day + N units                          day
 <day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
-of <month> (no year after it)           (so within half a year, but for 29 February)
+of <month> (no year after it)           (so within half a year, but for 29 February);
+                                        after "since", the last up to D
 on <weekday>, in a sentence in the past as "last <weekday>"; in the future as     day
 / in the future                         "this coming <weekday>"
 in [early / late / mid] <month>, in a   the most recent such month up to D's / the   month
 sentence in the past / in the future    first one from D's on
+since <month>, in any sentence          the most recent such month up to D's         month
 in [the] [early / late] <season>, in a  the most recent such season up to D's / the  season
 sentence in the past / in the future    first one from D's on
 on (by, until, from, to ...) the <day>, the most recent such day up to D / the first    day
@@ -423,6 +425,9 @@ _EXPRESSION_SOURCE = (
     # "in <month>", dated by its sentence's tense; not a day or a year after it ("in June 3rd")
     rf"|(?P<in_month>in{_SP}(?:early{_SP}|late{_SP}|mid-?)?(?P<im_name>{_MONTH})"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
+    # "since <month>": the last such month, whatever the tense ("together since November")
+    rf"|(?P<since_month>since{_SP}(?P<sm_name>{_MONTH})"
+    r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
     # "in the summer", dated by its sentence's tense; not "in the summer of 2019"
     rf"|(?P<in_season>in{_SP}(?:the{_SP})?(?:early{_SP}|late{_SP})?"
     r"(?P<is_name>spring|summer|fall|autumn|winter)"
@@ -562,6 +567,8 @@ def _period(
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
+    if kind == "since_month":
+        return _said_month(match, text, today, "past", group="sm_name")
     if kind == "day_of_named_month":
         year, month = _month_shift(today.year, today.month, _STEPS[match.group("dn_rel").lower()])
         day_number = int(match.group("dn_day")[:-2])
@@ -618,7 +625,8 @@ def _numbered_weekday(match: re.Match[str], kind: str, number: int, today: date)
 def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | None:
     """A day and month said without a year ("June 3rd", "the 3rd of June"): that day in the
     year that puts it nearest the day it was said (None for a day the month does not have);
-    the first from that day on when it is what something was moved or put off to."""
+    the first from that day on when it is what something was moved or put off to, and the
+    last up to that day after "since"."""
     group = "c_month" if match.group("c_month") else "c_month2"
     name = text[match.start(group) : match.end(group)]
     month = _month_named(name)
@@ -639,6 +647,10 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
         later = [d for d in candidates if d >= today]  # "the date's moved to 2nd September"
         if later:
             return later[0], later[0], "day"
+    if _word_before(text, match.start()) == "since":
+        earlier = [d for d in candidates if d <= today]  # "since June 3rd": one gone by
+        if earlier:
+            return earlier[-1], earlier[-1], "day"
     day = min(candidates, key=lambda d: (abs((d - today).days), d))
     return day, day, "day"
 
@@ -847,11 +859,13 @@ def _said_weekday(match: re.Match[str], today: date, tense: Tense) -> _Period:
     return day, day, "day"
 
 
-def _said_month(match: re.Match[str], text: str, today: date, tense: Tense) -> _Period | None:
+def _said_month(
+    match: re.Match[str], text: str, today: date, tense: Tense, group: str = "im_name"
+) -> _Period | None:
     """The month of "in June" by the tense of its sentence (:func:`_tense`): in the past ("we
     moved in March"), the most recent such month up to the one it was said in; in the future
     ("we're going camping in June"), the first one from it on."""
-    month = _month_named(text[match.start("im_name") : match.end("im_name")])
+    month = _month_named(text[match.start(group) : match.end(group)])
     if month is None:
         return None
     year = today.year

@@ -1016,7 +1016,8 @@ def test_an_answer_that_goes_on_about_the_speakers_news_is_one_memory_with_it() 
     ]
     [observation] = write_observations(shop)
     assert observation.content.endswith(
-        "Calvin asked: Since when? Dave: Since June! It's small, just Dave and two mechanics."
+        "Calvin asked: Since when? Dave: Since June (June 2022)! It's small, just Dave and two "
+        "mechanics."
     )
     # a yes or no goes on about it too
     tattoo = [

@@ -397,6 +397,12 @@ TABLE: tuple[Row, ...] = (
     ("my sister moved to Lisbon in June", MON, (("in June", "June 2022"),)),
     ("We got married in May", MON, (("in May", "May 2023"),)),
     ("we're going camping in June", MON, (("in June", "June 2023"),)),
+    # "since <month>" is one gone by, whatever the tense (conversation 20: "together since
+    # November", said in February 2023, is November 2022)
+    ("we've been together since November", MON, (("since November", "November 2022"),)),
+    ("I haven't seen him since May", MON, (("since May", "May 2023"),)),
+    ("since June 3rd it has rained", MON, (("June 3rd", "3 June 2022"),)),
+    ("since May 2019", MON, ()),
     ("we will fly out in early April", MON, (("in early April", "April 2024"),)),
     ("it rains a lot in April", MON, ()),
     ("I may go in may", MON, ()),
