@@ -1103,9 +1103,14 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
         if not content_words(context, names):
             return question
         return f"{_asked(context) if is_question(context) else _finished(context)} {question}"
-    if at > 0 and _FOLLOW_UP.match(question.lstrip(" \t\"“'(")) and is_question(sentences[at - 1]):
-        # "What kinda jobs are you thinking of? Anything that stands out?": the follow-up
-        # narrows the question before it and says nothing alone
+    if (
+        at > 0
+        and (_FOLLOW_UP.match(question.lstrip(" \t\"“'(")) or _guess(question, names))
+        and is_question(sentences[at - 1])
+    ):
+        # "What kinda jobs are you thinking of? Anything that stands out?", "Still with the
+        # guy from your photos? Marcus?": the follow-up narrows the question before it, or
+        # guesses its answer, and says nothing alone
         return f"{_asked(_unaddressed(sentences[at - 1]))} {question}"
     if at == 0 or _asks_about(question, names) or not _REFERS.search(question):
         return question
@@ -1115,6 +1120,28 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     if FIRST_PERSON.search(context):
         return question  # "we tried a new brunch spot. How did it go?": "it" is not the brunch
     return f"{_finished(context)} {question}"
+
+
+def _guess(question: str, names: frozenset[str]) -> bool:
+    """Whether ``question`` is a word or two that ask nothing themselves ("Marcus?", "The
+    blue one?": no wh-word, no auxiliary or pronoun, so no clause): a guess at the answer to
+    the question before it."""
+    words = _WORD.findall(question)
+    return (
+        0 < len(content_words(question, names)) <= GUESS_WORDS
+        and len(words) <= GUESS_WORDS + 1
+        and not any(w.casefold() in _ASKING_WORDS for w in words)
+    )
+
+
+GUESS_WORDS = 2
+"""The most content words of a question that guesses ("Marcus?", "Skiing?", "The Lisbon
+flat?"): with three or more it says enough to be asked alone."""
+_ASKING_WORDS = frozenset(
+    {"what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "was"}
+    | {"were", "do", "does", "did", "can", "could", "will", "would", "should", "have", "has"}
+    | {"you", "it", "he", "she", "they", "we", "i", "u", "ur", "that", "this"}
+)
 
 
 # A question of a wh-word alone ("How?", "Why not?", "Since when?", "With who?"): it asks

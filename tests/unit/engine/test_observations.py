@@ -880,6 +880,13 @@ def test_a_pinned_passing_state_never_expires_nor_keeps_its_user_due() -> None:
             "I don't think so, he has work.",
             "8 May 2023: Andrew asked: Is Ben coming too? Joanna: Joanna does not think so, he",
         ),
+        # a guess after a question ("Marcus?") says nothing alone: the question it guesses at
+        # comes with it (conversation 20: "Dmitri asked: Marcus? Hannah: … We broke up")
+        (
+            "What about you? Still with the guy from your photos? Marcus?",
+            "Ha. Funny you ask. We broke up on Thursday",
+            "8 May 2023: Andrew asked: Still with the guy from Joanna's photos? Marcus? Joanna:",
+        ),
         # a question written without its mark
         (
             "lol how many turtles do you have now",
