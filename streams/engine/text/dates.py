@@ -65,6 +65,10 @@ on <weekday>, in a sentence in the past as "last <weekday>"; in the future as   
 in [early / late / mid] <month>, in a   the most recent such month up to D's / the   month
 sentence in the past / in the future    first one from D's on
 since <month>, in any sentence          the most recent such month up to D's         month
+<holiday> (Christmas, Boxing Day, New   last / next: the most recent before D / the  day
+Year's Eve, Valentine's Day, Easter,    first after D; this: D's year's; alone, in a
+Thanksgiving ...), [last / this / next] sentence in the past / future: the most
+                                        recent up to D / the first from D on
 in [the] [early / late] <season>, in a  the most recent such season up to D's / the  season
 sentence in the past / in the future    first one from D's on
 on (by, until, from, to ...) the <day>, the most recent such day up to D / the first    day
@@ -152,6 +156,7 @@ expression scans it (~8 µs; ~12 µs with an expression to resolve).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Literal
@@ -271,7 +276,10 @@ def grounded(text: str, at_ms: int, context: str | None = None) -> str:
 # Every expression contains one of these (lower-case) substrings: "day" (today, yesterday,
 # the weekday names, days), "week", "month", "year", "night" (tonight), "orrow" (tomorrow) or
 # a part of the day ...
-_ALWAYS = ("day", "week", "month", "year", "night", "orrow", "morning", "noon", "evening")
+_ALWAYS: tuple[str, ...] = ("day", "week", "month", "year", "night", "orrow", "morning")
+_ALWAYS += ("noon", "evening")
+# ... or a holiday's name ("Boxing Day", "New Year's Eve" have "day" and "year" already) ...
+_ALWAYS += ("christmas", "xmas", "easter", "halloween", "thanksgiving")
 # ... or a month name with a day number ("June 3rd") or after "in" ("in June"), or a season
 # after "in" ...
 _MONTH_NEEDLES = (
@@ -398,9 +406,56 @@ _COUNT = (
 _UNIT = r"days?|weeks?|months?|years?"
 _DAY_OF_MONTH = r"(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 
+_HOLIDAYS: dict[str, Callable[[int], date]] = {
+    "christmas eve": lambda year: date(year, 12, 24),
+    "christmas day": lambda year: date(year, 12, 25),
+    "christmas": lambda year: date(year, 12, 25),
+    "xmas": lambda year: date(year, 12, 25),
+    "boxing day": lambda year: date(year, 12, 26),
+    "new year's eve": lambda year: date(year, 12, 31),
+    "new years eve": lambda year: date(year, 12, 31),
+    "new year's day": lambda year: date(year, 1, 1),
+    "new years day": lambda year: date(year, 1, 1),
+    "valentine's day": lambda year: date(year, 2, 14),
+    "valentines day": lambda year: date(year, 2, 14),
+    "halloween": lambda year: date(year, 10, 31),
+    "good friday": lambda year: _easter(year) - timedelta(days=2),
+    "easter sunday": lambda year: _easter(year),
+    "easter monday": lambda year: _easter(year) + timedelta(days=1),
+    "easter": lambda year: _easter(year),
+    "thanksgiving": lambda year: _thanksgiving(year),
+}
+"""Holidays English names with one day a year: fixed ones, Easter by the Gregorian
+computus, and (American) Thanksgiving, the fourth Thursday of November. Easter and Christmas
+said alone name their day ("at Easter": Easter Sunday)."""
+_HOLIDAY = "|".join(
+    re.escape(name).replace("\\ ", _SP).replace("'", "['’]")
+    for name in sorted(_HOLIDAYS, key=len, reverse=True)
+)
+
+
+def _easter(year: int) -> date:
+    """Easter Sunday of ``year`` (the anonymous Gregorian algorithm)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    weekday = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 19 * weekday) // 433
+    month = (h + weekday - 7 * m + 90) // 25
+    return date(year, month, (h + weekday - 7 * m + 33 * month + 19) % 32)
+
+
+def _thanksgiving(year: int) -> date:
+    """The fourth Thursday of November of ``year``."""
+    first = date(year, 11, 1)
+    return first + timedelta(days=(3 - first.weekday()) % 7 + 21)
+
+
 _EXPRESSION_SOURCE = (
     # A word start whose letter can begin an expression: a cheap filter for the scan.
-    r"\b(?=[tylneiacofsjmdw0-9])(?:"
+    r"\b(?=[tylneiacofsjmdwbghvx0-9])(?:"
     rf"(?P<fixed>the{_SP}day{_SP}before{_SP}yesterday|the{_SP}day{_SP}after{_SP}tomorrow"
     rf"|today|tonight|yesterday|tomorrow|this{_SP}(?:morning|afternoon|evening)|last{_SP}night)"
     rf"|(?P<weekday>(?P<wd_rel>{_REL}){_SP}(?P<wd_name>{_WEEKDAY}))"
@@ -428,6 +483,12 @@ _EXPRESSION_SOURCE = (
     # "since <month>": the last such month, whatever the tense ("together since November")
     rf"|(?P<since_month>since{_SP}(?P<sm_name>{_MONTH})"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
+    # a holiday of a fixed or computed day ("on Boxing Day", "last Christmas", "at Easter"),
+    # dated by "last/this/next" or by its sentence's tense; not a noun's modifier
+    # ("Christmas presents", "Easter eggs"): only a function word may follow
+    rf"|(?P<holiday>(?:(?P<h_rel>last|this|next){_SP})?(?P<h_name>{_HOLIDAY})"
+    r"(?![ \t]+(?!(?:and|or|but|so|at|in|on|for|to|with|i|we|you|he|she|they|it|is|was|will"
+    r"|as|because|when|if|then|this|that|with|we're|i'm|i'll)\b)[a-z]))"
     # "in the summer", dated by its sentence's tense; not "in the summer of 2019"
     rf"|(?P<in_season>in{_SP}(?:the{_SP})?(?:early{_SP}|late{_SP})?"
     r"(?P<is_name>spring|summer|fall|autumn|winter)"
@@ -567,6 +628,8 @@ def _period(
         return day, day, "day"
     if kind == "calendar":
         return _calendar_day(match, text, today)
+    if kind == "holiday":
+        return _holiday(match, text, today, context)
     if kind == "since_month":
         return _said_month(match, text, today, "past", group="sm_name")
     if kind == "day_of_named_month":
@@ -619,6 +682,35 @@ def _numbered_weekday(match: re.Match[str], kind: str, number: int, today: date)
     if not candidates:
         return None
     day = min(candidates, key=lambda d: abs((d - today).days))
+    return day, day, "day"
+
+
+def _holiday(match: re.Match[str], text: str, today: date, context: str | None) -> _Period | None:
+    """The day of a holiday ("on Boxing Day", "last Christmas"): "last", the most recent before
+    the day said; "next", the first after it; "this", the one of its year; alone, by the tense
+    of its sentence as "in June" (:func:`_said_month`): the most recent up to the day said in
+    the past ("she got engaged on Boxing Day", said in February: 26 December of the year
+    before), the first from it on in the future; left open otherwise."""
+    name = " ".join(match.group("h_name").lower().replace("’", "'").split())
+    day_of = _HOLIDAYS[name]
+    days = [day_of(year) for year in (today.year - 1, today.year, today.year + 1)]
+    relation = match.group("h_rel")
+    if relation is not None:
+        relation = relation.lower()
+        if relation == "this":
+            day = day_of(today.year)
+        elif relation == "last":
+            day = [d for d in days if d < today][-1]
+        else:
+            day = [d for d in days if d > today][0]
+        return day, day, "day"
+    tense = _tense(match, text, context)
+    if tense == "past":
+        day = [d for d in days if d <= today][-1]
+    elif tense == "future":
+        day = [d for d in days if d >= today][0]
+    else:
+        return None
     return day, day, "day"
 
 
@@ -780,7 +872,13 @@ def _alone(match: re.Match[str], text: str) -> bool:
 _SAID_IN_A_TENSE = frozenset(
     {"on_weekday", "lead_weekday", "in_month", "in_season", "day_of_month"}
 )
-_CLAUSE_BREAK = re.compile(r"[,;:]|\b(?:and|but|so|because|while|although)\b", re.I | re.A)
+_CLAUSE_BREAK = re.compile(
+    r"[,;:\u2600-\u27bf\U0001f300-\U0001faff]|\b(?:and|but|so|because|while|although)\b",
+    re.I | re.A,
+)
+"""Where a clause ends: a comma, a conjunction, or an emoji, which in chat ends a thought as
+a full stop would ("I'm organising the hen 😬 she got engaged on Boxing Day": the present
+and the past were one clause, and its tense none)."""
 Tense = Literal["past", "future"]
 
 
