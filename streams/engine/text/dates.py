@@ -413,11 +413,8 @@ _HOLIDAYS: dict[str, Callable[[int], date]] = {
     "xmas": lambda year: date(year, 12, 25),
     "boxing day": lambda year: date(year, 12, 26),
     "new year's eve": lambda year: date(year, 12, 31),
-    "new years eve": lambda year: date(year, 12, 31),
     "new year's day": lambda year: date(year, 1, 1),
-    "new years day": lambda year: date(year, 1, 1),
     "valentine's day": lambda year: date(year, 2, 14),
-    "valentines day": lambda year: date(year, 2, 14),
     "halloween": lambda year: date(year, 10, 31),
     "good friday": lambda year: _easter(year) - timedelta(days=2),
     "easter sunday": lambda year: _easter(year),
@@ -425,13 +422,16 @@ _HOLIDAYS: dict[str, Callable[[int], date]] = {
     "easter": lambda year: _easter(year),
     "thanksgiving": lambda year: _thanksgiving(year),
 }
-"""Holidays English names with one day a year: fixed ones, Easter by the Gregorian
+"""The holidays of one day a year that English names: fixed ones, Easter by the Gregorian
 computus, and (American) Thanksgiving, the fourth Thursday of November. Easter and Christmas
-said alone name their day ("at Easter": Easter Sunday)."""
+said alone name their day ("at Easter": Easter Sunday). An apostrophe may be left out or
+curled ("new years eve", "Valentine’s Day")."""
 _HOLIDAY = "|".join(
-    re.escape(name).replace("\\ ", _SP).replace("'", "['’]")
+    re.escape(name).replace("\\ ", _SP).replace("'", "['’]?")
     for name in sorted(_HOLIDAYS, key=len, reverse=True)
 )
+_HOLIDAY_BY_NAME = {name.replace("'", ""): day_of for name, day_of in _HOLIDAYS.items()}
+""":data:`_HOLIDAYS` by their names as :func:`_holiday` folds what was written."""
 
 
 def _easter(year: int) -> date:
@@ -488,7 +488,7 @@ _EXPRESSION_SOURCE = (
     # ("Christmas presents", "Easter eggs"): only a function word may follow
     rf"|(?P<holiday>(?:(?P<h_rel>last|this|next){_SP})?(?P<h_name>{_HOLIDAY})"
     r"(?![ \t]+(?!(?:and|or|but|so|at|in|on|for|to|with|i|we|you|he|she|they|it|is|was|will"
-    r"|as|because|when|if|then|this|that|with|we're|i'm|i'll)\b)[a-z]))"
+    r"|as|because|when|if|then|this|that|we're|i'm|i'll)\b)[a-z]))"
     # "in the summer", dated by its sentence's tense; not "in the summer of 2019"
     rf"|(?P<in_season>in{_SP}(?:the{_SP})?(?:early{_SP}|late{_SP})?"
     r"(?P<is_name>spring|summer|fall|autumn|winter)"
@@ -691,8 +691,8 @@ def _holiday(match: re.Match[str], text: str, today: date, context: str | None) 
     of its sentence as "in June" (:func:`_said_month`): the most recent up to the day said in
     the past ("she got engaged on Boxing Day", said in February: 26 December of the year
     before), the first from it on in the future; left open otherwise."""
-    name = " ".join(match.group("h_name").lower().replace("’", "'").split())
-    day_of = _HOLIDAYS[name]
+    name = " ".join(match.group("h_name").lower().replace("’", "").replace("'", "").split())
+    day_of = _HOLIDAY_BY_NAME[name]
     days = [day_of(year) for year in (today.year - 1, today.year, today.year + 1)]
     relation = match.group("h_rel")
     if relation is not None:

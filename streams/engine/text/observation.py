@@ -431,7 +431,7 @@ def _replies_to(answer: Turn, turn: Turn, names: frozenset[str], polar: bool) ->
 def _refers_back(sentence: str, names: frozenset[str]) -> bool:
     """Whether a personal pronoun of ``sentence`` points outside it: one after the sentence's
     first topic word has that word for its antecedent as often ("I'm raising money for Cancer
-    Care West, they were so good to my dad when he had treatment")"""
+    Care West, they were so good to my dad when he had treatment")."""
     found = _REFERS_TO_IT.search(sentence)
     return found is not None and not _topic_words(sentence[: found.start()], names)
 
@@ -1137,6 +1137,7 @@ def _guess(question: str, names: frozenset[str]) -> bool:
 GUESS_WORDS = 2
 """The most content words of a question that guesses ("Marcus?", "Skiing?", "The Lisbon
 flat?"): with three or more it says enough to be asked alone."""
+# Words by which a question asks rather than guesses: wh-words, auxiliaries, pronouns
 _ASKING_WORDS = frozenset(
     {"what", "which", "who", "whom", "whose", "where", "when", "why", "how", "is", "are", "was"}
     | {"were", "do", "does", "did", "can", "could", "will", "would", "should", "have", "has"}

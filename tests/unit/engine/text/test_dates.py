@@ -417,6 +417,8 @@ TABLE: tuple[Row, ...] = (
     ("at Easter we went to Kerry", "2038-06-01T10:00", (("Easter", "25 April 2038"),)),
     ("we had thanksgiving at my aunt's", MON, (("thanksgiving", "24 November 2022"),)),
     ("I bought christmas presents", MON, ()),  # a noun's modifier names no day
+    ("we met on valentines day", MON, (("valentines day", "14 February 2023"),)),
+    ("we met on Valentine’s Day", MON, (("Valentine’s Day", "14 February 2023"),)),
     # an emoji ends a clause as a full stop would
     (
         "I'm organising the hen 😬 she got engaged on Boxing Day",
