@@ -26,7 +26,9 @@ with the characters and not faster):
   the words it shares with the rest of the answer that no unit taken before it holds (what
   the answer is about: :data:`CENTRAL_WEIGHT`). Each unit taken lowers the worth of the units
   that repeat it, so the kept units cover the answer instead of saying its main point five
-  times.
+  times;
+- an item the person's reply chose by its place ("the second one", "option 2":
+  :func:`picked_lines`) is kept first, whatever it weighs.
 
 Part of the pure engine: no I/O, no clock, no randomness.
 """
@@ -38,7 +40,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from streams.engine.judge.words import singular
 from streams.engine.text.facts import fact_terms
@@ -47,6 +49,7 @@ __all__ = [
     "ENDS_IN_ABBREVIATION",
     "answer_budget",
     "condensed_answer",
+    "picked_lines",
     "topic_terms",
     "without_emphasis",
 ]
@@ -135,6 +138,7 @@ class _Unit:
     order: int
     weight: int
     terms: frozenset[str]  # the words its worth counts (:func:`topic_terms`)
+    picked: bool = False  # an item the person's reply chose (:func:`picked_lines`)
 
 
 def without_emphasis(text: str) -> str:
@@ -151,16 +155,21 @@ def condensed_answer(
     text: str,
     max_chars: int,
     words_of: Callable[[str], Iterable[str]],
+    picked: frozenset[int] = frozenset(),
 ) -> list[str]:
     """The statements of an assistant's answer worth keeping, in the answer's order, within
     :func:`answer_budget`. ``words_of`` gives a plain unit's content words (the observation
-    writer's, so both writers agree on what is phatic: a unit with none is dropped)."""
+    writer's, so both writers agree on what is phatic: a unit with none is dropped).
+    ``picked``: the lines (0-based) of the items the person's reply chose
+    (:func:`picked_lines`), kept first and whatever they weigh: "I'll go with the second
+    one" says nothing without the item it chose."""
     units: list[_Unit] = []
     said: set[str] = set()
     order = 0
-    for raw_line in text.splitlines():
+    for number, raw_line in enumerate(text.splitlines()):
         if not raw_line.strip() or _TABLE_RULE.match(raw_line):
             continue
+        wanted = number in picked
         heading = bool(_HEADING.match(raw_line))
         marked = _LINE_MARK.match(raw_line)
         item = bool(marked and marked.group().strip()) and not heading
@@ -170,30 +179,230 @@ def condensed_answer(
         if "my " in line or "My " in line:
             line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
         pieces = [line] if item else _quotations_continued(_sentences(line))
-        for piece in pieces[:1] if item else pieces:
+        for piece in pieces[:1] if item or wanted else pieces:
             piece = piece.strip()
-            if not piece or piece.endswith("?") or not _LETTER.search(piece):
+            if not piece or not _LETTER.search(piece):
                 continue
-            if _EXCLAMATION.match(piece):
+            if not wanted and (piece.endswith("?") or _EXCLAMATION.match(piece)):
                 continue  # "Excellent!", "Great choice!": praise, whatever is capitalised
             words = list(words_of(piece))
-            if not words:
+            if not words and not wanted:
                 continue
             weight = _weight(piece, strong, words)
             if len(_WORD.findall(piece)) >= TITLE_WORDS:  # "Podcasts:" alone names no subject
                 lead = piece.endswith(":")  # introduces what follows
                 weight += HEADING_WEIGHT * heading + LEAD_WEIGHT * lead
-            if not weight:
+            if not weight and not wanted:
                 continue
             kept = _clipped(piece)
             if kept in said:  # a unit said again counts once
                 continue
             said.add(kept)
             terms = words if kept == piece else list(words_of(kept))
-            units.append(_Unit(kept, order, weight, topic_terms(terms)))
+            units.append(_Unit(kept, order, weight, topic_terms(terms), wanted))
             order += 1
     chosen = _chosen(units, answer_budget(len(text), max_chars))
     return [u.text for u in sorted(chosen, key=lambda u: u.order)]
+
+
+# --- what a reply chose from a list -------------------------------------------------------
+
+_ORDINALS = {
+    word: number
+    for number, words in enumerate(
+        (
+            ("first", "1st"),
+            ("second", "2nd"),
+            ("third", "3rd"),
+            ("fourth", "4th"),
+            ("fifth", "5th"),
+            ("sixth", "6th"),
+            ("seventh", "7th"),
+            ("eighth", "8th"),
+            ("ninth", "9th"),
+            ("tenth", "10th"),
+        ),
+        1,
+    )
+    for word in words
+}
+_NUMBER_WORDS = {
+    word: number
+    for number, word in enumerate(
+        ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"), 1
+    )
+}
+_LAST = 0  # "the last": the run's last item
+LIST_NOUNS = frozenset(
+    {"one", "ones", "option", "choice", "suggestion", "idea", "item", "point", "step", "pick"}
+    | {"version", "draft", "tip", "approach", "plan", "route", "alternative", "variant"}
+)
+"""Nouns by which a reply names an item of a list whatever the list is of ("the second
+option", "version 3", "the first one")."""
+_ORDINAL_PICK = re.compile(
+    r"\b(?:the|that|this|your|ur)[ \t]+(?:very[ \t]+)?"
+    rf"({'|'.join(sorted(_ORDINALS, key=len, reverse=True))}|last)\b"
+    r"(?:[ \t]+([^\W\d_]+))?",
+    re.IGNORECASE,
+)
+_NUMBER = rf"(\d{{1,2}}|{'|'.join(_NUMBER_WORDS)})\b"
+_NUMBERED_PICK = re.compile(
+    rf"(?:\b([^\W\d_]+)[ \t]+)?(?:\bnumber|\bno\.|#)[ \t]*{_NUMBER}"
+    rf"|\b([^\W\d_]+)[ \t]+#?{_NUMBER}",
+    re.IGNORECASE,
+)
+_ITEM = re.compile(
+    r"^([ \t]*)(#{1,6}[ \t]+)?(?:\*\*|__)?"
+    r"(?:\(?([0-9]{1,2})[.):]|([-*+•·▪◦])"
+    r"|([^\W\d_]+)[ \t]+([0-9]{1,2})\b[^\n]{0,3}?[:.–—-])"  # "### Option 2: ..."
+    r"(?=[ \t])"
+)
+
+
+@dataclass(slots=True)
+class _Run:
+    """Items of one list of an answer: line numbers in order, and the words that say what the
+    list is of (the heading or lead before it, the noun of "Option 2:" items)."""
+
+    key: tuple[int, bool, str]  # indent, numbered, heading marks
+    title: frozenset[str]
+    noun: str | None = None  # what its items call themselves ("Option 2:"), singular
+    lines: list[int] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)  # each item's number (or place)
+
+    def item(self, place: int, numbered: bool) -> int | None:
+        """The line of the item at ``place`` (``_LAST``: the last); ``numbered``: the item
+        numbered so ("option 2"), otherwise the one in that place ("the second")."""
+        if place == _LAST:
+            return self.lines[-1]
+        if numbered:
+            return self.lines[self.numbers.index(place)] if place in self.numbers else None
+        return self.lines[place - 1] if place <= len(self.lines) else None
+
+
+def picked_lines(
+    answer: str, reply: str, words_of: Callable[[str], Iterable[str]]
+) -> frozenset[int]:
+    """The lines of ``answer`` (0-based, as :func:`condensed_answer` takes them) holding the
+    items of its lists that ``reply`` chooses by their place: "the second one", "I'll go with
+    the first option, the NMTF", "tagline number two", "Option 1", "#3", "the first and the
+    last". A noun picks the list whose items it names ("Option 2:"), then one whose title
+    names it ("Tagline options:"), then the first numbered list long enough, then the first
+    bulleted one.
+
+    What may follow a place word is what keeps a date or a time from being taken for a pick:
+    "the first" and "the last" choose alone, with a conjunction or with a list noun
+    (:data:`LIST_NOUNS`), the list's own noun or a word of its title, never with a word of
+    time ("the first time", "the last week"); "the 9th" and "aug 2" are days, so a number
+    chooses only after "number", "#" or a list noun ("option 2")."""
+    if not reply or not any(c.isdigit() for c in reply) and not _PLACE_WORD.search(reply):
+        return frozenset()
+    runs = _runs(answer, words_of)
+    lines: set[int] = set()
+    for place, noun, how in _places(reply) if runs else ():
+        run = _run_for(runs, place, noun)
+        if run is not None and _chooses(run, noun, how):
+            line = run.item(place, how != _ORDINAL)
+            if line is not None:
+                lines.add(line)
+    return frozenset(lines)
+
+
+_NUMBERED, _ORDINAL, _NOUN_NUMBER = range(3)  # "number two", "the second", "option 2"
+
+
+def _chooses(run: _Run, noun: str | None, how: int) -> bool:
+    """Whether a place said ``how`` with ``noun`` after or before it chooses an item of
+    ``run`` (:func:`picked_lines`)."""
+    if how == _NUMBERED or noun in LIST_NOUNS or (noun is not None and noun == run.noun):
+        return True
+    if how == _ORDINAL:
+        return noun is None or (noun in run.title and noun not in TIME_NOUNS)
+    return False
+
+
+_PLACE_WORD = re.compile(
+    rf"\b(?:{'|'.join(_ORDINALS)}|last|{'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE
+)
+_LINKING = frozenset({"and", "or", "of", "with", "but", "for", "is", "sounds", "looks"})
+"""Words after an ordinal by which it stands for the item ("the second one and the last",
+"the first sounds good")."""
+TIME_NOUNS = frozenset(
+    {"time", "times", "day", "week", "weekend", "month", "year", "morning", "afternoon"}
+    | {"evening", "night", "hour", "minute", "half", "quarter", "season", "date", "round"}
+)
+"""Nouns after "the first" or "the last" that count time, not items ("the first time")."""
+
+
+def _places(reply: str) -> list[tuple[int, str | None, int]]:
+    """The places ``reply`` chooses: each with the noun that says what it is of (None: the
+    place alone, which any list can have) and how it was said (:func:`_chooses`)."""
+    places: list[tuple[int, str | None, int]] = []
+    for found in _ORDINAL_PICK.finditer(reply):
+        word, after = found[1].casefold(), (found[2] or "").casefold()
+        noun = None if not after or after in _LINKING else singular(after)
+        if word[0].isdigit():  # "the 9th", "the 2nd week": a day unless a list noun follows
+            places.append((_ORDINALS[word], noun, _NOUN_NUMBER))
+        else:
+            places.append((_LAST if word == "last" else _ORDINALS[word], noun, _ORDINAL))
+    for found in _NUMBERED_PICK.finditer(reply):
+        noun, number = (found[1], found[2]) if found[2] else (found[3], found[4])
+        folded = number.casefold()
+        place = int(folded) if folded.isdigit() else _NUMBER_WORDS[folded]
+        how = _NUMBERED if found[2] else _NOUN_NUMBER  # "number two" / "option 2"
+        places.append((place, singular(noun.casefold()) if noun else None, how))
+    return [(place, noun, how) for place, noun, how in places if place <= 10]
+
+
+def _run_for(runs: list[_Run], place: int, noun: str | None) -> _Run | None:
+    def fits(run: _Run) -> bool:
+        return len(run.lines) >= max(place, 2)
+
+    called = [run for run in runs if noun is not None and noun == run.noun and fits(run)]
+    named = [run for run in runs if noun is not None and noun in run.title and fits(run)]
+    numbered = [run for run in runs if run.key[1] and fits(run)]
+    return next(iter(called or named or numbered or [run for run in runs if fits(run)]), None)
+
+
+def _runs(answer: str, words_of: Callable[[str], Iterable[str]]) -> list[_Run]:
+    """The lists of ``answer``: numbered items (a number that does not follow the run's last
+    starts another), bulleted items at one indent (a line of text at their indent or less
+    ends them), and headings that number their sections ("### 2. Budget", "**Option 2:**")."""
+    runs: list[_Run] = []
+    open_runs: dict[tuple[int, bool, str], _Run] = {}
+    title: frozenset[str] = frozenset()
+    for number, line in enumerate(answer.splitlines()):
+        if not line.strip():
+            continue
+        found = _ITEM.match(line)
+        indent = len(line) - len(line.lstrip())
+        if found is None:
+            for key in [key for key in open_runs if not key[1] and key[0] >= indent]:
+                del open_runs[key]  # text at a bulleted list's indent ends it
+            if _HEADING.match(line):
+                open_runs.clear()
+            title = topic_terms(words_of(without_emphasis(line)))
+            continue
+        heading = found[2] or ""
+        ordinal = found[3] or found[6]
+        key = (len(found[1].expandtabs()), ordinal is not None, heading.strip())
+        run = open_runs.get(key)
+        if ordinal is not None:
+            place = int(ordinal)
+            if run is None or place != run.numbers[-1] + 1:
+                noun = singular(found[5].casefold()) if found[5] else None
+                run = open_runs[key] = _Run(key, title | {noun} if noun else title, noun)
+                runs.append(run)
+        else:
+            if run is None:
+                run = open_runs[key] = _Run(key, title)
+                runs.append(run)
+            place = len(run.lines) + 1
+        run.lines.append(number)
+        run.numbers.append(place)
+        for deeper in [k for k in open_runs if k[0] > key[0] and k[2] == key[2]]:
+            del open_runs[deeper]
+    return [run for run in runs if len(run.lines) >= 2]
 
 
 def _sentences(line: str) -> list[str]:
@@ -241,6 +450,15 @@ def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:
     still leads is the worthiest: each unit is looked at a few times, not once per pick."""
     repeated = Counter(term for unit in units for term in unit.terms)
     covered: set[str] = set()
+    chosen: list[_Unit] = []
+    used = 0
+    for unit in units:  # what the reply chose comes first, whatever the budget
+        if unit.picked:
+            chosen.append(unit)
+            used += len(unit.text) + 2
+            covered.update(unit.terms)
+    taken = {unit.order for unit in chosen}
+    units = [unit for unit in units if unit.order not in taken]
 
     def worth(unit: _Unit) -> float:
         central = sum(repeated[term] - 1 for term in unit.terms - covered)
@@ -249,8 +467,6 @@ def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:
 
     heap = [(-worth(unit), unit.order, unit) for unit in units]
     heapq.heapify(heap)
-    chosen: list[_Unit] = []
-    used = 0
     while heap:
         _, order, unit = heapq.heappop(heap)
         now = (-worth(unit), order)

@@ -53,6 +53,7 @@ from importlib.resources import files
 from streams.engine.text.answer import (
     ENDS_IN_ABBREVIATION,
     condensed_answer,
+    picked_lines,
     topic_terms,
     without_emphasis,
 )
@@ -347,12 +348,16 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     # an assistant's answer its reply follows, and whom the answer addresses
     replied: tuple[Turn, list[str], str] | None = None
     called = {speaker: frozenset(_name_words([speaker])) for speaker in others}
+
+    def words(unit: str) -> list[str]:
+        return content_words(unit, names)
+
     for turn in turns:
         you = _addressee(turn, previous, called, others)
         if turn.agent:
             if replied is not None:
                 observations.extend(_observe(*replied, None, max_chars))
-            stated = condensed_answer(turn.text, max_chars, lambda unit: content_words(unit, names))
+            stated = condensed_answer(turn.text, max_chars, words)
             replied = (turn, stated, you) if stated or _asks(turn.text) else None
             earlier, previous = previous, turn
             continue
@@ -371,16 +376,27 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             stated = _answer(turn.text, stated)  # "Yes!" is phatic alone, a fact after it
         if to_agent and stated:
             stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
+        picked: frozenset[int] = frozenset()
+        if replied is not None and replied[0] is previous:
+            picked = picked_lines(previous.text, turn.text, words)
+            if picked:  # "the second one": the answer keeps the item the reply chose
+                replied = (
+                    previous,
+                    condensed_answer(previous.text, max_chars, words, picked),
+                    replied[2],
+                )
         if (
             replied is not None
             and replied[0] is previous
             and stated
             and replied[1]
-            and _replies_to(previous, turn, names, polar)
+            and (picked or _replies_to(previous, turn, names, polar))
         ):
             # a reply to an assistant follows what it replies to: one memory of both
             observations.extend(
-                _replying(turn, stated, you, question, max_chars, replied, names, quoted=to_agent)
+                _replying(
+                    turn, stated, you, question, max_chars, replied, names, picked, quoted=to_agent
+                )
             )
         else:
             if replied is not None:
@@ -459,11 +475,13 @@ def _replying(
     max_chars: int,
     replied: tuple[Turn, list[str], str],
     names: frozenset[str],
+    picked: frozenset[int],
     *,
     quoted: bool,
 ) -> list[Observation]:
     """``turn``'s observation with the assistant's answer it replies to (``replied``: the
-    answer's turn, its kept statements and whom it addresses), when both fit one memory.
+    answer's turn, its kept statements and whom it addresses; ``picked``: the answer's lines
+    the reply chose, :func:`~.answer.picked_lines`), when both fit one memory.
     When they do not, the answer keeps what fits after the reply (its worthiest statements,
     :mod:`.answer`), and where too little fits it is a memory of its own before the reply's:
     a memory cut in two gave the answer's second half the person's header ("8 June 2026,
@@ -475,7 +493,9 @@ def _replying(
     alone = _observe(turn, stated, you, question, max_chars, quoted=quoted)
     room = max_chars - len(f"{alone[0].content} {REPLYING_TO} {you}: ") if len(alone) == 1 else 0
     if room >= ANSWER_MIN_CHARS:
-        fewer = condensed_answer(answering.text, room, lambda unit: content_words(unit, names))
+        fewer = condensed_answer(
+            answering.text, room, lambda unit: content_words(unit, names), picked
+        )
         both = _observe(turn, stated, you, question, max_chars, (answering, fewer), quoted=quoted)
         if fewer and len(both) == 1:
             return both

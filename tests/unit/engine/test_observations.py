@@ -1326,6 +1326,40 @@ def test_a_reply_to_an_assistant_s_answer_is_one_memory_with_it(reply: str) -> N
     assert f"{REPLYING_TO} the agent: Open questions and planned research." in both.content
 
 
+_TITLES = """Here are shorter versions, from most to least detailed:
+
+1. **Seasonal Hydrogeochemistry and Health Risk Assessment of Groundwater in Peri-Urban Pune**
+2. **Seasonal Groundwater Quality and Health Risk in Eastern Pune**
+3. **Groundwater Quality, Sources and Health Risk in the Peri-Urban Fringe of Pune**
+4. **Seasonal Variation and Health Risk of Groundwater Quality in Pune, Maharashtra**
+
+## My thoughts
+- **#1** keeps "hydrogeochemistry", good for specialist readers, but runs to 13 words.
+- **#3** highlights sources (the PCA work), if you want that visible to the committee.
+
+Want me to draft the abstract's first paragraph under the new title?"""
+
+
+@pytest.mark.parametrize("reply", ["the second one. sending it to gokhale sir now", "#2 pls"])
+def test_a_reply_that_picks_an_item_by_its_place_keeps_that_item_with_it(reply: str) -> None:
+    """ "the second one" says nothing without the item it chose: the answer the reply is one
+    memory with keeps that item, whatever else its budget keeps (issue 38: the person's
+    choices the assistant confirmed are what a later question asks for)."""
+    turns = [
+        Turn("t0", "my thesis title is too long, help", "Tanvi", MAY_8),
+        Turn("t1", _TITLES, "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", reply, "Tanvi", MAY_8 + 120_000),
+    ]
+    unpicked = write_observations([*turns[:2], Turn("t2", "ok", "Tanvi", MAY_8 + 120_000)])
+    assert "Health Risk in Eastern Pune" not in unpicked[-1].content
+    both = write_observations(turns)[-1]
+    assert both.source_ids == ("t1", "t2") and both.speaker == "Tanvi"
+    assert (
+        f"{REPLYING_TO} the agent: Seasonal Groundwater Quality and Health Risk in Eastern Pune"
+        in (both.content)
+    )
+
+
 _PLACES = ("Kinkaku-ji", "Ryoan-ji", "Nanzen-ji", "Tofuku-ji", "Daitoku-ji", "Enryaku-ji")
 _ITINERARY = "Here is the plan you asked for:\n" + "\n".join(
     f"{day}. **Day {day}:** Visit {_PLACES[day % 6]} at {8 + day % 4}:30 AM, then lunch at "

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from streams.engine.text.answer import answer_budget, condensed_answer, without_emphasis
+from streams.engine.text.answer import (
+    answer_budget,
+    condensed_answer,
+    picked_lines,
+    without_emphasis,
+)
 from streams.engine.text.observation import content_words
 from streams.engine.text.prose import third_person
 
@@ -195,3 +202,91 @@ def test_a_sentence_of_a_quotation_begun_before_it_stays_in_the_quoted_voice() -
         condensed_answer(closed, 1000, _says)[-1]
         == "I recommend the 7:30 slot at Café Nero instead"
     )
+
+
+STALL = """Love that you're branding the stall! A few directions:
+
+**Tagline options:**
+1. Fresh from the farm, every Saturday
+2. Greens grown by hand in Camden
+3. The veg your gran would trust
+
+**Where to print the banner:**
+- Vistaprint: cheap, five working days
+- A local print shop on Kentish Town Road: dearer, ready in two days
+
+### Option 1: Chalkboard signs
+Hand-lettered, changes weekly.
+
+### Option 2: Printed price cards
+Laminated, wipe-clean.
+
+Want me to mock up the banner?"""
+_LINES = STALL.splitlines()
+
+
+def _line(text: str) -> int:
+    return next(i for i, line in enumerate(_LINES) if text in line)
+
+
+@pytest.mark.parametrize(
+    ("reply", "items"),
+    [
+        ("I like tagline number two", ["Greens grown"]),
+        ("the first one!! my gran would hate the third", ["Fresh from", "The veg"]),
+        ("let's go with the second option, laminated is easier", ["Option 2"]),
+        ("option 1, I love chalk", ["Option 1"]),
+        ("the first and the last", ["Fresh from", "The veg"]),
+        ("I'll go with the second print option, the shop on Kentish Town Road", ["A local"]),
+        ("Honestly #3 made me laugh", ["The veg"]),
+    ],
+    ids=["noun number", "ordinals", "heading option", "option N", "last", "list by title", "#N"],
+)
+def test_a_reply_picks_an_item_of_the_answer_s_lists_by_its_place(
+    reply: str, items: list[str]
+) -> None:
+    assert picked_lines(STALL, reply, _says) == frozenset(_line(item) for item in items)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "The first time I sold out was in June.",
+        "I have two kids and the last few weeks were mad.",
+        "Number 5 bus is the one to the market, by the way",  # no list has a fifth item
+        "Let's do it.",
+    ],
+)
+def test_a_place_that_is_no_item_of_a_list_picks_nothing(reply: str) -> None:
+    assert picked_lines(STALL, reply, _says) == frozenset()
+
+
+def test_an_item_the_reply_picked_is_kept_first_whatever_it_weighs() -> None:
+    """The third tagline names nothing and a short answer's budget holds two units: it is
+    kept because the reply chose it ("the third one"), and the rest fills what is left."""
+    assert not any("The veg" in unit for unit in condensed_answer(STALL, 1000, _says))
+    kept = condensed_answer(STALL, 1000, _says, picked_lines(STALL, "the third one", _says))
+    assert "The veg your gran would trust" in kept
+    assert len(" ".join(kept)) <= answer_budget(len(STALL), 1000) + len(kept[2]) + 2 * len(kept)
+
+
+_LIST_LINES = st.sampled_from(
+    ["", "Options:", "## 2. Budget", "### Option 1: Walk", "1. Rome", "2) Paris", "- Oslo"]
+    + ["  - Bergen, by train", "**3. Lyon**", "Some text in between.", "#2 is best", "10. Nice"]
+)
+_REPLY_WORDS = st.sampled_from(
+    ["the", "first", "second", "last", "one", "option", "number", "#", "2", "3", "10", "11th"]
+    + ["time", "and", "no.", "tagline", "Budget", "day", "9th", "ok", "Walk", ",", "three"]
+)
+
+
+@given(st.lists(_LIST_LINES, max_size=14), st.lists(_REPLY_WORDS, max_size=10))
+def test_a_pick_is_an_item_line_of_the_answer_and_kept(lines: list[str], words: list[str]) -> None:
+    answer, reply = "\n".join(lines), " ".join(words)
+    picked = picked_lines(answer, reply, _says)
+    items = {i for i, line in enumerate(lines) if line[:1] in "#-*123 " and line.strip()}
+    assert picked <= items, (answer, reply)
+    kept = condensed_answer(answer, 1000, _says, picked)
+    assert {lines[i].strip("#*-) 0123456789.:") for i in picked} <= {
+        k.strip(".:") for k in kept
+    } | {""}
