@@ -58,8 +58,8 @@ N days / weeks / months / years ago     D - N units (calendar arithmetic)       
 in N units, N units from now / today    D + N units (days, weeks, months, years)     day
 N units from tomorrow                   D + 1 day + N units                          day
 <day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
-of <month> (no year after it)           (so within half a year, but for 29 February);
-                                        after "since", the last up to D
+of <month> (no year after it), the     (so within half a year, but for 29 February);
+month whole or shortened ("aug 2")      after "since", the last up to D
 on <weekday>, in a sentence in the past as "last <weekday>"; in the future as     day
 / in the future                         "this coming <weekday>"
 in [early / late / mid] <month>, in a   the most recent such month up to D's / the   month
@@ -297,6 +297,11 @@ _MONTH_NEEDLES = (
     "october",
 )
 _DIGIT = re.compile(r"[0-9]")
+_SHORTENED_MONTH_DAY = re.compile(
+    r"\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?[ \t]+(?:the[ \t]+)?[0-9]"
+    r"|[0-9](?:st|nd|rd|th)?(?:[ \t]+of)?[ \t]+(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b",
+    re.ASCII,
+)
 _ORDINAL = re.compile(r"[0-9](?:st|nd|rd|th)\b")  # "on the 15th"
 # ... or a modifier together with an abbreviated weekday, a season or a month name (these come
 # only after last / this / next; the month names are the needles above).
@@ -319,8 +324,11 @@ def _may_have_dates(lowered: str) -> bool:
     if _names_a_holiday(lowered):
         return True
     month = any(needle in lowered for needle in _MONTH_NEEDLES)
-    if month and ("in" in lowered or _DIGIT.search(lowered)):
+    digit = _DIGIT.search(lowered)
+    if month and ("in" in lowered or digit):
         return True
+    if digit and _SHORTENED_MONTH_DAY.search(lowered):
+        return True  # "aug 2", "the 14th of sept"
     if "in" in lowered and any(needle in lowered for needle in _SEASON_NEEDLES):
         return True  # "in the summer"
     if "the" in lowered and _ORDINAL.search(lowered):
@@ -375,7 +383,7 @@ _COUNTS = {
     "a few": 3,
 }
 _SEASONS = {"spring": 0, "summer": 1, "fall": 2, "autumn": 2, "winter": 3}  # by start month
-_CAPITALISED_ONLY = frozenset({"sat", "sun", "may", "march"})  # also common English words
+_CAPITALISED_ONLY = frozenset({"sat", "sun", "may", "march", "mar"})  # also English words
 # A word before last/this/next that makes the phrase name something else ("the last week").
 _DETERMINERS = frozenset(
     {"the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "whose", "every", "each"}
@@ -408,6 +416,15 @@ _SP = r"[ \t]+"
 _REL = rf"last|this{_SP}past|this{_SP}coming|this|next"
 _WEEKDAY = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
 _MONTH = "|".join(name.lower() for name in MONTHS)
+_MONTH_ABBREVIATIONS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7,
+    "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+"""A month's name as people shorten it before or after a day ("aug 2", "Oct 11th", "2 Sept"):
+only there, where a day number beside it makes it a date."""
+_MONTHS_TOO = (  # a month's name, whole or shortened
+    rf"{_MONTH}|(?:{'|'.join(sorted(_MONTH_ABBREVIATIONS, key=len, reverse=True))})\.?"
+)
 _COUNT = (
     r"[0-9]{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     rf"|a{_SP}couple(?:{_SP}of)?|couple{_SP}of|a{_SP}few|an?"
@@ -514,9 +531,9 @@ _EXPRESSION_SOURCE = (
     rf"(?![ \t]*(?:of\b|[-–0-9])){_ONLY_A_FUNCTION_WORD_AFTER})"
     # a day and month, not a range's end ("3-5 June") and with no year after it
     rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
-    rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTH})"
-    rf"|(?P<c_month2>{_MONTH}){_SP}(?:the{_SP})?(?P<c_day2>{_DAY_OF_MONTH}))"
-    r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–])))"
+    rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTHS_TOO})"
+    rf"|(?P<c_month2>{_MONTHS_TOO}){_SP}(?:the{_SP})?(?P<c_day2>{_DAY_OF_MONTH}))"
+    r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–%])|[.,][0-9]))"  # no year, range or rate ("APR 5.9%")
     r")(?!\w)(?:['’]s(?!\w))?"
 )
 # Scans the lower-cased text (the usual case: the scan is twice as fast without case folding),
@@ -1027,11 +1044,13 @@ def _said_season(match: re.Match[str], today: date, tense: Tense) -> _Period:
 
 
 def _month_named(name: str) -> int | None:
-    """The month (1-12) that ``name`` names as written; None for "may" and "march" in lower
-    case, which are other words."""
+    """The month (1-12) that ``name`` names as written, whole or shortened ("Aug", "sept.");
+    None for "may", "march" and "mar" in lower case, which are other words."""
+    name = name.rstrip(".")
     if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
         return None
-    return MONTHS.index(name.capitalize()) + 1
+    shortened = _MONTH_ABBREVIATIONS.get(name.lower())
+    return shortened if shortened is not None else MONTHS.index(name.capitalize()) + 1
 
 
 _FIXED_OFFSETS = {

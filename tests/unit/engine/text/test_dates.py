@@ -276,6 +276,20 @@ TABLE: tuple[Row, ...] = (
     ("we flew out 3 June", "2024-05-17T19:00", (("3 June", "3 June 2024"),)),
     ("we went on December 20th", "2024-05-17T19:00", (("December 20th", "20 December 2023"),)),
     ("see you January 2nd", "2023-12-15T10:00", (("January 2nd", "2 January 2024"),)),
+    # a month's name shortened, as people write it beside a day
+    (
+        "first travel wedding aug 2 in fredericksburg",
+        "2025-07-09T12:00",
+        (("aug 2", "2 August 2025"),),
+    ),
+    (
+        "wedding is Oct. 11th at barr mansion",
+        "2025-04-16T12:00",
+        (("Oct. 11th", "11 October 2025"),),
+    ),
+    ("back on the 14th of sept", "2025-07-09T12:00", (("the 14th of sept", "14 September 2025"),)),
+    ("flying out 2 Dec", "2025-11-20T12:00", (("2 Dec", "2 December 2025"),)),
+    ("adopted him Mar 1", "2025-03-24T12:00", (("Mar 1", "1 March 2025"),)),
     # "march" and "may" in chat's lower case, when nothing after the day can be its noun
     ("she starts march 20. gave notice", MON, (("march 20", "20 March 2023"),)),
     ("the 3rd of may is her first day", MON, (("the 3rd of may", "3 May 2023"),)),
@@ -492,6 +506,10 @@ TABLE: tuple[Row, ...] = (
     ("June 3, 2024", MON, ()),
     ("the 30th of February", MON, ()),
     ("we camped 3-5 June", MON, ()),
+    ("the APR 5.9% card", MON, ()),
+    ("we mar 3 tables a week", MON, ()),
+    ("trip is Aug 2-3", MON, ()),
+    ("jan 5, 2024 was cold", MON, ()),
     ("rent is due on the 21st", MON, ()),
 )
 
