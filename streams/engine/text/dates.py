@@ -245,8 +245,10 @@ def resolve_dates(text: str, at_ms: int, context: str | None = None) -> tuple[Re
 def grounded(text: str, at_ms: int, context: str | None = None) -> str:
     """``text`` with each relative date followed by its label: "yesterday (7 May 2023)".
 
-    An expression already followed by an explicit date ("last Friday, 5 May", "yesterday (7
-    May 2023)") is left as it is, so ``grounded(grounded(t, at), at) == grounded(t, at)``. A text
+    An expression already followed by an explicit date ("last Friday, 5 May 2023", "yesterday
+    (7 May 2023)") is left as it is, so ``grounded(grounded(t, at), at) == grounded(t, at)``;
+    one followed by a day without its year ("on Saturday the 21st of June") leaves the label
+    to that day ("… the 21st of June (21 June 2025)"). A text
     without an expression is returned unchanged (the same object). ``context``: as for
     :func:`resolve_dates`."""
     resolved = resolve_dates(text, at_ms, context)
@@ -260,7 +262,8 @@ def grounded(text: str, at_ms: int, context: str | None = None) -> str:
             continue  # the explicit date itself ("last Friday, 5 May"): already a date
         explicit = _FOLLOWED_BY_DATE.match(text, found.end)
         if explicit:
-            dated_until = explicit.end()
+            if not any(found.end <= other.start < explicit.end() for other in resolved):
+                dated_until = explicit.end()  # else a day without its year: labelled itself
             continue
         parts.append(text[position : found.end])
         parts.append(f" ({found.label()})")
