@@ -259,7 +259,7 @@ def grounded(text: str, at_ms: int, context: str | None = None) -> str:
     dated_until = -1  # the end of the explicit date that follows an expression, if any
     for found in resolved:
         if found.start < dated_until:
-            continue  # the explicit date itself ("last Friday, 5 May"): already a date
+            continue  # inside the explicit date that follows an expression
         explicit = _FOLLOWED_BY_DATE.match(text, found.end)
         if explicit:
             if not any(found.end <= other.start < explicit.end() for other in resolved):
