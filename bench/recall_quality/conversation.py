@@ -38,12 +38,10 @@ from typing import Any
 import numpy as np
 
 from bench.recall_quality.embeddings import EmbeddingCache
-from bench.recall_quality.feed import SOURCE
 from bench.recall_quality.rankings import unit
 from bench.recall_quality.realmem import ASSISTANT, MINUTE_MS, USER, Persona, Session, Turn
-from bench.recall_quality.realmem_run import TAIL_MS, EventTimeDriver, _EventIds, prefixed, rank
+from bench.recall_quality.realmem_run import TAIL_MS, EventTimeDriver, events_of, prefixed, rank
 from bench.recall_quality.scoring import answer_in_context, context
-from streams.engine.model import Memory, MemoryEvent, MemoryWritten, SessionEnded
 from streams.engine.policy import builtin_profile, profile_names
 from streams.engine.step import EngineConfig
 
@@ -158,33 +156,6 @@ def _question(name: str, index: int, raw: Any) -> Question:
     return Question(raw["question"], raw["answer"], str(category) if _text(category) else "-")
 
 
-def events_of(conversation: Conversation, embeddings: dict[str, bytes]) -> list[MemoryEvent]:
-    """Each turn a ``MemoryWritten`` at its time (a person's by its speaker, an assistant's by
-    the agent), a ``SessionEnded`` a minute after each session's last turn."""
-    persona = conversation.persona
-    user = persona.user_id
-    ids = _EventIds(user)
-    events = []
-    for session in persona.sessions:
-        for turn in session.turns:
-            person = turn.side == USER
-            memory = Memory(
-                memory_id=turn.turn_id,
-                user_id=user,
-                content=turn.text,
-                created_by="user" if person else "agent",
-                speaker=turn.speaker if person else None,
-                conversation_id=user,
-                session_id=turn.session_id,
-                embedding=embeddings.get(turn.turn_id),
-                created_at=turn.at,
-            )
-            events.append(MemoryEvent(ids.next(), user, turn.at, MemoryWritten(memory), SOURCE))
-        ended = SessionEnded(session.session_id, user)
-        events.append(MemoryEvent(ids.next(), user, session.ended_at, ended, SOURCE))
-    return events
-
-
 @dataclass(frozen=True, slots=True)
 class Score:
     """Per category (and :data:`ALL`): questions, answered by raw retrieval, by the profile."""
@@ -211,7 +182,7 @@ def score(
     driver = EventTimeDriver(
         conversation.persona.user_id, EngineConfig(builtin_profile(profile), embed=engine_embed)
     )
-    for event in events_of(conversation, {t.turn_id: vectors[t.text] for t in turns}):
+    for event in events_of(conversation.persona, {t.turn_id: vectors[t.text] for t in turns}):
         driver.feed(event)
     driver.advance(conversation.persona.sessions[-1].ended_at + TAIL_MS)
     active = driver.recallable()

@@ -92,7 +92,7 @@ def written_memory(persona: Persona, turn: Turn, embedding: bytes | None) -> Mem
         user_id=persona.user_id,
         content=turn.text,
         created_by="user" if user_side else "agent",
-        speaker=persona.speaker if user_side else None,
+        speaker=turn.speaker if user_side else None,  # the persona's first name, or whoever
         conversation_id=persona.user_id,
         session_id=turn.session_id,
         embedding=embedding,

@@ -16,13 +16,13 @@ from bench.recall_quality.conversation import (
     ALL,
     ConversationError,
     conversation_of,
-    events_of,
     load,
     main,
     report,
     score,
 )
 from bench.recall_quality.realmem import ASSISTANT, USER
+from bench.recall_quality.realmem_run import events_of
 from streams.engine.embedder import hashing_embedding
 from streams.engine.model import MemoryWritten, SessionEnded
 
@@ -77,7 +77,7 @@ def test_a_person_with_an_assistant_speaks_by_name_and_the_assistant_as_the_agen
     assert second.turns[0].at == 1_741_597_200_000  # 2025-03-10 09:00 UTC: the default time
     written = [
         e.payload.memory
-        for e in events_of(conversation, {})
+        for e in events_of(conversation.persona, {})
         if isinstance(e.payload, MemoryWritten)
     ]
     assert [(m.created_by, m.speaker) for m in written] == [
@@ -85,7 +85,7 @@ def test_a_person_with_an_assistant_speaks_by_name_and_the_assistant_as_the_agen
         ("agent", None),
         ("user", "Noreen"),
     ]
-    ended = [e for e in events_of(conversation, {}) if isinstance(e.payload, SessionEnded)]
+    ended = [e for e in events_of(conversation.persona, {}) if isinstance(e.payload, SessionEnded)]
     assert [e.occurred_at for e in ended] == [first.ended_at, second.ended_at]
 
 
@@ -93,7 +93,7 @@ def test_people_texting_each_speak_by_their_own_name() -> None:
     conversation = conversation_of("c", TEXTING)
     written = [
         e.payload.memory
-        for e in events_of(conversation, {})
+        for e in events_of(conversation.persona, {})
         if isinstance(e.payload, MemoryWritten)
     ]
     assert not conversation.agent
