@@ -1326,6 +1326,49 @@ def test_a_reply_to_an_assistant_s_answer_is_one_memory_with_it(reply: str) -> N
     assert f"{REPLYING_TO} the agent: Open questions and planned research." in both.content
 
 
+_HOLIDAY_PREP = """What a lovely update!
+
+- **First courgettes** from bed 1, pick them young before they turn to marrows
+- **Geranium 'Rozanne'** flowering its head off for the bees
+- **Bed 3 finished with strawberries** for Donal's overnight oats
+
+### Before you go
+- Give everything a deep soak the evening before you leave
+- Is there a neighbour who could water once or twice while you're away?"""
+
+
+@pytest.mark.parametrize(
+    ("reply", "joined"),
+    [
+        (
+            "our neighbour Peggy will water, she is a dote, she has been watching the whole "
+            "project over the wall since May.",
+            False,
+        ),
+        (
+            "Donal says the strawberries were the best part of the whole summer at the allotment.",
+            True,
+        ),
+    ],
+    ids=["shares words with what is dropped", "shares a word with what is kept"],
+)
+def test_a_reply_joins_the_answer_for_a_word_its_memory_keeps_of_the_answer(
+    reply: str, joined: bool
+) -> None:
+    """The condensed answer keeps the strawberries; the neighbour and the watering are in what
+    it drops. A reply about those alone is its own memory: joined, it was a memory about the
+    harvest, found below the context for "Which neighbour agreed to water the garden?" (issue
+    38, blind conversation 25)."""
+    turns = [
+        Turn("t0", "The courgettes are in!", "Noreen", MAY_8),
+        Turn("t1", _HOLIDAY_PREP, "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", reply, "Noreen", MAY_8 + 120_000),
+    ]
+    written = write_observations(turns)
+    assert [o.source_ids for o in written[1:]] == ([("t1", "t2")] if joined else [("t1",), ("t2",)])
+    assert "Bed 3 finished with strawberries" in written[1].content
+
+
 _TITLES = """Here are shorter versions, from most to least detailed:
 
 1. **Seasonal Hydrogeochemistry and Health Risk Assessment of Groundwater in Peri-Urban Pune**
