@@ -23,7 +23,7 @@ from streams.engine.oracle import replay
 from streams.engine.passing_index import PASSING
 from streams.engine.policy import builtin_profile, policy_from_toml, profile_names
 from streams.engine.rules.due import next_due_at
-from streams.engine.rules.observations import PASSED_REASON
+from streams.engine.rules.observations import PASSED_REASON, turn_of
 from streams.engine.step import EngineConfig
 from streams.engine.text.observation import (
     REPLYING_TO,
@@ -1619,3 +1619,30 @@ def test_one_word_said_to_an_assistant_is_a_fact_not_small_talk() -> None:
     assert observation.content.startswith("8 May 2023, Kenta: Yes. Also I am vegetarian.")
     # between people the same words are small talk's shape: dropped, as before
     assert write_observations([turn(0, "Kenta", "same old really"), turn(1, "Maria", "Ha!")]) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "created_by", "speaker", "text"),
+    [
+        (
+            "Noted: **no embarrassing the bride**. Option 1: Garden High Tea",
+            "agent",
+            "the agent",
+            None,
+        ),
+        ("Title: Seasonal Groundwater Quality in Eastern Pune", "agent", "the agent", None),
+        ("Alice: we got the keys today!", "user", "Alice", "we got the keys today!"),
+    ],
+    ids=["an agent's label", "an agent's title", "a transcript line"],
+)
+def test_a_name_prefix_names_a_person_never_the_agent(
+    content: str, created_by: str, speaker: str, text: str | None
+) -> None:
+    """An assistant opens with a label ("Noted:", "Title:") as often as a transcript line
+    opens with a name: an agent's memory is the agent's, and keeps its words whole (issue 38,
+    blind conversation 31: "Replying to Noted: Option 1: Garden High Tea")."""
+    memory = Memory(
+        memory_id="m1", user_id="u1", content=content, created_by=created_by, created_at=MAY_8
+    )
+    turn = turn_of(memory)
+    assert (turn.speaker, turn.text) == (speaker, text or content)
