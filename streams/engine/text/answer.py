@@ -13,7 +13,9 @@ markdown, as short statements in the answer's order::
 How, per line of the answer (one pass, a few regular expressions per line, so the cost grows
 with the characters and not faster):
 
-- markdown goes: headings' ``#``, list bullets and numbers, emphasis, code ticks, table bars;
+- markdown goes: headings' ``#``, list bullets and numbers, emphasis, code ticks, table bars,
+  and fenced code blocks whole (code is reproduced, not stated: its lines had been kept as
+  "SELECT site; ROUND(");
 - a line is cut into sentences; a list item is one unit (its first sentence);
 - a unit is *kept* when it names something (:func:`~.facts.fact_terms`: a name, number, date,
   time, money, an emphasised or quoted phrase) or says what the assistant recommends or plans
@@ -166,8 +168,12 @@ def condensed_answer(
     units: list[_Unit] = []
     said: set[str] = set()
     order = 0
+    code = False  # inside a fenced block: code is reproduced, not stated
     for number, raw_line in enumerate(text.splitlines()):
-        if not raw_line.strip() or _TABLE_RULE.match(raw_line):
+        if raw_line.lstrip().startswith(("```", "~~~")):
+            code = not code
+            continue
+        if code or not raw_line.strip() or _TABLE_RULE.match(raw_line):
             continue
         wanted = number in picked
         heading = bool(_HEADING.match(raw_line))

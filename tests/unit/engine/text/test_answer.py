@@ -290,3 +290,25 @@ def test_a_pick_is_an_item_line_of_the_answer_and_kept(lines: list[str], words: 
     assert {lines[i].strip("#*-) 0123456789.:") for i in picked} <= {
         k.strip(".:") for k in kept
     } | {""}
+
+
+def test_a_fenced_code_block_is_reproduced_not_stated() -> None:
+    """Lines of code named things by accident ("SELECT site; ROUND(;" from a query): the
+    condensed answer keeps the prose that says what the code does, none of the code."""
+    answer = """**What window functions do**
+A window function calculates across a group of rows but keeps every row.
+
+```sql
+SELECT site,
+       ROUND(mean_no2 - LAG(mean_no2) OVER (PARTITION BY site ORDER BY month), 1) AS change
+FROM readings;
+```
+
+~~~
+Total: 12 rows, 3 sites
+~~~
+LAG() / LEAD() look at the previous or next row; PARTITION BY says "per what?"."""
+    prose = ("What window functions do", "A window function calculates", "LAG() / LEAD() look")
+    for text in (answer, "\n\n".join([answer] * 4)):  # the longer keeps every unit it can
+        kept = condensed_answer(text, 1000, _says)
+        assert kept and all(unit.startswith(prose) for unit in kept), kept
