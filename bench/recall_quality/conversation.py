@@ -92,13 +92,13 @@ def conversation_of(name: str, data: Any) -> Conversation:
     if not isinstance(speakers, list) or not all(_text(s) for s in speakers):
         raise ConversationError(f"{name}: user_name / speakers must be non-empty text")
     sessions = [
-        _session(name, i, s, agent, speakers) for i, s in enumerate(_list(data, "sessions"))
+        _session(name, i, s, agent, speakers) for i, s in enumerate(_list(name, data, "sessions"))
     ]
     if not sessions:
         raise ConversationError(f"{name}: no sessions")
     if any(b.turns[0].at < a.ended_at for a, b in zip(sessions, sessions[1:], strict=False)):
         raise ConversationError(f"{name}: sessions overlap or are not in time order")
-    questions = tuple(_question(name, i, q) for i, q in enumerate(_list(data, "questions")))
+    questions = tuple(_question(name, i, q) for i, q in enumerate(_list(name, data, "questions")))
     persona = Persona(name, speakers[0], tuple(sessions), ())
     return Conversation(persona, agent, questions)
 
@@ -107,10 +107,10 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _list(data: dict[str, Any], key: str) -> list[Any]:
+def _list(where: str, data: dict[str, Any], key: str) -> list[Any]:
     value = data.get(key)
     if not isinstance(value, list):
-        raise ConversationError(f"{key} must be a list")
+        raise ConversationError(f"{where}: {key} must be a list")
     return value
 
 
@@ -125,7 +125,7 @@ def _session(name: str, index: int, raw: Any, agent: bool, speakers: list[str]) 
     at = int(start.replace(tzinfo=UTC).timestamp() * 1000)
     session_id = f"{name}-s{index + 1}"
     turns = []
-    for number, turn in enumerate(_list(raw, "turns"), 1):
+    for number, turn in enumerate(_list(where, raw, "turns"), 1):
         if not isinstance(turn, dict) or not _text(turn.get("content")):
             raise ConversationError(f"{where}, turn {number}: no content")
         if agent:

@@ -44,6 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from streams.engine.judge.lexicons import NUMBER_WORDS
 from streams.engine.judge.words import singular
 from streams.engine.text.facts import fact_terms
 
@@ -232,12 +233,7 @@ _ORDINALS = {
     )
     for word in words
 }
-_NUMBER_WORDS = {
-    word: number
-    for number, word in enumerate(
-        ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"), 1
-    )
-}
+_NUMBER_WORDS = {word: int(n) for word, n in NUMBER_WORDS.items() if 1 <= int(n) <= 10}
 _LAST = 0  # "the last": the run's last item
 LIST_NOUNS = frozenset(
     {"one", "ones", "option", "choice", "suggestion", "idea", "item", "point", "step", "pick"}
@@ -397,8 +393,8 @@ def _runs(answer: str) -> list[_Run]:
         if not line.strip():
             continue
         found = _ITEM.match(line)
-        indent = len(line) - len(line.lstrip())
         if found is None:
+            indent = len(line.expandtabs()) - len(line.lstrip())
             for key in [key for key in open_runs if not key[1] and key[0] >= indent]:
                 del open_runs[key]  # text at a bulleted list's indent ends it
             if _HEADING.match(line):
@@ -471,15 +467,10 @@ def _chosen(units: list[_Unit], budget: int) -> list[_Unit]:
     still leads is the worthiest: each unit is looked at a few times, not once per pick."""
     repeated = Counter(term for unit in units for term in unit.terms)
     covered: set[str] = set()
-    chosen: list[_Unit] = []
-    used = 0
-    for unit in units:  # what the reply chose comes first, whatever the budget
-        if unit.picked:
-            chosen.append(unit)
-            used += len(unit.text) + 2
-            covered.update(unit.terms)
-    taken = {unit.order for unit in chosen}
-    units = [unit for unit in units if unit.order not in taken]
+    chosen = [unit for unit in units if unit.picked]  # first, whatever the budget
+    used = sum(len(unit.text) + 2 for unit in chosen)
+    covered.update(term for unit in chosen for term in unit.terms)
+    units = [unit for unit in units if not unit.picked]
 
     def worth(unit: _Unit) -> float:
         central = sum(repeated[term] - 1 for term in unit.terms - covered)

@@ -300,9 +300,16 @@ _MONTH_NEEDLES = (
     "october",
 )
 _DIGIT = re.compile(r"[0-9]")
+_MONTH_ABBREVIATIONS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7,
+    "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+"""A month's name as people shorten it before or after a day ("aug 2", "Oct 11th", "2 Sept"):
+only there, where a day number beside it makes it a date."""
+_SHORT_MONTH = "|".join(sorted(_MONTH_ABBREVIATIONS, key=len, reverse=True))
 _SHORTENED_MONTH_DAY = re.compile(
-    r"\b(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?[ \t]+(?:the[ \t]+)?[0-9]"
-    r"|[0-9](?:st|nd|rd|th)?(?:[ \t]+of)?[ \t]+(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b",
+    rf"\b(?:{_SHORT_MONTH})\.?[ \t]+(?:the[ \t]+)?[0-9]"
+    rf"|[0-9](?:st|nd|rd|th)?(?:[ \t]+of)?[ \t]+(?:{_SHORT_MONTH})\b",
     re.ASCII,
 )
 _ORDINAL = re.compile(r"[0-9](?:st|nd|rd|th)\b")  # "on the 15th"
@@ -419,15 +426,7 @@ _SP = r"[ \t]+"
 _REL = rf"last|this{_SP}past|this{_SP}coming|this|next"
 _WEEKDAY = "|".join(sorted(_WEEKDAYS, key=len, reverse=True))
 _MONTH = "|".join(name.lower() for name in MONTHS)
-_MONTH_ABBREVIATIONS = {
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7,
-    "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
-}  # fmt: skip
-"""A month's name as people shorten it before or after a day ("aug 2", "Oct 11th", "2 Sept"):
-only there, where a day number beside it makes it a date."""
-_MONTHS_TOO = (  # a month's name, whole or shortened
-    rf"{_MONTH}|(?:{'|'.join(sorted(_MONTH_ABBREVIATIONS, key=len, reverse=True))})\.?"
-)
+_MONTHS_TOO = rf"{_MONTH}|(?:{_SHORT_MONTH})\.?"  # a month's name, whole or shortened
 _COUNT = (
     r"[0-9]{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     rf"|a{_SP}couple(?:{_SP}of)?|couple{_SP}of|a{_SP}few|an?"

@@ -377,17 +377,16 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         if to_agent and stated:
             stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
         picked: frozenset[int] = frozenset()
-        if replied is not None and replied[0] is previous:
-            picked = picked_lines(previous.text, turn.text, words)
+        follows = replied is not None and replied[0] is previous  # the answer it may reply to
+        if replied is not None and follows:
+            answering = replied[0]
+            picked = picked_lines(answering.text, turn.text, words)
             if picked:  # "the second one": the answer keeps the item the reply chose
-                replied = (
-                    previous,
-                    condensed_answer(previous.text, max_chars, words, picked),
-                    replied[2],
-                )
+                stated_of_answer = condensed_answer(answering.text, max_chars, words, picked)
+                replied = (answering, stated_of_answer, replied[2])
         if (
             replied is not None
-            and replied[0] is previous
+            and follows
             and stated
             and replied[1]
             and (picked or _replies_to(replied[1], turn, names, polar))

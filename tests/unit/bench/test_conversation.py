@@ -111,7 +111,7 @@ def test_people_texting_each_speak_by_their_own_name() -> None:
         ({"speakers": ["A", "B"]}, "either user_name"),
         ({"user_name": ""}, "non-empty text"),
         ({"sessions": []}, "no sessions"),
-        ({"sessions": "none"}, "sessions must be a list"),
+        ({"sessions": "none"}, "c: sessions must be a list"),
         ({"sessions": [{"date": "4 March", "turns": []}]}, "date YYYY-MM-DD"),
         (
             {"sessions": [{"date": "2025-03-04", "turns": [{"role": "bot", "content": "hi"}]}]},
