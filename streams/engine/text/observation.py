@@ -292,25 +292,41 @@ _UNMARKED_QUESTION = re.compile(
 _CLOSING = "\"”’')*_"  # what may close a sentence after its mark: quotes, brackets, emphasis
 
 
+_FINAL_MARKS = re.compile(r"[.!?…]*$")
+
+
+def _final_marks(text: str) -> str:
+    """The marks ``text`` ends with ("?!", "!!", "." or "")."""
+    found = _FINAL_MARKS.search(text)
+    return found.group() if found else ""
+
+
 def is_question(sentence: str) -> bool:
-    """Whether ``sentence`` asks: it ends with "?", or, written without one as chat often
-    is ("did you end up adopting that cat", "lol how many turtles do you have now"), it
-    opens as English questions do (an auxiliary before its subject, or a question word
-    before an auxiliary) and ends with no "." or "!". Without this, an answer to such a
-    question lost it ("three. Shelly, Tank and Bubbles." no longer said they are turtles)
-    and the question was kept as a statement."""
+    """Whether ``sentence`` asks: a "?" among its final marks ("really?!"), or, written
+    without one as chat often is ("did you end up adopting that cat", "lol how many turtles
+    do you have now", "how did the home check go!!"), it opens as English questions do (an
+    auxiliary before its subject, or a question word before an auxiliary) and ends with no
+    "." (an exclamation mark alone is excitement, which "how cool is that!" shows by how it
+    opens, and "Did it!" by being too short to ask). Without this, an answer to such a
+    question lost it ("three. Shelly, Tank and Bubbles." no longer said they are turtles;
+    "yesterday yeah. woman called pam came round" no longer said it was the home check) and
+    the question was kept as a statement."""
     text = sentence.rstrip().rstrip(_CLOSING)
-    if text.endswith("?"):
+    final = _final_marks(text)
+    if "?" in final:
         return True
-    if text.endswith((".", "!")):
-        return False
+    if "." in final or ("!" in final and len(text.split()) < 3):
+        return False  # "Did it!": done, not asked
     return _UNMARKED_QUESTION.match(text.lstrip(" \t\"“'(")) is not None
 
 
 def _asked(sentence: str) -> str:
-    """A question as written down: with its question mark."""
+    """A question as written down: with its question mark ("how did it go!!" → "how did it
+    go?")."""
     text = sentence.rstrip()
-    return text if text.rstrip(_CLOSING).endswith("?") else text + "?"
+    if "?" in _final_marks(text.rstrip(_CLOSING)):
+        return text
+    return text.rstrip("!") + "?"
 
 
 def _questions(text: str) -> list[str]:
