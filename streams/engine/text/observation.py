@@ -396,10 +396,12 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         follows = replied is not None and replied[0] is previous  # the answer it may reply to
         if replied is not None and follows:
             answering = replied[0]
+            # "the second one", "the KD-8000": the answer keeps the item the reply chose
             picked = picked_lines(answering.text, turn.text, words)
-            if picked:  # "the second one": the answer keeps the item the reply chose
-                stated_of_answer = condensed_answer(answering.text, max_chars, words, picked)
-                replied = (answering, stated_of_answer, replied[2])
+            stated_of_answer = condensed_answer(
+                answering.text, max_chars, words, picked, reply=turn.text
+            )
+            replied = (answering, stated_of_answer, replied[2])
         if (
             replied is not None
             and follows
@@ -516,7 +518,7 @@ def _replying(
     room = max_chars - len(f"{alone[0].content} {REPLYING_TO} {you}: ") if len(alone) == 1 else 0
     if room >= ANSWER_MIN_CHARS:
         fewer = condensed_answer(
-            answering.text, room, lambda unit: content_words(unit, names), picked
+            answering.text, room, lambda unit: content_words(unit, names), picked, turn.text
         )
         both = _observe(turn, stated, you, question, max_chars, (answering, fewer), quoted=quoted)
         if fewer and len(both) == 1:

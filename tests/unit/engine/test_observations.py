@@ -1331,7 +1331,9 @@ def test_a_reply_to_an_assistant_s_answer_is_one_memory_with_it(reply: str) -> N
     replies to."""
     request, both = write_observations(_after_the_handoff_outline(reply))
     assert both.source_ids == ("t1", "t2") and both.speaker == "Naomi"
-    assert f"{REPLYING_TO} the agent: Open questions and planned research." in both.content
+    said, _, answered = both.content.partition(f" {REPLYING_TO} the agent: ")
+    assert said.startswith("8 May 2023, Naomi: ") and answered
+    assert "Open questions and planned research." in answered
 
 
 _HOLIDAY_PREP = """What a lovely update!
@@ -1654,3 +1656,44 @@ def test_a_name_prefix_names_a_person_never_the_agent(
     )
     turn = turn_of(memory)
     assert (turn.speaker, turn.text) == (speaker, text or content)
+
+
+_RYOKANS = """Yes, and I think staying on the island is the better plan: the day-trippers leave by
+6 pm and the torii gate is lit up at night.
+
+## Revised plan
+- **Jul 5: Hiroshima city (1 night).** Peace Memorial Park and museum in the afternoon.
+- **Jul 6: Miyajima (1 night).** Morning ferry over, Itsukushima Shrine, Mt. Misen ropeway.
+
+## Where to stay on Miyajima
+**1. Iwaso**
+- Historic ryokan, open since **1854**, at the mouth of **Momijidani (Maple Valley) Park**.
+**2. Kinsuikan**
+- Waterfront, some rooms with **views of the torii**. More modern.
+**3. Miyajima Grand Hotel Arimoto**
+- Close to the shrine, reliable, a little less character.
+
+## Notes for the Peace Museum
+It's **very intense**: photographs, burned clothing, personal stories."""
+
+
+def test_a_reply_that_names_an_item_again_keeps_that_item_with_it() -> None:
+    """ "Iwaso." chose a ryokan by its name, and goes on about luggage: the answer the reply
+    is one memory with keeps the item it chose (blind conversation 33: the memory had kept
+    "Revised plan" and "Notes for the Peace Museum", and "Which ryokan did I pick for the
+    night on Miyajima?" found nothing)."""
+    reply = (
+        "Iwaso. the photos of the maple valley sold me. ok one thing that's stressing me "
+        "out: luggage, we're switching hotels like 6 times"
+    )
+    turns = [
+        Turn("t0", "should we stay a night on miyajima instead?", "Maren", MAY_8),
+        Turn("t1", _RYOKANS, "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", reply, "Maren", MAY_8 + 120_000),
+    ]
+    unnamed = write_observations([*turns[:2], Turn("t2", "ok", "Maren", MAY_8 + 120_000)])
+    assert not any("Iwaso" in o.content for o in unnamed)
+    both = write_observations(turns)[-1]
+    assert both.source_ids == ("t1", "t2") and both.speaker == "Maren"
+    assert f"{REPLYING_TO} the agent: " in both.content
+    assert "Iwaso" in both.content.split(REPLYING_TO)[1]

@@ -312,3 +312,58 @@ LAG() / LEAD() look at the previous or next row; PARTITION BY says "per what?"."
     for text in (answer, "\n\n".join([answer] * 4)):  # the longer keeps every unit it can
         kept = condensed_answer(text, 1000, _says)
         assert kept and all(unit.startswith(prose) for unit in kept), kept
+
+
+SCALES = """$150 is plenty to start. Here's what actually matters, roughly in order of importance:
+
+## Must-haves
+
+**1. A digital scale (the one non-negotiable)**
+Sourdough is all grams and percentages, and cups won't cut it.
+- **Escali Primo** (~$25): simple, reliable, 11 lb capacity. The classic beginner pick.
+- **My Weigh KD-8000** (~$45): 8 kg capacity, 1 g resolution and a baker's percentage mode.
+- **OXO Good Grips 11 lb** (~$50): pull-out display, so a big bowl doesn't hide the numbers.
+
+**2. Something to bake in, with a lid**
+Trapping steam for the first 20 minutes is what gives you rise and a crackly crust.
+- **Lodge Cast Iron Combo Cooker (3.2 qt)**, ~$50. This is my top beginner pick.
+- **Lodge 5 qt Dutch oven**, ~$60. Also works, just more awkward to load.
+- **Challenger Bread Pan**, ~$300. Wonderful but a splurge.
+
+## Nice-to-haves (cheap)
+- **Bench scraper**, ~$8. You'll use it constantly.
+- **Rice flour** for dusting the banneton so the dough doesn't stick.
+
+## A book, if you like having a reference
+- **The Perfect Loaf** by Maurizio Leo. Very clear and modern.
+- **Tartine Bread** by Chad Robertson. Beautiful, but a bit loose for a first book."""
+
+
+def test_an_item_the_reply_names_again_is_kept_first() -> None:
+    """ "the KD-8000 ... speaks to me" chose a scale by its name: the condensed answer keeps
+    that item besides what its budget keeps (the pick it recommended and the book list);
+    "the lodge dutch oven" chooses the Dutch oven by its rarer word ("lodge" names two
+    items)."""
+    alone = condensed_answer(SCALES, 1000, _says)
+    assert not any("KD-8000" in k or "Dutch oven" in k for k in alone)
+    reply = "the KD-8000 with the bakers percentage mode speaks to me, ordering it tonight"
+    kept = condensed_answer(SCALES, 1000, _says, reply=reply)
+    assert "My Weigh KD-8000 (~$45): 8 kg capacity, 1 g resolution and a baker's" in kept[0]
+    assert len("; ".join(kept)) <= answer_budget(len(SCALES), 1000) + len(kept[0]) + 2
+    oven = condensed_answer(SCALES, 1000, _says, reply="i'll take the lodge dutch oven, thanks")
+    assert any(k.startswith("Lodge 5 qt Dutch oven") for k in oven)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "ok thanks, ordering the flour tomorrow",  # "flour" is no name of the answer's
+        "my old scale died last week anyway",  # nor is "scale": a heading's word, not a name
+        # a reply going over five of the answer's things discusses it, it does not choose
+        "escali vs kd-8000 vs oxo? and is the lodge or the challenger better? tartine?",
+    ],
+)
+def test_a_reply_that_names_nothing_or_everything_chooses_nothing(reply: str) -> None:
+    assert condensed_answer(SCALES, 1000, _says, reply=reply) == condensed_answer(
+        SCALES, 1000, _says
+    )
