@@ -249,9 +249,9 @@ def _units(
 NAMED_MAX = 2
 """Units at most that a reply's names keep (:func:`_named_again`), besides what the
 answer's budget keeps (never past one memory). Measured (issue 38): RealMem evidence @5 /
-@10 0.189 / 0.261 -> 0.192 / 0.264, the needed points in the 2,000-character context 0.258
+@10 0.189 / 0.261 -> 0.189 / 0.265, the needed points in the 2,000-character context 0.258
 -> 0.249, characters 0.30 -> 0.31; blind conversations 32, 33 and 35, written with such
-choices ("ok the Rancilio"), answers 0.53 / 0.47 / 0.53 -> 0.72 / 0.53 / 0.57, the
+choices ("ok the Rancilio"), answers 0.53 / 0.47 / 0.53 -> 0.72 / 0.50 / 0.57, the
 assistant's facts 0.50 / 0.30 / 0.50 -> 1.00 / 0.50 / 0.60. Within the answer's budget the
 chosen units displaced others: RealMem 0.190 / 0.265 and 0.249, blind 0.55 / 0.53 / 0.62."""
 _NAME_WORD = re.compile(r"[^\W_]+(?:[-'’.][^\W_]+)*")
