@@ -54,6 +54,7 @@ __all__ = [
     "ENDS_IN_ABBREVIATION",
     "answer_budget",
     "condensed_answer",
+    "named_again",
     "picked_lines",
     "topic_terms",
     "without_emphasis",
@@ -106,6 +107,8 @@ _LINE_MARK = re.compile(
     r"|(?:\*\*|__)(?=\(?[0-9]{1,3}[.)][ \t]))*"  # a bold numbered heading: "**1. Team**"
 )
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]")
+# a line all in bold, as a heading: "**Option 2: JR West Kansai-Hiroshima Area Pass**"
+_BOLD_LINE = re.compile(r"^[ \t]*(?:\*\*|__)[^\n]*(?:\*\*|__)[.:]?[ \t]*$")
 _LETTER = re.compile(r"[^\W\d_]")
 _BLANKS = re.compile(r"[ \t]{2,}")  # a table's padding ("MD          ; Compliance")
 _EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+")
@@ -191,7 +194,7 @@ def _condensed(
     return tuple(u.text for u in sorted(chosen, key=lambda u: u.order))
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def _units(
     text: str, words_of: Callable[[str], Iterable[str]], picked: frozenset[int]
 ) -> tuple[_Unit, ...]:
@@ -239,7 +242,7 @@ def _units(
                 continue
             said.add(kept)
             terms = words if kept == piece else list(words_of(kept))
-            choice = item or heading or "|" in raw_line  # what a reply may choose
+            choice = item or heading or "|" in raw_line or _BOLD_LINE.match(raw_line)
             names = _name_words(piece, words) if choice else frozenset()
             units.append(_Unit(kept, order, weight, topic_terms(terms), wanted, names))
             order += 1
@@ -272,6 +275,14 @@ def _name_words(piece: str, words: Iterable[str]) -> frozenset[str]:
     )
 
 
+def named_again(text: str, reply: str, words_of: Callable[[str], Iterable[str]]) -> list[str]:
+    """The statements of the answer ``text`` that ``reply`` names again, as
+    :func:`condensed_answer` keeps them, in the answer's order (:func:`_named_again`; empty:
+    it names none of its items, or too many)."""
+    named = _named_again(_units(text, words_of, frozenset()), reply)
+    return [] if named is None else [unit.text for unit in named if unit.picked]
+
+
 def _named_again(units: Sequence[_Unit], reply: str) -> list[_Unit] | None:
     """``units`` with those naming again what ``reply`` names marked picked (None: none
     is). "the KD-8000 with the bakers percentage mode speaks to me" after a list of three
@@ -279,14 +290,14 @@ def _named_again(units: Sequence[_Unit], reply: str) -> list[_Unit] | None:
     that name (blind conversation 33, whose condensed answers had kept "Nice-to-haves
     (cheap)" and "Revised plan", and whose questions asked which scale, which ryokan).
 
-    What a reply can choose is an item, a heading or a table's row; each word of their
-    names (:func:`_name_words`) that the reply says picks the unit naming it first, unless
-    more than :data:`NAMED_MAX` units name it ("pass" in a comparison of rail passes names
-    none of them). A reply whose words pick more than :data:`NAMED_MAX` units discusses
-    the answer rather than choosing from it, and picks none: on RealMem, whose people's
-    replies go over the answer at length, picking up to three from any of its units,
-    within the answer's budget, cost the needed points in the 2,000-character context
-    0.258 -> 0.239."""
+    What a reply can choose is an item, a heading, a line all in bold or a table's row;
+    each word of their names (:func:`_name_words`) that the reply says picks the unit
+    naming it first, unless more than :data:`NAMED_MAX` units name it ("pass" in a
+    comparison of rail passes names none of them). A reply whose words pick more than
+    :data:`NAMED_MAX` units discusses the answer rather than choosing from it, and picks
+    none: on RealMem, whose people's replies go over the answer at length, picking up to
+    three from any of its units, within the answer's budget, cost the needed points in the
+    2,000-character context 0.258 -> 0.239."""
     said = frozenset(_NAME_WORD.findall(reply.casefold()))
     first: dict[str, _Unit] = {}
     naming: Counter[str] = Counter()

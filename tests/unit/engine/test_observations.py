@@ -1697,3 +1697,33 @@ def test_a_reply_that_names_an_item_again_keeps_that_item_with_it() -> None:
     assert both.source_ids == ("t1", "t2") and both.speaker == "Maren"
     assert f"{REPLYING_TO} the agent: " in both.content
     assert "Iwaso" in both.content.split(REPLYING_TO)[1]
+
+
+_LEANING = (
+    "ok honestly leaning toward the kansai-hiroshima one but let me look at flights first, "
+    "the nonstop from Minneapolis is like $1,650 each right now"
+)
+
+
+def test_a_message_that_names_an_item_of_an_earlier_answer_is_one_memory_with_it() -> None:
+    """ "leaning toward the kansai-hiroshima one" came after an answer on ticket prices, the
+    answer before it having named the pass (blind conversation 33): the message's memory
+    carries the item it chose, whole, with that answer among its sources."""
+    passes = (
+        "Here are your realistic options.\n\n**Option 1: No pass, individual tickets.**\n"
+        "Simple and cheapest.\n\n**Option 2: JR West Kansai-Hiroshima Area Pass.**\n"
+        "- **¥17,000**, valid **5 consecutive days**"
+    )
+    prices = "For trains, yes: JR child fares are only for ages 6-11, so Ava pays the adult fare."
+    turns = [
+        Turn("t0", "which rail pass should we get for our trip?", "Maren", MAY_8),
+        Turn("t1", passes, "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", "wait, does Ava count as a child on trains?", "Maren", MAY_8 + 120_000),
+        Turn("t3", prices, "the agent", MAY_8 + 180_000, agent=True),
+        Turn("t4", _LEANING, "Maren", MAY_8 + 240_000),
+    ]
+    chose = write_observations(turns)[-1]
+    assert chose.source_ids == ("t1", "t4") and chose.speaker == "Maren"
+    assert chose.content.endswith(
+        f"{REPLYING_TO} the agent: Option 2: JR West Kansai-Hiroshima Area Pass."
+    )

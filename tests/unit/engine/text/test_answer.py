@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from streams.engine.text.answer import (
     answer_budget,
     condensed_answer,
+    named_again,
     picked_lines,
     without_emphasis,
 )
@@ -367,3 +368,23 @@ def test_a_reply_that_names_nothing_or_everything_chooses_nothing(reply: str) ->
     assert condensed_answer(SCALES, 1000, _says, reply=reply) == condensed_answer(
         SCALES, 1000, _says
     )
+
+
+PASSES = """## Your realistic options
+
+**Option 1: No pass, individual tickets.**
+Simple and cheapest. Buy shinkansen tickets as you go.
+
+**Option 2: JR West Kansai-Hiroshima Area Pass + individual tickets for the rest.**
+- **¥17,000**, valid **5 consecutive days**
+
+My lean is **Option 2** if your Kansai and Hiroshima days line up."""
+
+
+def test_a_line_all_in_bold_is_an_item_a_reply_may_name_again() -> None:
+    """Assistants write their options as bold lines as often as list items."""
+    reply = "ok honestly leaning toward the kansai-hiroshima one"
+    assert named_again(PASSES, reply, _says) == [
+        "Option 2: JR West Kansai-Hiroshima Area Pass + individual tickets for the rest"
+    ]
+    assert named_again(PASSES, "trains in japan are so confusing lol", _says) == []
