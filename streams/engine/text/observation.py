@@ -425,8 +425,9 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             if stated:
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 skipped = replied[0] if replied is not None else None
-                chose = _chosen_before(answers, skipped, turn, words) if to_agent else None
-                if chose is not None and question is None:
+                may_choose = to_agent and question is None  # from an earlier answer
+                chose = _chosen_before(answers, skipped, turn, words) if may_choose else None
+                if chose is not None:
                     # "leaning toward the kansai-hiroshima one", two answers after it was named
                     joined = _observe(turn, stated, you, None, max_chars, chose, quoted=True)
                     written = joined if len(joined) == 1 else written
@@ -462,9 +463,8 @@ def _chosen_before(
     memory is one with those items, as a reply's is with the answer it follows. A message
     that replies to the answer it follows stays with that one: letting an earlier answer's
     items take it away cost RealMem's evidence @5 / @10 0.192 / 0.267 -> 0.188 / 0.261."""
-    for answer in reversed(answers[-LOOKBACK_ANSWERS - 1 :]):
-        if answer is skipped:
-            continue
+    earlier = [answer for answer in answers[-LOOKBACK_ANSWERS - 1 :] if answer is not skipped]
+    for answer in reversed(earlier[-LOOKBACK_ANSWERS:]):
         items = named_again(answer.text, turn.text, words)
         if items:
             return answer, items
