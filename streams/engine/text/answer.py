@@ -219,6 +219,7 @@ def _units(
         item = bool(marked and marked.group().strip()) and not heading
         line = raw_line[marked.end() :] if marked else raw_line
         strong = {m.group(1) or m.group(2) for m in _STRONG.finditer(line)}
+        choice = item or heading or "|" in raw_line or bool(_BOLD_LINE.match(raw_line))
         line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
         if "my " in line or "My " in line:
             line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
@@ -243,8 +244,7 @@ def _units(
                 continue
             said.add(kept)
             terms = words if kept == piece else list(words_of(kept))
-            choice = item or heading or "|" in raw_line or _BOLD_LINE.match(raw_line)
-            names = _name_words(piece, words) if choice else frozenset()
+            names = _name_words(piece, words) if choice else frozenset()  # what a reply may choose
             units.append(_Unit(kept, order, weight, topic_terms(terms), wanted, names))
             order += 1
     return tuple(units)

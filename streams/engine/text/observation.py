@@ -293,13 +293,9 @@ _UNMARKED_QUESTION = re.compile(
 _CLOSING = "\"”’')*_"  # what may close a sentence after its mark: quotes, brackets, emphasis
 
 
-_FINAL_MARKS = re.compile(r"[.!?…]*$")
-
-
 def _final_marks(text: str) -> str:
     """The marks ``text`` ends with ("?!", "!!", "." or "")."""
-    found = _FINAL_MARKS.search(text)
-    return found.group() if found else ""
+    return text[len(text.rstrip(".!?…")) :]
 
 
 def is_question(sentence: str) -> bool:
@@ -416,7 +412,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             # a reply to an assistant follows what it replies to: one memory of both
             observations.extend(
                 _replying(
-                    turn, stated, you, question, max_chars, replied, names, picked, quoted=to_agent
+                    turn, stated, you, question, max_chars, replied, words, picked, quoted=to_agent
                 )
             )
         else:
@@ -534,14 +530,16 @@ def _replying(
     question: tuple[Turn, str] | None,
     max_chars: int,
     replied: tuple[Turn, list[str], str],
-    names: frozenset[str],
+    words: Callable[[str], list[str]],
     picked: frozenset[int],
     *,
     quoted: bool,
 ) -> list[Observation]:
     """``turn``'s observation with the assistant's answer it replies to (``replied``: the
     answer's turn, its kept statements and whom it addresses; ``picked``: the answer's lines
-    the reply chose, :func:`~.answer.picked_lines`), when both fit one memory.
+    the reply chose, :func:`~.answer.picked_lines`; ``words``: the session's content words,
+    the function the answer was condensed with, so its parse is reused), when both fit one
+    memory.
     When they do not, the answer keeps what fits after the reply (its worthiest statements,
     :mod:`.answer`), and where too little fits it is a memory of its own before the reply's:
     a memory cut in two gave the answer's second half the person's header ("8 June 2026,
@@ -553,9 +551,7 @@ def _replying(
     alone = _observe(turn, stated, you, question, max_chars, quoted=quoted)
     room = max_chars - len(f"{alone[0].content} {REPLYING_TO} {you}: ") if len(alone) == 1 else 0
     if room >= ANSWER_MIN_CHARS:
-        fewer = condensed_answer(
-            answering.text, room, lambda unit: content_words(unit, names), picked, turn.text
-        )
+        fewer = condensed_answer(answering.text, room, words, picked, turn.text)
         both = _observe(turn, stated, you, question, max_chars, (answering, fewer), quoted=quoted)
         if fewer and len(both) == 1:
             return both
