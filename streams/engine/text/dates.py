@@ -809,6 +809,8 @@ _RESCHEDULED = re.compile(
 # open of all 10,472 turns of both corpora and two conversations)
 _IS_OR_HAS = r"(?:it|he|she|there|here|what|who|where|when|how)['’]s"
 _SUBJECT_PRONOUN = r"i|we|he|she|it|they|you"
+_DEGREE = "(?:so|very|too|quite|pretty|super|still|just|also|all|even|kinda|sorta|not|never)"
+"""Degree and focus adverbs: after a name's "'s" ("is") they open an adjective, not a noun."""
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
     r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b",
@@ -844,7 +846,11 @@ _PAST_CUE = re.compile(
     # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
     # linking verb before a participle ("Be prepared for snow", "Stay focused")
     rf"|\b(?:{_SUBJECT_PRONOUN}|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
-    r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+)[ \t]+"
+    r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+"
+    # or a possessive and its noun ("euan's van died"), not a pronoun's "'s" ("she's so
+    # tired": "is") nor an adverb after a name's ("Ana's really excited")
+    rf"|(?!{_IS_OR_HAS}|that['’]s|let['’]s)[a-z]+['’]s[ \t]+(?![a-z]+ly\b|{_DEGREE}\b)[a-z]+)"
+    r"[ \t]+"
     r"(?:just[ \t]+|finally[ \t]+|also[ \t]+|all[ \t]+)?"
     rf"(?!(?:{_NOT_PAST})\b)[a-z]+ed\b"
     # or before an object pronoun, whatever its subject ("carmen called me friday", as chat
@@ -934,7 +940,12 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
         return tense
     marked, tense = _marked(text[start:end], progressive=False)
     message = text if context is None else context
-    if marked or len(message) > _FRAGMENT_CONTEXT_CHARS or _SUBJECT.search(text, start, end):
+    if (
+        marked
+        or len(message) > _FRAGMENT_CONTEXT_CHARS
+        or _SUBJECT.search(text, start, end)
+        or _ELIDED_SUBJECT.match(clause)
+    ):
         return tense
     # a sentence of no verb ("table's delivered. tuesday. the couple loved it, i said no"):
     # the day it names is told in the tense of the message around it
@@ -948,6 +959,15 @@ _SUBJECT = re.compile(r"\b(?:i|we|you|he|she|they)[ \t]+[a-z]", re.IGNORECASE | 
 """A subject and the word after it: a sentence with a verb whose tense no mark tells ("I stay
 until the 30th as planned"), which is no fragment to take its message's tense (its message
 said "she booked hers on thursday", and "the 30th" had become 30 March, a day gone)."""
+_ELIDED_SUBJECT = re.compile(
+    r"[ \t]*(?!(?:this|thus|plus|less|unless|yes|news|series|ones|is|was|has|does)\b)"
+    r"[a-z]+[^\Wsu]s(?:[ \t]+[a-z]+){0,2}[ \t]+(?:in|on|at|from|this|next|until|till|by)\b",
+    re.IGNORECASE | re.ASCII,
+)
+"""A clause that opens with a verb in -s whose subject chat leaves out ("got the job! starts
+in november", "flies out on friday"): a present-tense verb, not a fragment to take its
+message's tense (blind conversation 40: "she got the job in edinburgh! some housing
+association, starts in november", said in October 2024, had become November 2023)."""
 
 
 def tells_what_happened(sentence: str) -> bool:

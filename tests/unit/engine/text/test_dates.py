@@ -366,6 +366,14 @@ TABLE: tuple[Row, ...] = (
     ("carmen called me friday afternoon", MON, (("friday afternoon", "5 May 2023"),)),
     ("adopted him wednesday", MON, (("wednesday", "3 May 2023"),)),
     ("so excited friday", MON, ()),  # an adjective in -ed: no tense
+    # after a possessive and its noun (blind conversation 40), not after a name's "is"
+    ("speaking of money. euan's van died on tuesday", MON, (("on tuesday", "2 May 2023"),)),
+    ("my sister's flight landed on Friday", MON, (("on Friday", "5 May 2023"),)),
+    ("Ana's really excited about the trip in June", MON, ()),
+    ("she's so tired on Fridays", MON, ()),
+    # a verb in -s whose subject chat leaves out is the present, not the message's past
+    ("she got the job! starts in November", MON, ()),
+    ("got the job. flies out on Friday", MON, ()),
     ("so excited her band plays on Friday", MON, ()),  # "her": a possessive too
     # or anywhere in its clause ("went to a meet and greet sunday"), as "on <weekday>" is
     ("see you Friday!", MON, (("Friday", "12 May 2023"),)),
