@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from streams.engine.text.answer import (
     answer_budget,
+    approves,
     condensed_answer,
     named_again,
     picked_lines,
@@ -358,7 +359,7 @@ def test_an_item_the_reply_names_again_is_kept_first() -> None:
 @pytest.mark.parametrize(
     "reply",
     [
-        "ok thanks, ordering the flour tomorrow",  # "flour" is no name of the answer's
+        "ok, ordering the flour tomorrow",  # "flour" is no name of the answer's
         "my old scale died last week anyway",  # nor is "scale": a heading's word, not a name
         # a reply going over five of the answer's things discusses it, it does not choose
         "escali vs kd-8000 vs oxo? and is the lodge or the challenger better? tartine?",
@@ -388,3 +389,75 @@ def test_a_line_all_in_bold_is_an_item_a_reply_may_name_again() -> None:
         "Option 2: JR West Kansai-Hiroshima Area Pass + individual tickets for the rest"
     ]
     assert named_again(PASSES, "trains in japan are so confusing lol", _says) == []
+
+
+RACQUETS = """Good timing, your own racquet makes the grip changes stick faster.
+
+## Shortlist
+| # | Racquet | Approx. price | Balance |
+|---|---|---|---|
+| 1 | **Yonex Astrox 77 Play** | 4,500-5,000 | Head-heavy |
+| 2 | **Yonex Arcsaber 11 Play** | 5,000-5,500 | Even |
+| 3 | **Li-Ning Turbo Charging 75** | 5,500-6,000 | Slightly head-light |
+
+## Strings and tension
+- String: **Yonex BG65** (durable) or **BG80** (crisper, breaks sooner)
+- Tension: **24 lbs** is the sweet spot for an intermediate player. Higher tension needs technique.
+- Stringing costs about 300-500 if the racquet is not pre-strung.
+
+## Grip size
+Most racquets in India come in **G4** or **G5**. G5 (thinner) is easier for finger control.
+
+## Where to try them
+Hold them before buying. Decathlon has a few, but a badminton shop will have more models."""
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Perfect, saving this.",
+        "great, let's go with the second one",
+        "Love it! Booking the 9:40 now.",
+        "thanks, this is really helpful",
+    ],
+)
+def test_a_reply_that_opens_by_welcoming_the_answer_approves_it(reply: str) -> None:
+    assert approves(reply)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "hmm not sure about that one",
+        "This is a start. However, it's lacking the buffer periods I asked for.",
+        "That is not good at all.",
+        "ok",
+        "how long do they usually take to settle?",
+        "is the lodge or the challenger better?",  # a question welcomes nothing
+        "Perfect? No. This is the wrong week.",
+        "",
+        # a welcome after the opening is the person moving on, not taking the answer up
+        "where do I buy it? Is the shop open on sunday? great, thanks",
+    ],
+)
+def test_a_reply_that_does_not_open_by_welcoming_the_answer_does_not_approve_it(
+    reply: str,
+) -> None:
+    assert not approves(reply)
+
+
+def test_an_answer_its_reply_welcomes_keeps_more_within_the_larger_budget() -> None:
+    # Given an answer, and replies that welcome it or only ask on
+    length = len(RACQUETS)
+    welcomed = condensed_answer(RACQUETS, 1000, _says, reply="Perfect, ordering it tonight.")
+    asked_on = condensed_answer(RACQUETS, 1000, _says, reply="where do I buy it?")
+
+    # Then the welcomed one keeps more of it, within a budget twice as large in its share
+    def size(kept: list[str]) -> int:
+        return sum(len(k) + 2 for k in kept)
+
+    assert size(welcomed) > size(asked_on)
+    assert size(welcomed) <= answer_budget(length, 1000, approved=True)
+    assert size(asked_on) <= answer_budget(length, 1000)
+    assert answer_budget(length, 1000, approved=True) > answer_budget(length, 1000)
+    assert answer_budget(100_000, 1000, approved=True) == 1000  # still one memory at most
