@@ -461,3 +461,9 @@ def test_an_answer_its_reply_welcomes_keeps_more_within_the_larger_budget() -> N
     assert size(asked_on) <= answer_budget(length, 1000)
     assert answer_budget(length, 1000, approved=True) > answer_budget(length, 1000)
     assert answer_budget(100_000, 1000, approved=True) == 1000  # still one memory at most
+
+
+@given(st.text())
+def test_any_reply_is_read_for_a_welcome_without_failing(reply: str) -> None:
+    # a person's text, however odd, is read: the lexicon's scoring never raises on it
+    assert approves(reply) in (True, False)
