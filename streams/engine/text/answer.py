@@ -30,7 +30,7 @@ with the characters and not faster):
   that repeat it, so the kept units cover the answer instead of saying its main point five
   times;
 - an answer the person's reply welcomes ("perfect, saving this") keeps twice the budget
-  (:func:`approves`): what a person takes up is what they come back to ask about;
+  (:func:`~.observation.approves`): what a person takes up is what they come back to ask about;
 - an item the person's reply chose by its place ("the second one", "option 2":
   :func:`picked_lines`) is kept first, whatever it weighs; one whose name the reply says
   again ("ok the Rancilio") is kept besides what the budget keeps (:func:`_named_again`).
@@ -48,8 +48,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
 from streams.engine.judge.lexicons import NUMBER_WORDS
 from streams.engine.judge.words import singular
 from streams.engine.text.facts import fact_terms
@@ -57,7 +55,6 @@ from streams.engine.text.facts import fact_terms
 __all__ = [
     "ENDS_IN_ABBREVIATION",
     "answer_budget",
-    "approves",
     "condensed_answer",
     "named_again",
     "picked_lines",
@@ -97,23 +94,18 @@ BUDGET_BASE_CHARS = 40
 BUDGET_SHARE = 0.10
 """An answer keeps at most ``BUDGET_BASE_CHARS + BUDGET_SHARE × its length`` characters."""
 APPROVED_SHARE = 0.20
-"""What ``BUDGET_SHARE`` becomes for an answer the person's reply welcomes (:func:`approves`:
-"perfect, saving this", "great, let's go with the second one"): what a person takes up is
-what they come back to ask about. On RealMem an answer so welcomed is a needed point's source
-three times as often as one that is not (0.37 against 0.12 of 623 and 3,016 answers). Measured
-(issue 38): blind conversations 38 and 39 (written by helpers that saw no code, scored before
-being read), the assistant's facts 0.50 / 0.50 -> 0.70 / 0.70, answers 0.60 / 0.68 -> 0.65 /
-0.72, characters 0.37 / 0.36 -> 0.39 / 0.38; RealMem evidence @5 / @10 0.192 / 0.267 -> 0.191
-/ 0.268, points @2,000 0.253 -> 0.253, the assistant's points kept 218 -> 231 of 638,
-characters 0.31 -> 0.32. 0.15 kept less of what was asked (0.70 / 0.60), 0.25 no more than 0.20;
-every answer at 0.15 instead (blind 0.65 / 0.70) cost characters on all of them (0.40 /
-0.39), and the others at 0.08 to pay for it lost RealMem's points @2,000 (0.244)."""
-APPROVAL = 0.5
-"""The VADER compound score (-1 to 1) from which a reply's opening welcomes the answer: at 0.3
-"ok" (0.30) and "sounds fine" would count; 0.5 takes "perfect" (0.57), "great, let's go with
-the second one" (0.62), not "hmm not sure about that one" (-0.24) nor "this is a start.
-However, it's lacking ..." (0.0). Blind conversations 38 and 39 at 0.3: 0.62 / 0.72 with
-more characters (0.40 / 0.40)."""
+"""What ``BUDGET_SHARE`` becomes for an answer the person's reply welcomes
+(:func:`~.observation.approves`: "perfect, saving this", "great, let's go with the second
+one"): what a person takes up is what they come back to ask about. On RealMem an answer so
+welcomed is a needed point's source three times as often as one that is not (0.37 against
+0.12 of 623 and 3,016 answers). Measured (issue 38): blind conversations 38 and 39 (written
+by helpers that saw no code, scored before being read), the assistant's facts 0.50 / 0.50 ->
+0.70 / 0.70, answers 0.60 / 0.68 -> 0.65 / 0.72, characters 0.37 / 0.36 -> 0.39 / 0.38;
+RealMem evidence @5 / @10 0.192 / 0.267 -> 0.191 / 0.268, points @2,000 0.253 -> 0.253, the
+assistant's points kept 218 -> 231 of 638, characters 0.31 -> 0.32. 0.15 kept less of what
+was asked (0.70 / 0.60), 0.25 no more than 0.20; every answer at 0.15 instead (blind 0.65 /
+0.70) cost characters on all of them (0.40 / 0.39), and the others at 0.08 to pay for it lost
+RealMem's points @2,000 (0.244)."""
 
 DECISION_WORDS = frozenset(
     {"recommend", "recommended", "recommends", "recommendation", "suggest", "suggested"}
@@ -185,35 +177,13 @@ def answer_budget(length: int, max_chars: int, approved: bool = False) -> int:
     return min(max_chars, BUDGET_BASE_CHARS + int(share * length))
 
 
-OPENING_SENTENCES = 2
-"""The sentences of a reply that :func:`approves` reads: a person welcomes an answer first
-("Perfect, thanks! Now, what about ..."), then moves on."""
-_OPENING_BREAK = re.compile(r"(?<=[.!?])[ \t]+|\n+")
-
-
-def approves(reply: str) -> bool:
-    """Whether the person's ``reply`` opens by welcoming the answer before it: the VADER
-    sentiment (Hutto & Gilbert 2014, a maintained lexicon of 7,500 English words and emoticons
-    rated by people, with rules for negation, degree and "but") of its first sentences that
-    ask nothing at least :data:`APPROVAL`. Pure: the lexicon is read once, and the same text
-    always scores the same."""
-    sentences = _OPENING_BREAK.split(reply.strip(), maxsplit=OPENING_SENTENCES)
-    # a question welcomes nothing ("is the lodge or the challenger better?")
-    opening = " ".join(s for s in sentences[:OPENING_SENTENCES] if not s.rstrip().endswith("?"))
-    return bool(opening) and _sentiment().polarity_scores(opening)["compound"] >= APPROVAL
-
-
-@functools.cache
-def _sentiment() -> SentimentIntensityAnalyzer:
-    return SentimentIntensityAnalyzer()
-
-
 def condensed_answer(
     text: str,
     max_chars: int,
     words_of: Callable[[str], Iterable[str]],
     picked: frozenset[int] = frozenset(),
     reply: str = "",
+    approved: bool = False,
 ) -> list[str]:
     """The statements of an assistant's answer worth keeping, in the answer's order, within
     :func:`answer_budget`. ``words_of`` gives a plain unit's content words (the observation
@@ -222,9 +192,9 @@ def condensed_answer(
     (:func:`picked_lines`), kept first and whatever they weigh: "I'll go with the second
     one" says nothing without the item it chose. ``reply``: the person's reply to the
     answer; the units naming what it names again are kept besides what the budget keeps
-    (:func:`_named_again`), and the budget is larger when it welcomes the answer
-    (:func:`approves`)."""
-    budget = answer_budget(len(text), max_chars, approved=bool(reply) and approves(reply))
+    (:func:`_named_again`). ``approved``: the reply welcomes the answer
+    (:func:`~.observation.approves`), whose budget is larger."""
+    budget = answer_budget(len(text), max_chars, approved)
     units = _units(text, words_of, picked)
     named = _named_again(units, reply) if reply else None
     if named is None:

@@ -44,11 +44,14 @@ Part of the pure engine: no I/O, no clock; the same turns always give the same o
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
+
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from streams.engine.text.answer import (
     ENDS_IN_ABBREVIATION,
@@ -70,6 +73,7 @@ from streams.engine.text.prose import third_person
 
 __all__ = [
     "AGENT",
+    "approves",
     "FIRST_PERSON",
     "Observation",
     "Turn",
@@ -317,6 +321,33 @@ def is_question(sentence: str) -> bool:
     return _UNMARKED_QUESTION.match(text.lstrip(" \t\"“'(")) is not None
 
 
+APPROVAL = 0.5
+"""The VADER compound score (-1 to 1) from which a reply's opening welcomes the answer: at 0.3
+"ok" (0.30) and "sounds fine" would count; 0.5 takes "perfect" (0.57), "great, let's go with
+the second one" (0.62), not "hmm not sure about that one" (-0.24) nor "this is a start.
+However, it's lacking ..." (0.0). Blind conversations 38 and 39 at 0.3: 0.62 / 0.72 with
+more characters (0.40 / 0.40)."""
+OPENING_SENTENCES = 2
+"""The sentences of a reply that :func:`approves` reads: a person welcomes an answer first
+("Perfect, thanks! Now, what about ..."), then moves on."""
+
+
+def approves(reply: str) -> bool:
+    """Whether the person's ``reply`` opens by welcoming the answer before it, so that the
+    answer keeps more (:data:`~.answer.APPROVED_SHARE`): the VADER sentiment (Hutto & Gilbert
+    2014, a maintained lexicon of 7,500 English words and emoticons rated by people, with
+    rules for negation, degree and "but") of its first sentences that ask nothing
+    (:func:`is_question`) at least :data:`APPROVAL`. Pure: the lexicon is read once, and the
+    same text always scores the same."""
+    opening = " ".join(s for s in split_sentences(reply)[:OPENING_SENTENCES] if not is_question(s))
+    return bool(opening) and _sentiment().polarity_scores(opening)["compound"] >= APPROVAL
+
+
+@functools.cache
+def _sentiment() -> SentimentIntensityAnalyzer:
+    return SentimentIntensityAnalyzer()
+
+
 def _asked(sentence: str) -> str:
     """A question as written down: with its question mark ("how did it go!!" → "how did it
     go?")."""
@@ -399,7 +430,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             # "the second one", "the KD-8000": the answer keeps the item the reply chose
             picked = picked_lines(answering.text, turn.text, words)
             stated_of_answer = condensed_answer(
-                answering.text, max_chars, words, picked, reply=turn.text
+                answering.text, max_chars, words, picked, turn.text, approves(turn.text)
             )
             replied = (answering, stated_of_answer, replied[2])
         if (

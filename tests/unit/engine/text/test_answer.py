@@ -8,13 +8,12 @@ from hypothesis import strategies as st
 
 from streams.engine.text.answer import (
     answer_budget,
-    approves,
     condensed_answer,
     named_again,
     picked_lines,
     without_emphasis,
 )
-from streams.engine.text.observation import content_words
+from streams.engine.text.observation import Turn, approves, content_words, write_observations
 from streams.engine.text.prose import third_person
 
 ANSWER = """Understood. My apologies for asking you to search when your time is so limited.
@@ -446,21 +445,48 @@ def test_a_reply_that_does_not_open_by_welcoming_the_answer_does_not_approve_it(
     assert not approves(reply)
 
 
-def test_an_answer_its_reply_welcomes_keeps_more_within_the_larger_budget() -> None:
-    # Given an answer, and replies that welcome it or only ask on
+def test_an_approved_answer_keeps_more_within_the_larger_budget() -> None:
+    # Given an answer condensed as approved and as not
     length = len(RACQUETS)
-    welcomed = condensed_answer(RACQUETS, 1000, _says, reply="Perfect, ordering it tonight.")
-    asked_on = condensed_answer(RACQUETS, 1000, _says, reply="where do I buy it?")
+    approved = condensed_answer(RACQUETS, 1000, _says, approved=True)
+    plain = condensed_answer(RACQUETS, 1000, _says)
 
-    # Then the welcomed one keeps more of it, within a budget twice as large in its share
+    # Then the approved one keeps more of it, within a budget twice as large in its share
     def size(kept: list[str]) -> int:
         return sum(len(k) + 2 for k in kept)
 
-    assert size(welcomed) > size(asked_on)
-    assert size(welcomed) <= answer_budget(length, 1000, approved=True)
-    assert size(asked_on) <= answer_budget(length, 1000)
+    assert size(approved) > size(plain)
+    assert size(approved) <= answer_budget(length, 1000, approved=True)
+    assert size(plain) <= answer_budget(length, 1000)
     assert answer_budget(length, 1000, approved=True) > answer_budget(length, 1000)
     assert answer_budget(100_000, 1000, approved=True) == 1000  # still one memory at most
+
+
+@pytest.mark.parametrize(
+    ("reply", "welcomed"), [("Perfect, ordering it tonight.", True), ("where do I buy it?", False)]
+)
+def test_the_memory_of_a_reply_keeps_the_answer_it_welcomes_as_approved(
+    reply: str, welcomed: bool
+) -> None:
+    # Given a person's reply to an assistant's answer
+    at = 1_700_000_000_000
+    turns = [
+        Turn("u0", "which racquet should I get?", "Kenta", at),
+        Turn("a1", RACQUETS, "the agent", at + 60_000, agent=True),
+        Turn("u2", reply, "Kenta", at + 120_000),
+    ]
+
+    # When the session's observations are written
+    written = write_observations(turns, 1000)
+
+    # Then the answer is kept as approved exactly when the reply welcomes it
+    kept = condensed_answer(RACQUETS, 1000, _says, approved=welcomed)
+    joined = [o.content for o in written if "a1" in o.source_ids]
+    assert len(joined) == 1
+    assert all(unit in joined[0] for unit in kept)
+    if welcomed:
+        unwelcomed = condensed_answer(RACQUETS, 1000, _says)
+        assert any(unit not in unwelcomed for unit in kept)  # it keeps more than it would
 
 
 @given(st.text())

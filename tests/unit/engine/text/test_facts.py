@@ -394,8 +394,8 @@ ALLOWED_IMPORTS = {
     "re",
     "streams",
     "typing",
-    # VADER's sentiment lexicon (answer.approves): read once, as importlib reads a word list;
-    # its scoring is arithmetic on the text alone
+    # VADER's sentiment lexicon (observation.approves): read once, as importlib reads a word
+    # list; its scoring is arithmetic on the text alone
     "vaderSentiment",
 }
 
