@@ -831,7 +831,10 @@ _PERFECT = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _PRESENT_CUE = re.compile(
-    rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b", re.I | re.A
+    rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b"
+    # "has got" is "has": "euan's got a couple of jobs lined up in september"
+    r"|['’]s[ \t]+got\b",
+    re.I | re.A,
 )
 PRESENT_IN_ED = frozenset(
     {"need", "feed", "bleed", "breed", "speed", "succeed", "proceed", "exceed", "heed", "embed"}
@@ -839,10 +842,11 @@ PRESENT_IN_ED = frozenset(
 """Present-tense verbs that end like a past one: "I need" is no past (and "Samuel needs")."""
 _NOT_PAST = "|".join(sorted(PRESENT_IN_ED))
 _PAST_CUE = re.compile(
-    r"\b(?:was|were|had|did|went|got|saw|came|took|made|met|ran|ate|bought|found|gave|told"
+    r"\b(?:was|were|had|did|went|saw|came|took|made|met|ran|ate|bought|found|gave|told"
     r"|said|felt|left|spent|won|lost|drove|flew|began|brought|caught|heard|kept|slept|spoke"
     r"|swam|wore|paid|sent|built|sold|fell|broke|chose|forgot|grew|knew|rode|sang|threw|wrote"
-    r"|became|held|stood|woke|taught|thought|fought|hung|sat)\b"
+    r"|became|held|stood|woke|taught|thought|fought|hung|sat"
+    r"|(?<!['’]s[ \t])got)\b"  # not "has got" ("euan's got"), the present
     # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
     # linking verb before a participle ("Be prepared for snow", "Stay focused")
     rf"|\b(?:{_SUBJECT_PRONOUN}|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"

@@ -375,6 +375,10 @@ TABLE: tuple[Row, ...] = (
     ("she got the job! starts in November", MON, ()),
     ("got the job. flies out on Friday", MON, ()),
     ("so excited her band plays on Friday", MON, ()),  # "her": a possessive too
+    # "'s got" is "has got", the present (blind conversation 40, said in July)
+    ("euan's got a couple of big jobs lined up in september", MON, ()),
+    ("Tom's got a match on Saturday", MON, ()),
+    ("Tom got a match on Saturday", MON, (("on Saturday", "6 May 2023"),)),
     # or anywhere in its clause ("went to a meet and greet sunday"), as "on <weekday>" is
     ("see you Friday!", MON, (("Friday", "12 May 2023"),)),
     ("went to a meet and greet sunday in phoenix", MON, (("sunday", "7 May 2023"),)),
