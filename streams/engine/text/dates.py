@@ -830,6 +830,13 @@ _PERFECT = re.compile(
     rf"|\b{_IS_OR_HAS}[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+)?been\b",
     re.IGNORECASE | re.ASCII,
 )
+_ARRANGED = re.compile(
+    r"\b(?:booked|entered|signed|registered|scheduled|planned|arranged|organi[sz]ed|reserved)$",
+    re.IGNORECASE | re.ASCII,
+)
+"""Participles of arranging something: after "have" the time in their clause is what was
+arranged ("Owen has entered the Great North Run in September", said in June: the coming
+September), not when, as the perfect takes no time of its own."""
 _PRESENT_CUE = re.compile(
     rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b"
     # "has got" is "has": "euan's got a couple of jobs lined up in september"
@@ -991,8 +998,12 @@ def _marked(scope: str, *, progressive: bool) -> tuple[bool, Tense | None]:
     """Whether ``scope`` marks a tense, and which: the future with a mark of it and none of the
     past, the past with a mark of it and no other present-tense verb ("I have a meeting on
     Friday": the coming one, or every week's); otherwise None."""
-    perfect = _PERFECT.search(scope) is not None
-    present_scope = _PERFECT.sub(" ", scope) if perfect else scope
+    # "I've booked a table on Friday": the day is the table's, the booking holds now
+    perfects = [m for m in _PERFECT.finditer(scope) if not _ARRANGED.search(m.group())]
+    perfect = bool(perfects)
+    present_scope = scope
+    for found in reversed(perfects):
+        present_scope = f"{present_scope[: found.start()]} {present_scope[found.end() :]}"
     future = _FUTURE_CUE.search(scope) is not None or (
         progressive and _PROGRESSIVE.search(scope) is not None
     )

@@ -326,6 +326,11 @@ TABLE: tuple[Row, ...] = (
     ("We went to the lake on Sunday and it is lovely", MON, (("on Sunday", "7 May 2023"),)),
     ("On Saturday, we went hiking", MON, (("On Saturday", "6 May 2023"),)),
     ("I've already finished it on Wednesday", MON, (("on Wednesday", "3 May 2023"),)),
+    # ... but after "have" a thing arranged takes the time: not when it was arranged (blind
+    # conversation 41: "I've entered the Great North Run in September", said in June)
+    ("I've entered the Great North Run in September", MON, ()),
+    ("we've booked a table on Friday", MON, ()),
+    ("we booked a table on Friday", MON, (("on Friday", "5 May 2023"),)),
     ("I'm flying to Oslo on Friday, so I can't", MON, (("on Friday", "12 May 2023"),)),
     ("I'm so tired, and we play tennis on Thursday evenings", MON, ()),
     ("I went to Oslo, and my sister is coming on Friday", MON, (("on Friday", "12 May 2023"),)),
