@@ -886,7 +886,8 @@ def _stated(
                 continue
             sentence, asked = told, False  # "I adopted a dog named Rex, isn't he cute?"
         words = content_words(_FORMULA.sub(" ", sentence), names)
-        if len(words) < (TURN_MIN_CONTENT_WORDS if asked else 1):
+        describes = not asked and _DESCRIBES.match(sentence) is not None
+        if len(words) < (TURN_MIN_CONTENT_WORDS if asked else 0 if describes else 1):
             continue  # a question that asks nothing in particular ("What next?")
         if echoed and not asked and set(words) <= echoed and _SECOND_PERSON.search(sentence):
             continue  # "glad you found something that brings you joy": a reaction
@@ -894,7 +895,7 @@ def _stated(
         if not trimmed:
             continue  # "Oh man, wow!", "Dude.": only a word of address names anything
         stating.append(trimmed)
-        counts.append(len(words))
+        counts.append(TURN_MIN_CONTENT_WORDS if describes else len(words))
     if not stating:
         return []
     small = sum(counts) < TURN_MIN_CONTENT_WORDS and not any(
@@ -905,6 +906,15 @@ def _stated(
     return [plain for plain in (_without_hedges(s) for s in stating) if plain]
 
 
+_DESCRIBES = re.compile(
+    _OPENING_FILLER + r"(?:(?:he|she|they)(?:['’](?:s|re)|[ \t]+(?:is|are|was|were)\b)"
+    r"|(?:my|our|his|her|their)[ \t]+[^\W\d_]+(?:['’]s|[ \t]+(?:is|are|was|were)\b))",
+    re.IGNORECASE,
+)
+"""A sentence that says what someone or something of theirs is like ("she's lovely
+honestly", "my boss is awful", "he's brilliant actually"): an opinion of a third person,
+asked about later ("Does Sofie get along with her future mother-in-law?"), though its
+adjective alone says nothing ("lovely" is a reaction in "that's lovely")."""
 _LEADING_FILLER = re.compile(
     r"^(?:(?:oh|ah|anyway|and|but|so|well|also|plus|btw|by the way)\b[ \t]*,?[ \t]*)+(?=\w)",
     re.IGNORECASE,
@@ -924,7 +934,7 @@ def _without_hedges(sentence: str) -> str:
         return sentence
     text = re.sub(r"[ \t]{2,}", " ", _HEDGE.sub("", sentence)).strip(" \t,")
     text = re.sub(r"[ \t]+([,.!?])", r"\1", text)
-    return text if content_words(text) else ""
+    return text if content_words(text) or _DESCRIBES.match(text) else ""
 
 
 TURN_MIN_CONTENT_WORDS = 2

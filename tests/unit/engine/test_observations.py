@@ -1614,6 +1614,30 @@ def test_the_same_words_about_someone_stay(said: str) -> None:
     assert observation.content.split(": ", 1)[1] == said
 
 
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            "she's lovely honestly. she sent me a spreadsheet",
+            "she's lovely. she sent Sofie a spreadsheet",
+        ),
+        ("my boss is awful", "Sofie's boss is awful"),
+        ("oh he's brilliant actually", "he's brilliant actually"),
+    ],
+)
+def test_what_someone_is_like_is_an_opinion_not_a_reaction(said: str, kept: str) -> None:
+    """ "Lovely" says nothing in "that's lovely", a reaction, but "she's lovely" says what a
+    third person is like (blind conversation 42: "Does Sofie get along with her future
+    mother-in-law?" had lost its answer, "she's lovely honestly. just... a lot.")."""
+    [observation] = write_observations([turn(0, "Sofie", said), turn(1, "Mattias", "Ha!")])
+    assert observation.content.split(": ", 1)[1] == kept
+
+
+@pytest.mark.parametrize("said", ["that's lovely", "it was nice", "same old really"])
+def test_a_reaction_or_small_talk_says_nothing_whoever_says_it(said: str) -> None:
+    assert write_observations([turn(0, "Sofie", said), turn(1, "Mattias", "Ha!")]) == []
+
+
 def test_a_topic_taken_up_by_a_pronoun_is_not_a_vocative() -> None:
     said = "My sister, she lives in Lisbon."
     [observation] = write_observations([turn(0, "Samuel", said), turn(1, "Priyanka", "Nice!")])
