@@ -287,6 +287,9 @@ def third_person(
             out[i + 1] = out[i + 2] = ""
             i += 4
             continue
+        if low == "my" and _next_word(parts, i) in _EXCLAIMED and parts[i + 3 : i + 4] != [" "]:
+            i += 2  # "oh my goodness": an exclamation, nobody's goodness
+            continue
         if low == "you" and _one_of_several(parts, i):
             out[i] = "them"  # "each of you can be chased": not "each of Tomasz"
             i += 2
@@ -328,6 +331,10 @@ def third_person(
     return "".join(out)
 
 
+_EXCLAIMED = frozenset({"god", "gosh", "goodness", "lord", "word", "days", "heavens", "bad"})
+""""My" in an exclamation ("oh my goodness!", "my god.") or an apology ("my bad,"), the word
+ending its phrase: said by nobody in particular, so no name takes its place ("Owen's
+goodness"); before more words it is a possessive ("my word count")."""
 _YOU_GROUPS = {
     "guys": "the others",  # not "all": "I'll tell you all about it"
     "lot": "the others",

@@ -293,3 +293,18 @@ def test_i_and_its_contractions_are_lower_case_inside_a_sentence(
     """ "I" is written with a capital wherever it stands, so its capital says nothing of where
     the sentence starts ("and I'm looking forward" had become "and The agent is")."""
     assert third_person(sentence, "agent") == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Oh my goodness. That photo.", "Oh my goodness. That photo."),
+        ("oh my god!!", "oh my god!!"),
+        ("my bad, I forgot", "my bad, Jon forgot"),
+        ("my word count is 300", "Jon's word count is 300"),
+        ("My Lord of the Rings box set", "Jon's Lord of the Rings box set"),
+    ],
+)
+def test_my_in_an_exclamation_is_nobodys(sentence: str, expected: str) -> None:
+    """Blind conversation 41: "Oh my goodness. That photo." had become "Owen's goodness."."""
+    assert third_person(sentence, None, me="Jon", you="Gina") == expected
