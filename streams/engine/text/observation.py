@@ -1174,6 +1174,8 @@ def _question_answered(
     if not short and not fragment and previous.agent:
         return None  # a reply to an assistant carries the answer it replies to instead
     asked = _last_question(previous.text, names)
+    if asked is not None and not previous.agent and _echoes(turn.text, asked, names):
+        return previous, asked
     if asked is not None and _bare_wh(asked, names):
         return None  # "Wait, why?" asks about what the answer's speaker said: _taken_up
     if asked is None or not (
@@ -1198,6 +1200,19 @@ def _question_answered(
 
 
 _REFERS = re.compile(rf"\b(?:it|they|them|{_DEMONSTRATIVE}|one)\b", re.IGNORECASE)
+_OPENING_PHRASE = re.compile(r"[,;:.!?…\u2600-\u27bf\U0001f300-\U0001faff]|[ \t][-–—][ \t]")
+
+
+def _echoes(text: str, asked: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` opens by saying again what the yes/no question ``asked`` named, its
+    yes ("WAIT the restaurant?? the place in graça??" "the place in graça 🙌 old tasca, tiny,
+    …"): the answer's first phrase names only what the question does, so the question says
+    what it is ("restaurant", blind conversation 40; alone, the memory was found 21st)."""
+    if _WH_START.match(asked.lstrip()):
+        return False
+    opening = _OPENING_PHRASE.split(text.lstrip(), maxsplit=1)[0]
+    echoed = content_words(opening, names)
+    return bool(echoed) and set(echoed) <= set(content_words(asked, names))
 
 
 def _last_question(text: str, names: frozenset[str]) -> str | None:

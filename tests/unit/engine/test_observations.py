@@ -567,6 +567,24 @@ def test_an_exclamation_is_no_answer_and_an_answer_keeps_only_what_states_someth
     )
 
 
+def test_a_yes_said_by_echoing_the_question_carries_the_question() -> None:
+    """Blind conversation 40: the answer's memory lacked "restaurant", which only the question
+    said, and was found 21st for "Which Lisbon neighbourhood is Ross's restaurant in?"."""
+    turns = [
+        turn(0, "Kirsty", "WAIT the restaurant?? the place in graça??"),
+        turn(1, "Ross", "the place in graça 🙌 old tasca, tiny, maybe 28 covers"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content == (
+        "8 May 2023: Kirsty asked: the place in graça?? "
+        "Ross: the place in graça 🙌 old tasca, tiny, maybe 28 covers"
+    )
+    # an answer that opens with more than the question named stands alone, as before
+    turns[1] = turn(1, "Ross", "the place in graça fell through, we got one in alfama")
+    [observation] = write_observations(turns)
+    assert observation.content.startswith("8 May 2023, Ross: the place in graça fell through")
+
+
 @pytest.mark.parametrize(
     ("sentence", "passing"),
     [
