@@ -931,7 +931,11 @@ _SAID_IN_A_TENSE = frozenset(
     {"on_weekday", "lead_weekday", "in_month", "in_season", "day_of_month"}
 )
 _CLAUSE_BREAK = re.compile(
-    r"[,;:\u2600-\u27bf\U0001f300-\U0001faff]|\b(?:and|but|so|because|while|although)\b",
+    r"[,;:\u2600-\u27bf\U0001f300-\U0001faff]|\b(?:and|but|so|because|while|although)\b"
+    # "that" before a subject opens a clause of its own ("they announced on tuesday that
+    # Harbourline is being acquired"); before a day or month's name it is a determiner
+    r"|\bthat(?=[ \t]+(?:(?:i|we|you|he|she|they|it|the|my|our|his|her|their)\b"
+    rf"|(?-i:[A-Z])(?!(?:{_WEEKDAY}|{_MONTHS_TOO})\b)))",
     re.I | re.A,
 )
 """Where a clause ends: a comma, a conjunction, or an emoji, which in chat ends a thought as
@@ -956,6 +960,8 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
     marked, tense = _marked(clause, progressive=True)
     if marked:
         return tense
+    if _ELIDED_PAST.match(clause):
+        return "past"
     if _SUBJECT_AND_VERB.search(clause):
         return None  # "We fly out on Tuesday and I haven't packed": its own verb, unmarked
     marked, tense = _marked(text[start:end], progressive=False)
@@ -990,6 +996,24 @@ message's tense (blind conversation 40: "she got the job in edinburgh! some hous
 association, starts in november", said in October 2024, had become November 2023)."""
 
 
+_STATE_IN_ED = (
+    "excited|tired|bored|worried|scared|stressed|obsessed|interested|pleased|relieved|annoyed"
+    "|confused|surprised|exhausted|amazed|thrilled|devastated|shocked|prepared|supposed|used"
+    "|based|related|involved|closed|crowded|packed|swamped|gutted|chuffed|stoked|psyched"
+    "|bummed|wrecked|knackered|stuffed|fed|booked|entered|signed|registered|scheduled|planned"
+    "|arranged|organised|organized|reserved"
+)
+"""Words in -ed that open a clause as a state or an arrangement ("so excited friday",
+"booked for saturday"), not as a verb told in the past."""
+_ELIDED_PAST = re.compile(
+    r"[ \t]*(?:(?:ok|okay|then|just|finally|also|lol|haha|well|oh)\b[ \t,]*)*"
+    rf"(?!(?:{_NOT_PAST}|{_STATE_IN_ED})\b)[a-z]{{3,}}ed\b"
+    r"(?![ \t]+(?:to|about|of|with|for|that|by)\b)",
+    re.IGNORECASE | re.ASCII,
+)
+"""A clause that opens with a verb in -ed, its subject left out as chat does ("finished the
+last google course on sunday, certificate DONE", blind conversation 43; "started monday"):
+the past, whatever else its sentence says."""
 _SUBJECT_AND_VERB = re.compile(
     rf"\b(?:i|we|you|they)[ \t]+(?!(?:{_NOT_PAST})\b)(?![a-z]+ed\b)(?!(?:{_PAST_WORDS})\b)"
     r"[a-z]+(?:[ \t]+(?:out|off|in|up|back|home|away))?[ \t]+(?:on|this|next)\b",

@@ -339,6 +339,21 @@ TABLE: tuple[Row, ...] = (
         (),
     ),
     ("we drank on friday and it was great", MON, (("on friday", "5 May 2023"),)),
+    # "that" before a subject opens a clause of its own (blind conversation 43)
+    (
+        "they announced on tuesday that Harbourline is being acquired",
+        MON,
+        (("on tuesday", "2 May 2023"),),
+    ),
+    ("she said that she is coming on Friday", MON, (("on Friday", "12 May 2023"),)),
+    ("I loved that Friday", MON, (("Friday", "5 May 2023"),)),  # a determiner
+    # a clause that opens with a verb in -ed, its subject left out, is the past (43)
+    (
+        "finished the last course on sunday, certificate DONE. I have an interview",
+        MON,
+        (("on sunday", "7 May 2023"),),
+    ),
+    ("booked for saturday", MON, ()),  # an arrangement, not the past
     ("I'm flying to Oslo on Friday, so I can't", MON, (("on Friday", "12 May 2023"),)),
     ("I'm so tired, and we play tennis on Thursday evenings", MON, ()),
     ("I went to Oslo, and my sister is coming on Friday", MON, (("on Friday", "12 May 2023"),)),
