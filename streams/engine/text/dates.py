@@ -659,8 +659,14 @@ def _period(
         day = _shifted(today, unit, -count)
         return day, day, "day"
     if kind == "ahead":
-        if _is_duration(text, match.start()) or _tense(match, text, context) == "past":
-            return None  # "twice in a week", "I lost 5 kilos in a month": how long, not when
+        if (
+            _is_duration(text, match.start())
+            or _tense(match, text, context) == "past"
+            or _SPAN_PERFECT.search(_sentence_before(match, text))
+        ):
+            # "twice in a week", "I lost 5 kilos in a month", "the best present she's had in
+            # 90 years": how long, not when
+            return None
         day = _shifted(
             today, match.group("in_unit").lower().rstrip("s"), _count(match.group("in_n"))
         )
@@ -839,6 +845,10 @@ arranged ("Owen has entered the Great North Run in September", said in June: the
 September), not when, as the perfect takes no time of its own."""
 _PRESENT_CUE = re.compile(
     rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b"
+    # common verbs in the present's -s, none of them also a plural noun: "agent says sellers
+    # answer monday" is no past, whatever the message before it told
+    r"|\b(?:says|starts|begins|opens|closes|finishes|arrives|gets|flies|lives|wants|needs"
+    r"|thinks|knows|reckons|seems|expects)\b"
     # "has got" is "has": "euan's got a couple of jobs lined up in september"
     r"|['’]s[ \t]+got\b",
     re.I | re.A,
@@ -1014,6 +1024,24 @@ _ELIDED_PAST = re.compile(
 """A clause that opens with a verb in -ed, its subject left out as chat does ("finished the
 last google course on sunday, certificate DONE", blind conversation 43; "started monday"):
 the past, whatever else its sentence says."""
+_SPAN_PERFECT = re.compile(
+    r"(?:\b(?:have|has)(?:n['’]t)?|['’]ve)[ \t]+(?:not[ \t]+|never[ \t]+|ever[ \t]+)?"
+    r"(?:had|been|seen|done|heard|felt|known|met|eaten|gone|[a-z]+ed)\b"
+    r"|['’]s[ \t]+(?:not[ \t]+|never[ \t]+|ever[ \t]+)?"
+    r"(?:had|been|seen|done|heard|known|met|gone)\b",
+    re.IGNORECASE | re.ASCII,
+)
+"""A perfect before it: with it "in 90 years" is the span looked back over ("the best present she's
+had in 90 years", blind conversation 40, had become a day in 2114), not a day ahead."""
+
+
+def _sentence_before(match: re.Match[str], text: str) -> str:
+    """What ``match``'s sentence says before it ("follow up in a few days if you haven't heard
+    back": the perfect after it is another clause's)."""
+    start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+    return text[start : match.start()]
+
+
 _SUBJECT_AND_VERB = re.compile(
     rf"\b(?:i|we|you|they)[ \t]+(?!(?:{_NOT_PAST})\b)(?![a-z]+ed\b)(?!(?:{_PAST_WORDS})\b)"
     r"[a-z]+(?:[ \t]+(?:out|off|in|up|back|home|away))?[ \t]+(?:on|this|next)\b",
