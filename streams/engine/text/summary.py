@@ -54,14 +54,22 @@ def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
     """
     if chunk_size < 2:
         raise ValueError(f"chunk_size must be at least 2, not {chunk_size}")
-    texts = list(texts)
+    return _summary(list(texts), chunk_size, digests=True)
+
+
+def _summary(texts: list[str], chunk_size: int, *, digests: bool) -> str:
+    """:func:`write_summary`; ``digests``: whether a line may be a session digest's header.
+    A summary of summaries reads none: the summaries leave headers out (their sessions'
+    span is a "Sessions of" line), so a line shaped like one is a statement that a summary
+    ended with a full stop ("14 March 2026, Alice" became "14 March 2026, Alice.", and then
+    a header, and was lost)."""
     if len(texts) > chunk_size:
         partial = [
-            write_summary(texts[start : start + chunk_size], chunk_size)
+            _summary(texts[start : start + chunk_size], chunk_size, digests=digests)
             for start in range(0, len(texts), chunk_size)
         ]
-        return write_summary(partial, chunk_size)
-    parts = _Parts()
+        return _summary(partial, chunk_size, digests=False)
+    parts = _Parts(digests)
     for text in texts:
         for line in text.split("\n"):
             parts.read(line.strip())
@@ -96,7 +104,8 @@ def write_summary(texts: Sequence[str], chunk_size: int = 10) -> str:
 class _Parts:
     """Input lines sorted into statements, open threads, episode sizes and arcs."""
 
-    def __init__(self) -> None:
+    def __init__(self, digests: bool = True) -> None:
+        self.digests = digests  # whether a line may be a session digest's header
         self.statements: list[str] = []
         self.threads: list[str] = []
         self.episodes: list[str] = []
@@ -111,7 +120,7 @@ class _Parts:
     def read(self, line: str) -> None:
         if not line:
             return
-        if (digest := digest_header(line)) is not None:
+        if self.digests and (digest := digest_header(line)) is not None:
             self._spans(line, digest[2], digest[0], digest[1])
         elif span := _SESSIONS.match(line):
             day = span["day"]
