@@ -587,6 +587,15 @@ def _resolve(
         matches = sorted([*matches, *_HOLIDAY_EXPRESSION.finditer(text)], key=lambda m: m.start())
     found: list[ResolvedDate] = []
     for match in matches:
+        named = _NAMING_A_WEEKDAY.get(match.lastgroup or "")
+        if named and found and _word_before(text, match.start()).lower() == "that":
+            anchor = found[-1]  # "closing is may 15, and we're moving her in that saturday"
+            if anchor.granularity == "day":
+                target = _WEEKDAYS[match.group(named).lower()]
+                day = anchor.first + timedelta(days=(target - anchor.first.weekday()) % 7)
+                start, end = match.start(named), match.end(named)
+                found.append(ResolvedDate(start, end, text[start:end], day, day, "day"))
+            continue
         try:
             period = _period(match, text, today, context)
         except (OverflowError, ValueError):  # before year 1 or after 9999
@@ -775,8 +784,9 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
             continue
     if not candidates:
         return None
-    if _RESCHEDULED.search(text, 0, match.start()):
-        later = [d for d in candidates if d >= today]  # "the date's moved to 2nd September"
+    if _RESCHEDULED.search(text, 0, match.start()) or _word_before(text, match.start()) in _UNTIL:
+        # "the date's moved to 2nd September", "the new permit is until september 30"
+        later = [d for d in candidates if d >= today]
         if later:
             return later[0], later[0], "day"
     if _word_before(text, match.start()) == "since":
@@ -798,6 +808,10 @@ _DAY_ENDS_IT = re.compile(
 
 # What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",
 # "they pushed it back to the 3rd of June", "postponed until March 9th"
+_UNTIL = frozenset({"until", "till", "til", "through", "thru"})
+"""Words before a date that make it a bound still ahead: what lasts until then has not ended
+(blind conversation 44: "new permit is until september 30", said in March, had become the
+September before, the nearer of the two)."""
 _RESCHEDULED = re.compile(
     r"\b(?:moved|pushed|postponed|rescheduled|bumped|delayed|put[ \t]+off|changed)"
     r"(?:[ \t]+(?:it|them|back|forward|out|up))*[ \t]+(?:to|till|until|for)[ \t]+(?:the[ \t]+)?$",
@@ -900,6 +914,7 @@ _NAMED_AGAIN: tuple[str, ...] = (
 # it names again ("today, Monday, January 5th", "tomorrow morning, Monday")
 _NOT_ALONE = _DETERMINERS | frozenset(
     {"every", "each", "per", "on", "last", "this", "next", "past", "coming", "and", "or", "to"}
+    | {"that"}  # "closing is may 15, and we're moving her in that saturday": that week's
     | {"from", "through", "thru", "till", "until", "since", "by", "before", "after", "of"}
     | {"first", "second", "third", "fourth", "fifth", "final"}  # "the first Monday of"
     | {"entire", "whole"}  # "my entire Saturday": a span, whichever day

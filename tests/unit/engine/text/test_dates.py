@@ -346,7 +346,19 @@ TABLE: tuple[Row, ...] = (
         (("on tuesday", "2 May 2023"),),
     ),
     ("she said that she is coming on Friday", MON, (("on Friday", "12 May 2023"),)),
-    ("I loved that Friday", MON, (("Friday", "5 May 2023"),)),  # a determiner
+    ("I loved that Friday", MON, ()),  # a Friday told before: none here
+    # "that <weekday>" is the week of the day named before it (blind conversation 43)
+    (
+        "closing is may 15, which is a thursday, and we're moving her in that saturday",
+        MON,
+        (("may 15", "15 May 2023"), ("saturday", "20 May 2023")),
+    ),
+    # a day after "until" is a bound still ahead (blind conversation 44, said in March)
+    (
+        "new permit is until september 30",
+        "2025-03-16T10:00",
+        (("september 30", "30 September 2025"),),
+    ),
     # a clause that opens with a verb in -ed, its subject left out, is the past (43)
     (
         "finished the last course on sunday, certificate DONE. I have an interview",
