@@ -277,6 +277,13 @@ def _folded(word: str) -> str:
 
 
 # Words a question may open with before it asks ("so what", "ok did you", "lol how many")
+_COMMON_VERBS = (
+    "get|go|have|like|want|know|come|need|make|take|see|say|think|work|live|do|play|eat|feel"
+    "|look|start|stay|keep|find|give|tell|try|leave|call|mean|love|hate|use|bring|buy|pay|meet"
+    "|win|lose|run|move|ever|still|even|actually|really|not"
+)
+"""The commonest English verbs in their plain form (and the adverbs that come before one):
+after an auxiliary and a name they make it a question without its mark."""
 _OPENING_FILLER = r"(?:(?:yo|so|and|but|ok|okay|oh|hey|btw|lol|wait|also|anyway|um|hmm)\b[ \t,]*)*"
 _UNMARKED_QUESTION = re.compile(
     _OPENING_FILLER + r"(?:"
@@ -284,6 +291,13 @@ _UNMARKED_QUESTION = re.compile(
     r"(?:do|have)(?:n['’]t)?[ \t]+(?:you|u|ya|i|we|he|she|they)\b"
     r"|(?:does|did|are|is|was|were|has|can|could|will|would|should)(?:n['’]t)?[ \t]+"
     r"(?:you|u|ya|i|we|he|she|they|it|there|your|his|her|their|the|that|this)\b"
+    # ... or before a name and a verb: "and does tiago get a job too lol", "has Ana moved
+    # out" ("did yoga this morning": no verb after its noun)
+    r"|(?:does|did|can|could|will|would|should)(?:n['’]t)?[ \t]+[^\W\d_]+[ \t]+"
+    rf"(?:{_COMMON_VERBS})\b"
+    r"|(?:has|have)(?:n['’]t)?[ \t]+(?![a-z]+ly\b|just\b|already\b|also\b|finally\b|never\b"
+    r"|(?:a|an|the|some|no|more|any|this|that|these|those|my|your|our|their|his|her|its)\b)"
+    r"[^\W\d_]+[ \t]+[a-z]+ed\b"
     # a question word before an auxiliary, not a pseudo-cleft ("what's funny is ...")
     r"|(?!what(?:['’]s|[ \t]+is)[ \t]+[^\W\d_]+[ \t]+(?:is|was)\b)"
     r"(?:what|when|where|who|why|how)(?:['’](?:s|re|d|ll)\b|[ \t]+(?:do|does|did|are|is|was"

@@ -971,6 +971,13 @@ def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
         ("lol how many turtles do you have now", True),
         ("what's the name of that thai place", True),
         ("are there any tickets left", True),
+        # an auxiliary before a name and a verb (blind conversation 40)
+        ("and does tiago get a job too lol", True),
+        ("did dad tell you about the cardiologist", True),
+        ("has Ana moved out yet", True),
+        ("did yoga this morning", False),  # no verb after its noun
+        ("has finally moved out", False),
+        ("have an increased variety in the brands", False),
         ('She asked "how do we fund it?"', True),
         ("(**is it open?**)", True),
         ("you actually quit?!", True),
