@@ -56,7 +56,10 @@ this <season>                           the one D is in, else the one that begin
 next <season>                           the first such season that begins after D    season
 N days / weeks / months / years ago     D - N units (calendar arithmetic)            day
 in N units, N units from now / today    D + N units (days, weeks, months, years)     day
-N units from tomorrow                   D + 1 day + N units                          day
+N units from tomorrow, N units          D + 1 day + N units (none after a perfect:   day
+tomorrow ("a week tomorrow")            "married three years today")
+N weeks on <weekday> ("a week on        the coming <weekday> + N weeks               day
+Friday")
 <day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
 of <month> (no year after it), the     (so within half a year, but for 29 February);
 month whole or shortened ("aug 2")      after "since", the last up to D
@@ -501,8 +504,10 @@ _EXPRESSION_SOURCE = (
     rf"(?P<an_rel>after{_SP}next|before{_SP}last(?!{_SP}(?:{_WEEKDAY}|{_MONTH}|{_UNIT}|weekend))))"
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
-    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}from{_SP}"
-    r"(?P<fn_from>now|today|tomorrow))"
+    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}(?:from{_SP})?"
+    r"(?P<fn_from>(?<=from )now|today|tomorrow))"
+    # "a week on Friday" (British): a week after the coming Friday
+    rf"|(?P<week_on>(?P<wo_n>{_COUNT}){_SP}weeks?{_SP}on{_SP}(?P<wo_name>{_DAY_NAME}))"
     # "on <weekday>", dated by its sentence's tense
     rf"|(?P<on_weekday>on{_SP}(?P<ow_name>{_DAY_NAME})"
     r"(?![ \t]+(?:mornings|afternoons|evenings|nights)\b))"
@@ -706,7 +711,15 @@ def _period(
         if kind == "in_season":
             return _said_season(match, today, tense)
         return _said_day(match, today, tense)
-    # from_now: "two weeks from tomorrow" counts from the day after
+    if kind == "week_on":
+        target = _WEEKDAYS[match.group("wo_name").lower()]
+        day = _weekday("this coming", target, today, monday)
+        day += timedelta(days=7 * _count(match.group("wo_n")))
+        return day, day, "day"
+    # from_now: "two weeks from tomorrow" (or "a week tomorrow") counts from the day after;
+    # not after a perfect ("we've been married three years today": a span)
+    if _SPAN_PERFECT.search(_sentence_before(match, text)):
+        return None
     start = today + timedelta(days=1 if match.group("fn_from").lower() == "tomorrow" else 0)
     day = _shifted(start, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"

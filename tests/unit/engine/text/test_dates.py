@@ -366,6 +366,11 @@ TABLE: tuple[Row, ...] = (
         (("on sunday", "7 May 2023"),),
     ),
     ("booked for saturday", MON, ()),  # an arrangement, not the past
+    # British "a week tomorrow", "a week on Friday" (blind conversation 45)
+    ("I start a week tomorrow.", MON, (("a week tomorrow", "16 May 2023"),)),
+    ("two weeks today", MON, (("two weeks today", "22 May 2023"),)),
+    ("see you a week on Friday", MON, (("a week on Friday", "19 May 2023"),)),
+    ("we've been married three years today", MON, ()),  # a span
     # a present verb in -s is no past, whatever the message told before (blind conversation 42)
     ("i sent you the pic. agent says sellers answer monday", MON, ()),
     # after a perfect, "in 90 years" is the span looked back over (blind conversation 40)
