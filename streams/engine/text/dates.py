@@ -863,10 +863,10 @@ _PERFECT = re.compile(
     rf"|\b{_IS_OR_HAS}[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+)?been\b",
     re.IGNORECASE | re.ASCII,
 )
-_ARRANGED = re.compile(
-    r"\b(?:booked|entered|signed|registered|scheduled|planned|arranged|organi[sz]ed|reserved)$",
-    re.IGNORECASE | re.ASCII,
+_ARRANGING = (
+    "booked|entered|signed|registered|scheduled|planned|arranged|organised|organized|reserved"
 )
+_ARRANGED = re.compile(rf"\b(?:{_ARRANGING})$", re.IGNORECASE | re.ASCII)
 """Participles of arranging something: after "have" the time in their clause is what was
 arranged ("Owen has entered the Great North Run in September", said in June: the coming
 September), not when, as the perfect takes no time of its own."""
@@ -901,7 +901,10 @@ _PAST_CUE = re.compile(
     # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
     # linking verb before a participle ("Be prepared for snow", "Stay focused")
     rf"|\b(?:{_SUBJECT_PRONOUN}|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
-    r"|Sound|Appear)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+"
+    # nor a count or a determiner standing for a noun ("One booked at the Lamb on the 19th":
+    # the slot's day), nor "Fingers crossed for Thursday"
+    r"|Sound|Appear|Fingers|One|Two|Three|Some|All|Both|Each|Another|Any|No|This|These"
+    r"|Those)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+"
     # or a possessive and its noun ("euan's van died"), not a pronoun's "'s" ("she's so
     # tired": "is") nor an adverb after a name's ("Ana's really excited")
     rf"|(?!{_IS_OR_HAS}|that['’]s|let['’]s)[a-z]+['’]s[ \t]+(?![a-z]+ly\b|{_DEGREE}\b)[a-z]+)"
@@ -1038,8 +1041,7 @@ _STATE_IN_ED = (
     "excited|tired|bored|worried|scared|stressed|obsessed|interested|pleased|relieved|annoyed"
     "|confused|surprised|exhausted|amazed|thrilled|devastated|shocked|prepared|supposed|used"
     "|based|related|involved|closed|crowded|packed|swamped|gutted|chuffed|stoked|psyched"
-    "|bummed|wrecked|knackered|stuffed|fed|booked|entered|signed|registered|scheduled|planned"
-    "|arranged|organised|organized|reserved"
+    f"|bummed|wrecked|knackered|stuffed|fed|{_ARRANGING}"
 )
 """Words in -ed that open a clause as a state or an arrangement ("so excited friday",
 "booked for saturday"), not as a verb told in the past."""
