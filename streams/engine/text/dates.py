@@ -797,6 +797,13 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
             continue
     if not candidates:
         return None
+    named = _WEEKDAY_BEFORE.search(text, 0, match.start())
+    if named is not None:
+        # "saturday 13th september", said in March: the year whose 13 September is a Saturday
+        # (within half a year of it: a weekday mistaken is likelier than a year gone)
+        weekday = _WEEKDAYS[named.group(1).lower()]
+        near = [d for d in candidates if abs((d - today).days) <= _HALF_YEAR_DAYS]
+        candidates = [d for d in near if d.weekday() == weekday] or candidates
     if _RESCHEDULED.search(text, 0, match.start()) or _word_before(text, match.start()) in _UNTIL:
         # "the date's moved to 2nd September", "the new permit is until september 30"
         later = [d for d in candidates if d >= today]
@@ -821,6 +828,9 @@ _DAY_ENDS_IT = re.compile(
 
 # What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",
 # "they pushed it back to the 3rd of June", "postponed until March 9th"
+_HALF_YEAR_DAYS = 200
+_WEEKDAY_BEFORE = re.compile(rf"\b({_WEEKDAY}),?[ \t]+(?:the[ \t]+)?$", re.IGNORECASE)
+"""A weekday just before a day and month, which tells its year apart."""
 _UNTIL = frozenset({"until", "till", "til", "through", "thru"})
 """Words before a date that make it a bound still ahead: what lasts until then has not ended
 (blind conversation 44: "new permit is until september 30", said in March, had become the

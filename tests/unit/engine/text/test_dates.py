@@ -374,6 +374,14 @@ TABLE: tuple[Row, ...] = (
     # a count or a set phrase before a word in -ed is no subject and its verb (blind 45)
     ("One booked at the Lamb on the 19th, same song plus one more.", MON, ()),
     ("Fingers crossed for Thursday.", MON, ()),
+    # a weekday before a day and month tells the year apart, within half a year (blind 46)
+    (
+        "I was thinking saturday 13th september?",
+        "2025-03-08T10:00",
+        (("13th september", "13 September 2025"),),
+    ),
+    # ... not a year away: "Saturday, April 12th" said in April 2026 (a Sunday) stays near
+    ("Scheduled for Saturday, April 12th.", "2026-04-08T10:00", (("April 12th", "12 April 2026"),)),
     # a present verb in -s is no past, whatever the message told before (blind conversation 42)
     ("i sent you the pic. agent says sellers answer monday", MON, ()),
     # after a perfect, "in 90 years" is the span looked back over (blind conversation 40)
