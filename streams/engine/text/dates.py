@@ -414,7 +414,9 @@ _CLAUSE_MARKS = (".", "!", "?", ";", "\n")
 _A_NUMBER = r"\b(?:[0-9][0-9,.]*|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _COUNTED = re.compile(
     rf"(?:{_A_NUMBER}|\b(?:dozens|hundreds))[ \t]+(?:[a-z]+[ \t]+)?"
-    r"(?!(?:second|minute|hour|day|night|week|weekend|month|year)s\b)[a-z]{2,}s[ \t]+$",
+    r"(?!(?:second|minute|hour|day|night|week|weekend|month|year)s\b)"
+    r"(?!(?:tues|weds|thurs)\b)"  # a weekday, no thing counted ("next Thurs in 3 days")
+    r"[a-z]{2,}s[ \t]+$",
     re.IGNORECASE | re.ASCII,
 )
 # Just before "in N units": an amount of time ("64 days in 4 years", "three weeks in a
