@@ -828,15 +828,17 @@ _DAY_ENDS_IT = re.compile(
 )
 
 
-# What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",
-# "they pushed it back to the 3rd of June", "postponed until March 9th"
 _HALF_YEAR_DAYS = 200
+"""How far from the day said a day and month may be to have its year told by the weekday
+named before it."""
 _WEEKDAY_BEFORE = re.compile(rf"\b({_WEEKDAY}),?[ \t]+(?:the[ \t]+)?$", re.IGNORECASE)
 """A weekday just before a day and month, which tells its year apart."""
 _UNTIL = frozenset({"until", "till", "til", "through", "thru"})
 """Words before a date that make it a bound still ahead: what lasts until then has not ended
 (blind conversation 44: "new permit is until september 30", said in March, had become the
 September before, the nearer of the two)."""
+# What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",
+# "they pushed it back to the 3rd of June", "postponed until March 9th"
 _RESCHEDULED = re.compile(
     r"\b(?:moved|pushed|postponed|rescheduled|bumped|delayed|put[ \t]+off|changed)"
     r"(?:[ \t]+(?:it|them|back|forward|out|up))*[ \t]+(?:to|till|until|for)[ \t]+(?:the[ \t]+)?$",
@@ -1073,13 +1075,13 @@ _SPAN_PERFECT = re.compile(
     r"(?:had|been|seen|done|heard|known|met|gone)\b",
     re.IGNORECASE | re.ASCII,
 )
-"""A perfect before it: with it "in 90 years" is the span looked back over ("the best present she's
-had in 90 years", blind conversation 40, had become a day in 2114), not a day ahead."""
+"""A perfect before "in N units": the span looked back over ("the best present she's had in
+90 years", blind conversation 40, had become a day in 2114), not a day ahead."""
 
 
 def _sentence_before(match: re.Match[str], text: str) -> str:
-    """What ``match``'s sentence says before it ("follow up in a few days if you haven't heard
-    back": the perfect after it is another clause's)."""
+    """What ``match``'s sentence says before it ("follow up in a few days if you haven't
+    received a reply": the perfect after it is another clause's)."""
     start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
     return text[start : match.start()]
 

@@ -276,7 +276,6 @@ def _folded(word: str) -> str:
     return word.casefold().replace("’", "'")
 
 
-# Words a question may open with before it asks ("so what", "ok did you", "lol how many")
 _COMMON_VERBS = (
     "get|go|have|like|want|know|come|need|make|take|see|say|think|work|live|do|play|eat|feel"
     "|look|start|stay|keep|find|give|tell|try|leave|call|mean|love|hate|use|bring|buy|pay|meet"
@@ -284,6 +283,7 @@ _COMMON_VERBS = (
 )
 """The commonest English verbs in their plain form (and the adverbs that come before one):
 after an auxiliary and a name they make it a question without its mark."""
+# Words a question may open with before it asks ("so what", "ok did you", "lol how many")
 _OPENING_FILLER = r"(?:(?:yo|so|and|but|ok|okay|oh|hey|btw|lol|wait|also|anyway|um|hmm)\b[ \t,]*)*"
 _UNMARKED_QUESTION = re.compile(
     _OPENING_FILLER + r"(?:"
