@@ -1012,6 +1012,9 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
     clause = text[
         breaks_before[-1] if breaks_before else start : break_after.start() if break_after else end
     ]
+    intended = _INTENDED.search(text, start, match.start())
+    if intended is not None and not _PAST_CUE.search(text, intended.end(), match.start()):
+        return "future"  # "Jo has asked me to run a group in September": what is to be done
     marked, tense = _marked(clause, progressive=True)
     if marked:
         return tense
@@ -1086,6 +1089,16 @@ def _sentence_before(match: re.Match[str], text: str) -> str:
     return text[start : match.start()]
 
 
+_INTENDED = re.compile(
+    r"\b(?:asked|asks|invited|invites|decided|agreed|offered|promised|planned|plans|planning)"
+    r"(?:[ \t]+(?:me|us|him|her|them|you))?[ \t]+to[ \t]+"
+    r"(?!(?:the|a|an|my|our|his|her|their|your)\b)[a-z]+\b",  # an infinitive, not a place
+    re.IGNORECASE | re.ASCII,
+)
+"""A verb of asking, deciding or promising before an infinitive: the day in what follows is
+when the thing asked or decided is to be done, after the asking ("Jo has asked me to run a
+group in September", said in July, had become the September before; "they invited us to
+stay in August")."""
 _SUBJECT_AND_VERB = re.compile(
     rf"\b(?:i|we|you|they)[ \t]+(?!(?:{_NOT_PAST})\b)(?![a-z]+ed\b)(?!(?:{_PAST_WORDS})\b)"
     r"[a-z]+(?:[ \t]+(?:out|off|in|up|back|home|away))?[ \t]+(?:on|this|next)\b",

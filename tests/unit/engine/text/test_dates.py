@@ -374,6 +374,10 @@ TABLE: tuple[Row, ...] = (
     # a count or a set phrase before a word in -ed is no subject and its verb (blind 45)
     ("One booked at the Lamb on the 19th, same song plus one more.", MON, ()),
     ("Fingers crossed for Thursday.", MON, ()),
+    # after asking, deciding or promising, the infinitive's day is to come (blind 45)
+    ("Jo has asked me to run a group in September", MON, (("in September", "September 2023"),)),
+    ("they invited us to stay in June", MON, (("in June", "June 2023"),)),
+    ("she asked me to the party on Friday", MON, (("on Friday", "5 May 2023"),)),  # a place
     # a weekday in its short form is no thing counted before "in N days" (Hypothesis: it was,
     # and only until a label came between them, so grounding twice differed)
     ("3 next Thurs in 3 days", MON, (("next Thurs", "18 May 2023"), ("in 3 days", "11 May 2023"))),
