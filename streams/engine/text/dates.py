@@ -905,12 +905,12 @@ _PAST_WORDS = (
     "|swam|wore|paid|sent|built|sold|fell|broke|chose|forgot|grew|knew|rode|sang|threw|wrote"
     "|became|held|stood|woke|taught|thought|fought|hung|sat|drank|stole|shook|rang|hid|blew"
     "|drew|froze|struck|swore|swept|tore|understood|dug|fled|forgave|crept|dealt|flung|knelt"
-    "|leapt|sought|shone|shrank|slid|sprang|swung|wept|withdrew|awoke|arose|laid|meant|got"
+    "|leapt|sought|shone|shrank|slid|sprang|swung|wept|withdrew|awoke|arose|laid|meant"
 )
 """Irregular verbs' past forms that no present or noun shares ("read", "put" and "cost" do;
-"a bit", "a rose", "stuck", "fed up")."""
+"a bit", "a rose", "stuck", "fed up"); "got" apart, which is no past after "'s"."""
 _PAST_CUE = re.compile(
-    rf"\b(?:{_PAST_WORDS.removesuffix('|got')}"
+    rf"\b(?:{_PAST_WORDS}"
     r"|(?<!['’]s[ \t])got)\b"  # not "has got" ("euan's got"), the present
     # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
     # linking verb before a participle ("Be prepared for snow", "Stay focused")
@@ -1004,7 +1004,7 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
     to the lake on Sunday and it is lovely"), else its sentence's ("On Saturday, we went
     hiking"); None when neither is marked, or when the first that is says "present" or both
     tenses (:func:`_marked`)."""
-    start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
+    start = _sentence_start(text, match.start())
     ends = [i for i in (text.find(mark, match.end()) for mark in _SENTENCE_MARKS) if i >= 0]
     end = min(ends, default=len(text))
     breaks_before = [b.end() for b in _CLAUSE_BREAK.finditer(text, start, match.start())]
@@ -1085,8 +1085,12 @@ _SPAN_PERFECT = re.compile(
 def _sentence_before(match: re.Match[str], text: str) -> str:
     """What ``match``'s sentence says before it ("follow up in a few days if you haven't
     received a reply": the perfect after it is another clause's)."""
-    start = max(text.rfind(mark, 0, match.start()) for mark in _SENTENCE_MARKS) + 1
-    return text[start : match.start()]
+    return text[_sentence_start(text, match.start()) : match.start()]
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding position ``at`` of ``text`` begins."""
+    return max(text.rfind(mark, 0, at) for mark in _SENTENCE_MARKS) + 1
 
 
 _INTENDED = re.compile(
@@ -1100,7 +1104,7 @@ when the thing asked or decided is to be done, after the asking ("Jo has asked m
 group in September", said in July, had become the September before; "they invited us to
 stay in August")."""
 _SUBJECT_AND_VERB = re.compile(
-    rf"\b(?:i|we|you|they)[ \t]+(?!(?:{_NOT_PAST})\b)(?![a-z]+ed\b)(?!(?:{_PAST_WORDS})\b)"
+    rf"\b(?:i|we|you|they)[ \t]+(?!(?:{_NOT_PAST})\b)(?![a-z]+ed\b)(?!(?:{_PAST_WORDS}|got)\b)"
     r"[a-z]+(?:[ \t]+(?:out|off|in|up|back|home|away))?[ \t]+(?:on|this|next)\b",
     re.IGNORECASE | re.ASCII,
 )

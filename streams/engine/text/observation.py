@@ -880,6 +880,7 @@ def _stated(
     with a rising voice, not asked ("what is she into?" "She's gotten really into birding?")."""
     stating: list[str] = []
     counts: list[int] = []
+    describing = False  # a sentence says what a third person is like: no small talk
     reminding = False  # the sentence before is a reminder ("Do you remember the claim?")
     for sentence in split_sentences(without_emphasis(text)):
         asked = is_question(sentence)
@@ -909,11 +910,14 @@ def _stated(
         if not trimmed:
             continue  # "Oh man, wow!", "Dude.": only a word of address names anything
         stating.append(trimmed)
-        counts.append(TURN_MIN_CONTENT_WORDS if describes else len(words))
+        counts.append(len(words))
+        describing = describing or describes
     if not stating:
         return []
-    small = sum(counts) < TURN_MIN_CONTENT_WORDS and not any(
-        _specific(s, names) or _news(s) for s in stating
+    small = (
+        sum(counts) < TURN_MIN_CONTENT_WORDS
+        and not describing
+        and not any(_specific(s, names) or _news(s) for s in stating)
     )
     if small and not (requests or answering):
         return []  # "same old really", "busy as always": small talk, not a fact
