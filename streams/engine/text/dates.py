@@ -594,13 +594,16 @@ def _resolve(
         matches = sorted([*matches, *_HOLIDAY_EXPRESSION.finditer(text)], key=lambda m: m.start())
     found: list[ResolvedDate] = []
     for match in matches:
-        named = _NAMING_A_WEEKDAY.get(match.lastgroup or "")
-        if named and found and _word_before(text, match.start()).lower() == "that":
+        if (
+            match.lastgroup == "lead_weekday"  # a weekday alone: "that next Friday" is next's
+            and found
+            and _word_before(text, match.start()).lower() == "that"
+        ):
             anchor = found[-1]  # "closing is may 15, and we're moving her in that saturday"
             if anchor.granularity == "day":
-                target = _WEEKDAYS[match.group(named).lower()]
+                target = _WEEKDAYS[match.group("lw_name").lower()]
                 day = anchor.first + timedelta(days=(target - anchor.first.weekday()) % 7)
-                start, end = match.start(named), match.end(named)
+                start, end = match.span("lw_name")
                 found.append(ResolvedDate(start, end, text[start:end], day, day, "day"))
             continue
         try:

@@ -353,6 +353,12 @@ TABLE: tuple[Row, ...] = (
         MON,
         (("may 15", "15 May 2023"), ("saturday", "20 May 2023")),
     ),
+    # ... but "that next Friday" is next Friday, whatever was named before it
+    (
+        "we met on 3 may and I said that next Friday works",
+        MON,
+        (("3 may", "3 May 2023"), ("next Friday", "19 May 2023")),
+    ),
     # a day after "until" is a bound still ahead (blind conversation 44, said in March)
     (
         "new permit is until september 30",
