@@ -55,6 +55,7 @@ from streams.engine.text.facts import fact_terms
 __all__ = [
     "ENDS_IN_ABBREVIATION",
     "answer_budget",
+    "answer_lines",
     "condensed_answer",
     "named_again",
     "picked_lines",
@@ -155,6 +156,39 @@ _VOCATIVE = re.compile(
 )
 
 
+# a table's cell that numbers an option: "**2. 12-Week Run/Walk 10k Builder**"
+_NUMBERED_CELL = re.compile(r"^(?:\*\*|__)?\(?([0-9]{1,2})[.)][ \t]+(?=\S)")
+
+
+@functools.lru_cache(maxsize=16)
+def answer_lines(text: str) -> tuple[str, ...]:
+    """``text``'s lines as the condensation and the picks read them (the line numbers of
+    :func:`picked_lines` are theirs): a table row whose cells number the options ("| |
+    **1. YNAB** | **2. Emma** | **3. Snoop** |", the options compared in columns) is one
+    numbered line per option, so that "the second one" picks the option, and the options are
+    kept as three items rather than one row ("YNAB ; 2; Emma ; 3; Snoop", blind conversation
+    46, where "Which 10k training plan did I go with?" found the row 7th)."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        cells = _numbered_cells(line) if "|" in line else None
+        lines.extend(cells or (line,))
+    return tuple(lines)
+
+
+def _numbered_cells(line: str) -> list[str] | None:
+    """The options of a table row whose cells number them 1, 2 … (a first cell that labels
+    the rows may be empty or unnumbered), each as a numbered item; None: no such row."""
+    cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+    if cells and not _NUMBERED_CELL.match(cells[0]):
+        cells = cells[1:]  # the column of the rows' labels
+    found = [match for cell in cells if (match := _NUMBERED_CELL.match(cell))]
+    if len(found) < 2 or len(found) < len(cells):
+        return None
+    if [int(match[1]) for match in found] != list(range(1, len(found) + 1)):
+        return None
+    return [f"{match[1]}. {without_emphasis(match.string[match.end() :])}" for match in found]
+
+
 @dataclass(frozen=True, slots=True)
 class _Unit:
     text: str
@@ -226,7 +260,7 @@ def _units(
     said: set[str] = set()
     order = 0
     code = False  # inside a fenced block: code is reproduced, not stated
-    for number, raw_line in enumerate(text.splitlines()):
+    for number, raw_line in enumerate(answer_lines(text)):
         if raw_line.lstrip().startswith(("```", "~~~")):
             code = not code
             continue
@@ -416,7 +450,7 @@ class _Run:
 def picked_lines(
     answer: str, reply: str, words_of: Callable[[str], Iterable[str]]
 ) -> frozenset[int]:
-    """The lines of ``answer`` (0-based, as :func:`condensed_answer` takes them) holding the
+    """The lines of ``answer`` (0-based, of :func:`answer_lines`) holding the
     items of its lists that ``reply`` chooses by their place: "the second one", "I'll go with
     the first option, the NMTF", "tagline number two", "Option 1", "#3", "the first and the
     last". A noun picks the list whose items it names ("Option 2:"), then one whose title
@@ -511,7 +545,7 @@ def _runs(answer: str) -> list[_Run]:
     runs: list[_Run] = []
     open_runs: dict[tuple[int, bool, str], _Run] = {}
     heading = ""
-    for number, line in enumerate(answer.splitlines()):
+    for number, line in enumerate(answer_lines(answer)):
         if not line.strip():
             continue
         found = _ITEM.match(line)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from streams.engine.text.answer import (
     answer_budget,
+    answer_lines,
     condensed_answer,
     named_again,
     picked_lines,
@@ -269,6 +270,44 @@ def test_an_item_the_reply_picked_is_kept_first_whatever_it_weighs() -> None:
     kept = condensed_answer(STALL, 1000, _says, picked_lines(STALL, "the third one", _says))
     assert "The veg your gran would trust" in kept
     assert len(" ".join(kept)) <= answer_budget(len(STALL), 1000) + len(kept[2]) + 2 * len(kept)
+
+
+COMPARED = """Let's pick a plan.
+
+## Three options
+
+| | **1. Couch to 5K + bridge** | **2. 12-Week Run/Walk 10k Builder** | **3. Hal Higdon 10K** |
+|---|---|---|---|
+| Length | 9 weeks + a 3-week bridge | 12 weeks | 8 weeks |
+| Walking | Built in, gone by week 9 | Intervals that shrink | Minimal |"""
+
+
+def test_options_compared_in_a_table_s_columns_are_items_a_reply_picks() -> None:
+    """An assistant compares options in columns, numbered in the header; "the second one"
+    chooses the second column's option, which the memory keeps as itself, not as a cell of a
+    row it had read as "Couch to 5K + bridge ; 2; 12-Week Run/Walk 10k Builder ; 3; …"."""
+    lines = answer_lines(COMPARED)
+    assert lines[4:7] == (
+        "1. Couch to 5K + bridge",
+        "2. 12-Week Run/Walk 10k Builder",
+        "3. Hal Higdon 10K",
+    )
+    picked = picked_lines(COMPARED, "the second one. I like that the walking is built in", _says)
+    assert [lines[i] for i in picked] == ["2. 12-Week Run/Walk 10k Builder"]
+    assert "12-Week Run/Walk 10k Builder" in condensed_answer(COMPARED, 1000, _says, picked)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "| Week | 1. Easy | Long run |",  # a cell unnumbered: no row of options
+        "| | **2. Emma** | **3. Snoop** |",  # not numbered from 1
+        "| **1. YNAB** |",  # one option compares nothing
+        "| Length | 12 weeks | 8 weeks |",
+    ],
+)
+def test_a_table_row_that_does_not_number_options_stays_one_line(row: str) -> None:
+    assert answer_lines(f"Options:\n{row}") == ("Options:", row)
 
 
 _LIST_LINES = st.sampled_from(
