@@ -429,6 +429,25 @@ def test_a_line_all_in_bold_is_an_item_a_reply_may_name_again() -> None:
     assert named_again(PASSES, "trains in japan are so confusing lol", _says) == []
 
 
+TYRES = """Solid options in 25 mm:
+
+| Tire | Price each | Good for |
+|---|---|---|
+| **Continental Grand Prix 5000** | €45–55 | Best all-rounder |
+| **Vittoria Rubino Pro** | €25–30 | Training + events |
+
+- On long rides, keep climbs in **Z3**. Going into the red on every hill is what hurts.
+- Check the clearance before buying."""
+
+
+def test_a_reply_names_an_item_again_in_the_plural_not_by_a_sentence_s_first_word() -> None:
+    """ "going with the vittorias" chose the Vittoria Rubino Pro (the names are compared in
+    the singular); the "Going" that opens a sentence of another line is capitalised for its
+    place and names nothing (it had chosen that line instead: blind conversation 44)."""
+    reply = "going with the vittorias, the conti ones are too expensive"
+    assert named_again(TYRES, reply, _says) == ["Vittoria Rubino Pro ; €25–30 ; Training + events"]
+
+
 RACQUETS = """Good timing, your own racquet makes the grip changes stick faster.
 
 ## Shortlist
