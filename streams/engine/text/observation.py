@@ -895,6 +895,8 @@ def _stated(
             reminding = False
             if asked and _BELIEVED.match(opened):
                 asked = False  # "isn't Becca's wedding June 17?": what the speaker believes
+            elif asked and _GUESS.match(opened):
+                asked = False  # "Guess who was up at the allotment yesterday?": news
         if asked and not requests:
             told = _told_before_asking(sentence, names) or _told_after_asking(sentence, names)
             if told is None:
@@ -1006,6 +1008,10 @@ _BELIEVED = re.compile(
     r"(?!(?i:you|u|ya|it|that|this|there|we|i)\b)(?:(?i:the|his|her|their|our|my|he|she|they)\b"
     r"|[A-Z])",
 )
+# A question the speaker asks only to tell its answer: "Guess who was up at the allotment
+# yesterday? Me!", "guess what we found in the attic" (blind conversation 49: the day the
+# potatoes were planted was in it alone)
+_GUESS = re.compile(r"(?i:guess)[ \t]+(?i:who|what|where|which|how|when)\b")
 _NOUN_PHRASE_START = frozenset(
     {"the", "that", "those", "this", "these", "a", "an", "our", "my", "his", "her", "their"}
     | {"when", "where", "how"}
@@ -1242,7 +1248,7 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     question that follows one asks about the listener's ("We tried a new brunch spot. How
     did it go?"). None when ``text`` asks nothing."""
     sentences = split_sentences(text)
-    at = max((i for i, s in enumerate(sentences) if is_question(s)), default=None)
+    at = max((i for i, s in enumerate(sentences) if _asks_the_other(s, names)), default=None)
     if at is None:
         return None
     question = _asked(_unaddressed(sentences[at]))
@@ -1270,6 +1276,12 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
     if FIRST_PERSON.search(context):
         return question  # "we tried a new brunch spot. How did it go?": "it" is not the brunch
     return f"{_finished(context)} {question}"
+
+
+def _asks_the_other(sentence: str, names: frozenset[str]) -> bool:
+    """Whether ``sentence`` is a question for the other to answer: not "Guess who was up at
+    the allotment yesterday?", whose speaker answers it ("Me!")."""
+    return is_question(sentence) and not _GUESS.match(_trim_phatic(sentence, names))
 
 
 def _guess(question: str, names: frozenset[str]) -> bool:

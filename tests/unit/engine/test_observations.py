@@ -1138,6 +1138,17 @@ def test_a_negative_question_about_someone_named_tells_what_the_speaker_believes
         assert write_observations([turn(0, "Nadia", asked)]) == [], asked
 
 
+def test_a_question_asked_only_to_tell_its_answer_is_news() -> None:
+    """ "Guess who was up at the allotment yesterday? Me!" tells where the speaker was, and
+    when (the day the potatoes went in was in it alone: blind conversation 49); nobody
+    answers it, so the next turn is no answer to it."""
+    said = "Guess who was up at the allotment yesterday? Me! I got the Roosters in."
+    chat = [turn(0, "Siobhan", said), turn(1, "Cian", "They look like little aliens.")]
+    first, second = write_observations(chat)
+    assert "Guess who was up at the allotment yesterday (7 May 2023)?" in first.content
+    assert second.content == "8 May 2023, Cian: They look like little aliens."
+
+
 def test_a_noun_phrase_after_a_reminder_tells_more_of_what_it_names() -> None:
     said = (
         "Do you remember the caravan claim? The same caravan photographed 'flooded' in three"
