@@ -346,6 +346,8 @@ def _may_have_dates(lowered: str) -> bool:
         return True  # "in the summer"
     if "the" in lowered and _ORDINAL.search(lowered):
         return True  # "on the 15th"
+    if ("the" in lowered or month) and any(needle in lowered for needle in _SPELLED_NEEDLES):
+        return True  # "on the fifteenth", "the first of March", "June first"
     if "last" not in lowered and "this" not in lowered and "next" not in lowered:
         return False
     return month or any(needle in lowered for needle in _AFTER_MODIFIER)
@@ -437,7 +439,30 @@ _COUNT = (
     rf"|a{_SP}couple(?:{_SP}of)?|couple{_SP}of|a{_SP}few|an?"
 )
 _UNIT = r"days?|weeks?|months?|years?"
-_DAY_OF_MONTH = r"(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_SPELLED_DAYS = {
+    word: number
+    for number, word in enumerate(
+        (
+            *("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"),
+            *("ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth"),
+            *("sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"),
+            *("twenty-first", "twenty-second", "twenty-third", "twenty-fourth"),
+            *("twenty-fifth", "twenty-sixth", "twenty-seventh", "twenty-eighth"),
+            *("twenty-ninth", "thirtieth", "thirty-first"),
+        ),
+        1,
+    )
+}
+"""A day of the month in words ("on the fifteenth", "the twenty-first of June")."""
+_SPELLED_DAY = "|".join(
+    word.replace("-", "[- ]") for word in sorted(_SPELLED_DAYS, key=len, reverse=True)
+)
+_SPELLED_NEEDLES = ("first", "second", "third", "th")
+"""What every day in words holds (a superset test: "fourth" … "thirty-first" end in "th")."""
+_DAY_OF_MONTH = rf"(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?|(?:{_SPELLED_DAY})(?=[ \t]+of[ \t])"
+"""A day before its month: a number, or a day in words before "of" ("the first of March"; not
+"the first March we lived here")."""
+_DAY_AFTER_MONTH = rf"(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)?|{_SPELLED_DAY}"
 
 _HOLIDAYS: dict[str, Callable[[int], date]] = {
     "christmas eve": lambda year: date(year, 12, 24),
@@ -506,8 +531,9 @@ _EXPRESSION_SOURCE = (
     rf"(?P<an_rel>after{_SP}next|before{_SP}last(?!{_SP}(?:{_WEEKDAY}|{_MONTH}|{_UNIT}|weekend))))"
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
-    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}(?:from{_SP})?"
-    r"(?P<fn_from>(?<=from )now|today|tomorrow))"
+    rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}"
+    # without "from", weeks only: "a week tomorrow", not "the full five days tomorrow"
+    r"(?:from[ \t]+|(?<=k[ \t])|(?<=ks[ \t]))(?P<fn_from>(?<=from )now|today|tomorrow))"
     # "a week on Friday" (British): a week after the coming Friday
     rf"|(?P<week_on>(?P<wo_n>{_COUNT}){_SP}weeks?{_SP}on{_SP}(?P<wo_name>{_DAY_NAME}))"
     # "on <weekday>", dated by its sentence's tense
@@ -530,18 +556,21 @@ _EXPRESSION_SOURCE = (
     r"(?P<is_name>spring|summer|fall|autumn|winter)"
     r"(?![ \t]+of\b)(?![ \t]*,?[ \t]*[0-9]))"
     # a day of this, next or last month ("the 1st of this month")
-    rf"|(?P<day_of_named_month>the{_SP}(?P<dn_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th))"
+    rf"|(?P<day_of_named_month>the{_SP}"
+    rf"(?P<dn_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)|{_SPELLED_DAY})"
     rf"{_SP}of{_SP}(?P<dn_rel>this|next|last){_SP}month)"
     # a day of the month alone after a preposition ("on the 15th"), dated by its sentence's
     # tense; not before a noun ("on the 15th floor"): only a function word may follow
     r"|(?P<day_of_month>(?:(?<=\bon[ \t])|(?<=\bby[ \t])|(?<=\buntil[ \t])|(?<=\btill[ \t])"
     r"|(?<=\bbefore[ \t])|(?<=\bafter[ \t])|(?<=\bfrom[ \t])|(?<=\bto[ \t]))"
-    rf"the{_SP}(?P<dm_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th))"
+    rf"the{_SP}(?P<dm_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)"
+    # in words, only after "on", "by", "until": "from the first" is the first of anything
+    rf"|(?:(?<=on the )|(?<=by the )|(?<=until the )|(?<=till the ))(?:{_SPELLED_DAY}))"
     rf"(?![ \t]*(?:of\b|[-–0-9])){_ONLY_A_FUNCTION_WORD_AFTER})"
     # a day and month, not a range's end ("3-5 June") and with no year after it
     rf"|(?P<calendar>(?<![-–])(?<![-–][ \t])"
     rf"(?:(?:the{_SP})?(?P<c_day>{_DAY_OF_MONTH})(?:{_SP}of)?{_SP}(?P<c_month>{_MONTHS_TOO})"
-    rf"|(?P<c_month2>{_MONTHS_TOO}){_SP}(?:the{_SP})?(?P<c_day2>{_DAY_OF_MONTH}))"
+    rf"|(?P<c_month2>{_MONTHS_TOO}){_SP}(?:the{_SP})?(?P<c_day2>{_DAY_AFTER_MONTH}))"
     r"(?![ \t]*(?:,?[ \t]*[0-9]|[-–%])|[.,][0-9]))"  # no year, range or rate ("APR 5.9%")
     r")(?!\w)(?:['’]s(?!\w))?"
 )
@@ -698,7 +727,7 @@ def _period(
         return _said_month(match, text, today, "past", group="sm_name")
     if kind == "day_of_named_month":
         year, month = _month_shift(today.year, today.month, _STEPS[match.group("dn_rel").lower()])
-        day_number = int(match.group("dn_day")[:-2])
+        day_number = _day_number(match.group("dn_day"))
         if day_number > _month_days(year, month):
             return None  # "the 31st of next month" in a month of 30 days
         day = date(year, month, day_number)
@@ -793,7 +822,7 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
         month = _month_named(name.capitalize())  # "she starts march 20": chat's lower case
     if month is None:
         return None  # "they march 3 miles", "we may 2 of them"
-    number = int((match.group("c_day") or match.group("c_day2")).rstrip("stndrh"))
+    number = _day_number(match.group("c_day") or match.group("c_day2"))
     candidates = []
     for year in (today.year - 1, today.year, today.year + 1):
         try:
@@ -1097,7 +1126,8 @@ def _sentence_start(text: str, at: int) -> int:
 
 
 _INTENDED = re.compile(
-    r"\b(?:asked|asks|invited|invites|decided|agreed|offered|promised|planned|plans|planning)"
+    r"\b(?:ask(?:s|ed|ing)|invit(?:es|ed|ing)|decid(?:ed|ing)|agree(?:d|ing)|offer(?:ed|ing)"
+    r"|promis(?:es|ed|ing)|plan(?:s|ned|ning))"
     r"(?:[ \t]+(?:me|us|him|her|them|you))?[ \t]+to[ \t]+"
     r"(?!(?:the|a|an|my|our|his|her|their|your)\b)[a-z]+\b",  # an infinitive, not a place
     re.IGNORECASE | re.ASCII,
@@ -1179,12 +1209,23 @@ def _said_month(
     return _whole_month(year, month)
 
 
+def _day_number(said: str) -> int:
+    """A day of the month as written: "15th", "15", "fifteenth", "twenty first"."""
+    said = said.lower()
+    if said[0].isdigit():
+        return int(said.rstrip("stndrh"))
+    return _SPELLED_DAYS[_SPACES_OR_HYPHEN.sub("-", said)]
+
+
+_SPACES_OR_HYPHEN = re.compile(r"[ \t-]+")
+
+
 def _said_day(match: re.Match[str], today: date, tense: Tense) -> _Period | None:
     """The day of "on the 15th" by the tense of its sentence (:func:`_tense`), as "on Friday":
     in the past, the most recent 15th up to the day it was said; in the future ("we're
     moving on the 15th"), the first from it on. In the present it is left open, as a
     weekday is: "rent is due on the 21st" is every month's."""
-    candidates = _numbered_days(int(match.group("dm_day")[:-2]), today)
+    candidates = _numbered_days(_day_number(match.group("dm_day")), today)
     if tense == "past":
         candidates = [d for d in candidates if d <= today][-1:]
     else:

@@ -376,7 +376,26 @@ TABLE: tuple[Row, ...] = (
     ("I start a week tomorrow.", MON, (("a week tomorrow", "16 May 2023"),)),
     ("two weeks today", MON, (("two weeks today", "22 May 2023"),)),
     ("see you a week on Friday", MON, (("a week on Friday", "19 May 2023"),)),
-    ("we've been married three years today", MON, ()),  # a span
+    # a span to today (only weeks count from today without "from"): today is the day
+    ("we've been married three years today", MON, (("today", "8 May 2023"),)),
+    # without "from", only weeks count from today or tomorrow: "the full five days" is a
+    # week's days (blind conversation 51)
+    ("She starts the full five days tomorrow", MON, (("tomorrow", "9 May 2023"),)),
+    ("five days from tomorrow", MON, (("five days from tomorrow", "14 May 2023"),)),
+    # a day of the month in words (blind conversation 51)
+    (
+        "She started on the fifteenth, so just over a week ago.",
+        "2023-05-23T14:00",
+        (("the fifteenth", "15 May 2023"), ("a week ago", "16 May 2023")),
+    ),
+    ("we are flying on the twenty-first", MON, (("the twenty-first", "21 May 2023"),)),
+    ("It was the first of March", MON, (("the first of March", "1 March 2023"),)),
+    ("the fourteenth of next month", MON, (("the fourteenth of next month", "14 June 2023"),)),
+    ("due June first", MON, (("June first", "1 June 2023"),)),
+    ("I loved it from the first", MON, ()),  # the first of anything
+    ("the first March we lived here", MON, ()),  # the first of several
+    ("we won on the second try", MON, ()),
+    ("you may first want to ask", MON, ()),
     # a count or a set phrase before a word in -ed is no subject and its verb (blind 45)
     ("One booked at the Lamb on the 19th, same song plus one more.", MON, ()),
     ("Fingers crossed for Thursday.", MON, ()),
@@ -384,6 +403,12 @@ TABLE: tuple[Row, ...] = (
     ("Jo has asked me to run a group in September", MON, (("in September", "September 2023"),)),
     ("they invited us to stay in June", MON, (("in June", "June 2023"),)),
     ("she asked me to the party on Friday", MON, (("on Friday", "5 May 2023"),)),  # a place
+    # ... or while doing it (blind conversation 51)
+    (
+        "he flew home on the 24th promising to come back at Christmas",
+        MON,
+        (("Christmas", "25 December 2023"),),
+    ),
     # a weekday in its short form is no thing counted before "in N days" (Hypothesis: it was,
     # and only until a label came between them, so grounding twice differed)
     ("3 next Thurs in 3 days", MON, (("next Thurs", "18 May 2023"), ("in 3 days", "11 May 2023"))),
@@ -872,6 +897,11 @@ FRAGMENTS = st.sampled_from(
         "in late winter",
         "on the 15th",
         "by the 1st",
+        "on the fifteenth",
+        "the twenty first",
+        "first of",
+        "March the third",
+        "five days tomorrow",
         "the 2nd of next month",
         "we'll",
         "I'm going",
