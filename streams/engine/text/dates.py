@@ -673,6 +673,8 @@ def _period(
     if kind in _NAMING_A_WEEKDAY:
         numbered = _WEEKDAY_NUMBERED.match(text, match.end())
         if numbered is not None:
+            if _MONTH_AFTER.match(text, numbered.end()):
+                return None  # "Saturday the 19th of July": the day and month date it
             return _numbered_weekday(match, kind, int(numbered.group("n")), today)
     if kind == "weekday":
         name = text[match.start("wd_name") : match.end("wd_name")]
@@ -764,6 +766,9 @@ _WEEKDAY_NUMBERED = re.compile(
     r",?[ \t]+(?:the[ \t]+)?(?P<n>[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)\b", re.IGNORECASE
 )
 """A day of the month right after a weekday ("saturday the 10th", "Tuesday the 20th")."""
+_MONTH_AFTER = re.compile(rf"[ \t]+(?:of[ \t]+)?(?:{_MONTH_WORD})\b", re.IGNORECASE)
+"""A month after that day: the weekday is part of a date ("Saturday the 19th of July", said
+in March, had been 19 April, the next 19th on a Saturday; blind conversation 48)."""
 
 
 def _numbered_weekday(match: re.Match[str], kind: str, number: int, today: date) -> _Period | None:

@@ -382,6 +382,14 @@ TABLE: tuple[Row, ...] = (
     # week's days (blind conversation 51)
     ("She starts the full five days tomorrow", MON, (("tomorrow", "9 May 2023"),)),
     ("five days from tomorrow", MON, (("five days from tomorrow", "14 May 2023"),)),
+    # a weekday before a day and its month is part of that date, not "Friday the 19th" of
+    # the nearest month (blind conversation 48: "Saturday the 19th of July", said in March,
+    # had also been 19 April, the next Saturday the 19th)
+    (
+        "We're going to aim for Friday the 19th of May.",
+        MON,
+        (("the 19th of May", "19 May 2023"),),
+    ),
     # a day of the month in words (blind conversation 51)
     (
         "She started on the fifteenth, so just over a week ago.",
