@@ -171,8 +171,16 @@ def answer_lines(text: str) -> tuple[str, ...]:
     lines: list[str] = []
     for line in text.splitlines():
         cells = _numbered_cells(line) if "|" in line else None
+        if cells is None and "|" in line and (row := _NUMBERED_ROW.match(line)):
+            # "| 2 | **Academy Xi – UX Research** | ~$2,950 |": the second option, as its
+            # row's number says ("leaning to the second one", blind conversation 50)
+            line = f"{row[1]}. {line[row.end() :].strip().rstrip('|').strip()}"
         lines.extend(cells or (line,))
     return tuple(lines)
+
+
+# a table's row numbered in its first cell: "| 2 | **Academy Xi** | ~$2,950 |"
+_NUMBERED_ROW = re.compile(r"^[ \t]*\|[ \t]*([0-9]{1,2})[.)]?[ \t]*\|")
 
 
 def _numbered_cells(line: str) -> list[str] | None:

@@ -412,11 +412,12 @@ _DURATION_CUE = re.compile(
 )
 _CLAUSE_MARKS = (".", "!", "?", ";", "\n")
 # Just before "in N units": things counted ("12 shows in 3 weeks", "five books in a month"), a
-# rate, not a date; not units of time ("in 3 days in 3 days" would not ground twice alike).
+# rate, not a date; not units of time, counted or before what is ("in 3 days in 3 days", "in 3
+# days class in 3 days" would not ground twice alike: a label parts "days" from "class").
 _A_NUMBER = r"\b(?:[0-9][0-9,.]*|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_TIME_UNITS = r"(?!(?:second|minute|hour|day|night|week|weekend|month|year)s\b)"
 _COUNTED = re.compile(
-    rf"(?:{_A_NUMBER}|\b(?:dozens|hundreds))[ \t]+(?:[a-z]+[ \t]+)?"
-    r"(?!(?:second|minute|hour|day|night|week|weekend|month|year)s\b)"
+    rf"(?:{_A_NUMBER}|\b(?:dozens|hundreds))[ \t]+(?:{_TIME_UNITS}[a-z]+[ \t]+)?{_TIME_UNITS}"
     r"(?!(?:tues|weds|thurs)\b)"  # a weekday, no thing counted ("next Thurs in 3 days")
     r"[a-z]{2,}s[ \t]+$",
     re.IGNORECASE | re.ASCII,

@@ -297,6 +297,30 @@ def test_options_compared_in_a_table_s_columns_are_items_a_reply_picks() -> None
     assert "12-Week Run/Walk 10k Builder" in condensed_answer(COMPARED, 1000, _says, picked)
 
 
+COURSES = """Here are the options:
+
+| # | Course | Cost | Length |
+|---|---|---|---|
+| 1 | **General Assembly UX** | ~$4,500 | 10 weeks |
+| 2 | **Academy Xi – UX Research** | ~$2,950 | 8 weeks |
+| 3 | **Coursera Google UX** | ~$400 | 6 months |
+
+Let me know which one suits you."""
+
+
+def test_a_table_s_rows_numbered_in_their_first_cell_are_items_a_reply_picks() -> None:
+    """ "The third one" after a table whose first column numbers its rows chooses the third
+    row; the memory keeps that row, not the one that weighs most, and without the number's
+    cell ("3 ; Coursera …")."""
+    lines = answer_lines(COURSES)
+    assert lines[5] == "2. **Academy Xi – UX Research** | ~$2,950 | 8 weeks"
+    picked = picked_lines(COURSES, "the third one, it's the cheapest", _says)
+    assert [lines[i] for i in picked] == ["3. **Coursera Google UX** | ~$400 | 6 months"]
+    kept = condensed_answer(COURSES, 1000, _says, picked)
+    assert "Coursera Google UX ; ~$400 ; 6 months" in kept
+    assert not any(unit.startswith("3 ;") for unit in kept)
+
+
 @pytest.mark.parametrize(
     "row",
     [

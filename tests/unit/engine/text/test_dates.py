@@ -987,6 +987,8 @@ def test_given_any_text_when_resolved_then_every_period_is_well_formed_and_its_l
         # writes after "in a month" must not hide the "a" two words before the weekday
         "in a month Saturday night we will",
         "see you in a week Sunday morning",
+        # "3 days class" is no count of classes: the label would part "days" from "class"
+        "in 3 days class in 3 days",
     ],
 )
 def test_a_label_between_two_words_changes_nothing_when_grounded_again(text: str) -> None:
