@@ -33,7 +33,9 @@ later question of theirs is asked in the same first person, and nothing of it is
 that condensing is for (issue 38, RealMem: the user's turns rewritten to the third person and
 trimmed of their phatic words lost a needed point in a third of them, found @5 0.19, where
 kept whole they lose 3 %, found @5 0.29). Only their relative dates are grounded; a turn that
-says nothing ("Thanks!") is still no observation. The assistant's answers are condensed to
+says nothing ("Thanks!") is still no observation. What they paste for the assistant to work on
+(a job advert, a contract's clause: a long run of sentences without a first-person word) is
+condensed as an answer is. The assistant's answers are condensed to
 what they named, recommended or decided (:mod:`.answer`); a reply to an answer is one
 observation with it ("8 May 2023, Kenta: I'll try it. Replying to the agent: the agent
 recommends Quizlet."), both turns its sources, the reply first (what a contradiction judge
@@ -391,9 +393,9 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
     end, in the third person with the participants' names, relative dates followed by the date
     they name, prefixed by the turn's day in words; an answer that does not stand alone
     follows its question. A person's turn to an assistant: every sentence, in the person's
-    own words (a request is a statement of what they want). An assistant's turn: what it
-    named, recommended or decided (:mod:`.answer`). A text longer than ``max_chars`` becomes
-    several observations."""
+    own words (a request is a statement of what they want), what they pasted condensed. An
+    assistant's turn: what it named, recommended or decided (:mod:`.answer`). A text longer
+    than ``max_chars`` becomes several observations."""
     speakers = [turn.speaker for turn in turns]
     names = frozenset(_name_words(speakers))
     turns = bursts(turns, names)
@@ -436,7 +438,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         if question is not None and polar:
             stated = _answer(turn.text, stated)  # "Yes!" is phatic alone, a fact after it
         if to_agent and stated:
-            stated = _whole(turn.text)  # said to an assistant: kept whole, in its own words
+            stated = _said_to_an_assistant(turn.text, max_chars, words)
         picked: frozenset[int] = frozenset()
         follows = replied is not None and replied[0] is previous  # the answer it may reply to
         if replied is not None and follows:
@@ -796,6 +798,46 @@ def said_by(content: str) -> tuple[str | None, str]:
     if speaker is None and rest.casefold().startswith(AGENT + " "):
         speaker = AGENT
     return speaker, rest
+
+
+PASTED_MIN_CHARS = 500
+"""The least a run of a person's sentences without a first-person word (:data:`FIRST_PERSON`)
+weighs to be material they handed over rather than words of their own: a job advert, a
+contract's clause, a chapter to edit, a spreadsheet pasted for the assistant to work on. On
+RealMem, a run of 500 characters or more lost one needed point of 745 (300: 32, 400: 4) and
+96,000 characters of active memory."""
+
+
+def _said_to_an_assistant(
+    text: str, max_chars: int, words: Callable[[str], list[str]]
+) -> list[str]:
+    """A person's turn to an assistant: their own sentences whole, and what they pasted for the
+    assistant to work on (:data:`PASTED_MIN_CHARS`) condensed as an answer is
+    (:func:`~.answer.condensed_answer`: what it names, its numbers). A pasted document is
+    what the person asked about, not what they said: kept whole it was 10 % of the user's
+    side on RealMem and most of it answers no question; condensed, evidence @5 / @10 went
+    0.192 / 0.267 -> 0.194 / 0.269 and needed points in context 0.253 -> 0.255. A sentence
+    addressing the assistant ("you", "your") is no sign of the person's own words: pasted
+    adverts and search results address a reader too (counting it kept 28,000 characters more
+    and points fell back to 0.253)."""
+    sentences = _whole(text)
+    if len(text) < PASTED_MIN_CHARS:
+        return sentences
+    kept: list[str] = []
+    pasted: list[str] = []
+    for sentence in [*sentences, ""]:
+        if sentence and not FIRST_PERSON.search(sentence):
+            pasted.append(sentence)
+            continue
+        block = "\n".join(pasted)
+        if len(block) >= PASTED_MIN_CHARS:
+            kept.extend(condensed_answer(block, max_chars, words))
+        else:
+            kept.extend(pasted)
+        pasted = []
+        if sentence:
+            kept.append(sentence)
+    return kept
 
 
 def _whole(text: str) -> list[str]:

@@ -1533,6 +1533,39 @@ def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> 
     assert "Ah, yes" not in between_people.content
 
 
+def test_what_a_person_pastes_for_an_assistant_is_condensed_and_their_own_words_kept() -> None:
+    advert = (
+        "The Finance Business Services team serves as a strategic partner for business growth.\n"
+        "The Lead Analyst is responsible for the day to day activities of the procure to pay "
+        "tower, including vendor onboarding, invoice processing and payment runs.\n"
+        "Candidates should have five years of experience in accounts payable operations.\n"
+        "Strong communication skills and experience with SAP are required for the role.\n"
+        "The position is based in Atlanta, Georgia, with two remote days per week.\n"
+        "Benefits include a 401(k) match, tuition reimbursement and paid parental leave."
+    )
+    said = (
+        "My preferred job is at Home Depot as a Lead Analyst. Here is the job description:\n"
+        f"{advert}\nI have six years in accounts payable, so help me tailor my resume."
+    )
+    turns = [
+        Turn("t0", said, "Oliver", MAY_8),
+        Turn("t1", "Happy to help.", "the agent", MAY_8 + 60_000, agent=True),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content.startswith(
+        "8 May 2023, Oliver: My preferred job is at Home Depot as a Lead Analyst."
+    )
+    assert "I have six years in accounts payable, so help me tailor my resume." in (
+        observation.content
+    )
+    assert len(observation.content) < len(said) / 2  # the advert is condensed
+    assert "Atlanta" not in observation.content or "Benefits" not in observation.content
+    # the same sentences with the person's own words between them are kept whole
+    own = said.replace("\nCandidates should", "\nI know that candidates should")
+    [whole] = write_observations([Turn("t0", own, "Oliver", MAY_8), turns[1]])
+    assert "Benefits include a 401(k) match" in whole.content
+
+
 @pytest.mark.parametrize(
     "reply",
     [
