@@ -563,7 +563,11 @@ _EXPRESSION_SOURCE = (
     # a day of the month alone after a preposition ("on the 15th"), dated by its sentence's
     # tense; not before a noun ("on the 15th floor"): only a function word may follow
     r"|(?P<day_of_month>(?:(?<=\bon[ \t])|(?<=\bby[ \t])|(?<=\buntil[ \t])|(?<=\btill[ \t])"
-    r"|(?<=\bbefore[ \t])|(?<=\bafter[ \t])|(?<=\bfrom[ \t])|(?<=\bto[ \t]))"
+    r"|(?<=\bbefore[ \t])|(?<=\bafter[ \t])|(?<=\bfrom[ \t])|(?<=\bto[ \t])"
+    # or "is" ("it's the 21st"), or a sentence of its own ("op's booked! the 21st"; "the 21st
+    # was fun" may be someone's 21st birthday)
+    r"|(?<=\bfor[ \t])|(?<=\bis[ \t])|(?<=['’]s[ \t])|(?<=\bwas[ \t])"
+    r"|(?:(?<=[.!?][ \t])|(?<=\n)|^)(?=the[ \t]+[0-9]{1,2}(?:st|nd|rd|th)[ \t]*(?:[.!?\n]|$)))"
     rf"the{_SP}(?P<dm_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)"
     # in words, only after "on", "by", "until": "from the first" is the first of anything
     rf"|(?:(?<=on the )|(?<=by the )|(?<=until the )|(?<=till the ))(?:{_SPELLED_DAY}))"
@@ -737,6 +741,9 @@ def _period(
         return day, day, "day"
     if kind == "lead_weekday" and not _alone(match, text):
         return None
+    if kind == "day_of_month" and _RESCHEDULED.search(text, 0, match.start()):
+        # "the op got moved to the 21st": what it was moved to is to come
+        return _said_day(match, today, "future")
     if kind in _SAID_IN_A_TENSE:
         tense = _tense(match, text, context)
         if tense is None:
@@ -896,9 +903,15 @@ _IS_OR_HAS = r"(?:it|he|she|there|here|what|who|where|when|how)['’]s"
 _SUBJECT_PRONOUN = r"i|we|he|she|it|they|you"
 _DEGREE = "(?:so|very|too|quite|pretty|super|still|just|also|all|even|kinda|sorta|not|never)"
 """Degree and focus adverbs: after a name's "'s" ("is") they open an adjective, not a noun."""
+_ARRANGING = (
+    "booked|entered|signed|registered|scheduled|planned|arranged|organised|organized|reserved"
+)
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
-    r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b",
+    r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b"
+    # what is arranged now is to come: "the op is booked for the 21st", "we're all set for"
+    rf"|(?:\b(?:is|are)|['’]s|['’]re)[ \t]+(?:(?:all|now|finally|already|just)[ \t]+)?"
+    rf"(?:{_ARRANGING}|set[ \t]+for|confirmed[ \t]+for)\b",
     re.IGNORECASE | re.ASCII,
 )
 # The present progressive, a plan when its clause names a day or month: "we're going camping
@@ -914,9 +927,6 @@ _PERFECT = re.compile(
     # "it's been": the "'s" of "has" only before "been" ("it's done" is a present passive)
     rf"|\b{_IS_OR_HAS}[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+)?been\b",
     re.IGNORECASE | re.ASCII,
-)
-_ARRANGING = (
-    "booked|entered|signed|registered|scheduled|planned|arranged|organised|organized|reserved"
 )
 _ARRANGED = re.compile(rf"\b(?:{_ARRANGING})$", re.IGNORECASE | re.ASCII)
 """Participles of arranging something: after "have" the time in their clause is what was
@@ -1229,8 +1239,9 @@ _SPACES_OR_HYPHEN = re.compile(r"[ \t-]+")
 def _said_day(match: re.Match[str], today: date, tense: Tense) -> _Period | None:
     """The day of "on the 15th" by the tense of its sentence (:func:`_tense`), as "on Friday":
     in the past, the most recent 15th up to the day it was said; in the future ("we're
-    moving on the 15th"), the first from it on. In the present it is left open, as a
-    weekday is: "rent is due on the 21st" is every month's."""
+    moving on the 15th", "the op is booked for the 21st": what is arranged now is to come),
+    the first from it on, as what a day is moved or put off to. In the present it is left
+    open, as a weekday is: "rent is due on the 21st" is every month's."""
     candidates = _numbered_days(_day_number(match.group("dm_day")), today)
     if tense == "past":
         candidates = [d for d in candidates if d <= today][-1:]

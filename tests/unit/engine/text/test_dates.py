@@ -595,7 +595,17 @@ TABLE: tuple[Row, ...] = (
     ("we moved on the 20th of last month", MON, (("the 20th of last month", "20 April 2023"),)),
     ("the 31st of next month", MON, ()),  # June has 30 days
     ("I live on the 15th floor", MON, ()),
-    ("the 21st was fun", MON, ()),
+    ("the 21st was fun", MON, ()),  # someone's 21st birthday, as often
+    # a day of the month as a sentence of its own, after "is" or "for" (blind conversation 52)
+    ("mum's op is finally booked! the 21st", MON, (("the 21st", "21 May 2023"),)),
+    ("the party was the 3rd. so fun", MON, (("the 3rd", "3 May 2023"),)),
+    ("the op is scheduled for the 21st", MON, (("the 21st", "21 May 2023"),)),
+    ("vote for the 2nd one", MON, ()),
+    ("it's the 21st", MON, ()),  # the present: every month's, or the coming one
+    # what is arranged in the present is to come, what a day is moved to too
+    ("the table is booked for friday", MON, (("friday", "12 May 2023"),)),
+    ("the hall was booked on friday", MON, (("on friday", "5 May 2023"),)),
+    ("the op got moved to the 21st", MON, (("the 21st", "21 May 2023"),)),
     # a linking verb before a participle is no subject's past: an imperative has no tense
     ("Be prepared for snow, even in summer", "2023-08-24T15:00", ()),
     ("Stay focused on Monday", MON, ()),
