@@ -305,6 +305,11 @@ _UNMARKED_QUESTION = re.compile(
     r"(?:what|when|where|who|why|how)(?:['’](?:s|re|d|ll)\b|[ \t]+(?:do|does|did|are|is|was"
     r"|were|have|has|had|can|could|will|would|should)\b)"
     r"|how[ \t]+(?:many|much|long|old|far|often|come)\b"
+    # a question word alone, or before the one thing it asks for, and nothing else: "whose
+    # sock", "what colour", "which one", "why", "how so" ("what a day" exclaims)
+    r"|(?:(?:what|which|whose)[ \t]+(?!(?:a|an)\b)[^\W\d_]+"
+    r"|(?:what|which|whose|when|where|who|why|how)(?:[ \t]+(?:so|then|now|exactly))?)"
+    r"(?:[ \t]+(?:lol|tho|though|then|now|again))?[ \t]*$"
     r")",
     re.IGNORECASE,
 )
@@ -324,7 +329,9 @@ def is_question(sentence: str) -> bool:
     do you have now", "how did the home check go!!"), it opens as English questions do (an
     auxiliary before its subject, or a question word before an auxiliary) and ends with no
     "." (an exclamation mark alone is excitement, which "how cool is that!" shows by how it
-    opens, and "Did it!" by being too short to ask). Without this, an answer to such a
+    opens, and "Did it!" by being too short to ask), or it is a question word alone or
+    before the one thing it asks for ("whose sock", "what colour", "why"). Without this, an
+    answer to such a
     question lost it ("three. Shelly, Tank and Bubbles." no longer said they are turtles;
     "yesterday yeah. woman called pam came round" no longer said it was the home check) and
     the question was kept as a statement."""

@@ -962,6 +962,16 @@ def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
     assert ("Which city would Ken like?" in observation.content) is carried
 
 
+def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> None:
+    turns = [
+        turn(0, "Claire", "Biscuit ate an entire sock on Thursday and it cost me £180"),
+        turn(1, "Owen", "whose sock"),
+        turn(2, "Claire", "Fran's. one of her good hiking ones"),
+    ]
+    answer = write_observations(turns)[-1]
+    assert answer.content.startswith("8 May 2023: Owen asked: whose sock? Claire: Fran's.")
+
+
 @pytest.mark.parametrize(
     ("sentence", "asks"),
     [
@@ -985,6 +995,15 @@ def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
         # chat's excitement: an exclamation mark where the question mark goes
         ("how did the home check go!!", True),
         ("ok did you get the job!", True),
+        # a question word alone or before the one thing it asks for (blind conversation 52)
+        ("whose sock", True),
+        ("what colour", True),
+        ("which one lol", True),
+        ("why", True),
+        ("how so", True),
+        ("what a day", False),
+        ("who cares", False),
+        ("whatever", False),
         # statements, whatever word they open with
         ("what's funny is he never called back", False),
         ("do the dishes before you go", False),
