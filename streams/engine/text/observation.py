@@ -1330,7 +1330,8 @@ def _last_question(text: str, names: frozenset[str]) -> str | None:
 def _asks_the_other(sentence: str, names: frozenset[str]) -> bool:
     """Whether ``sentence`` is a question for the other to answer: not "Guess who was up at
     the allotment yesterday?", whose speaker answers it ("Me!")."""
-    return is_question(sentence) and not _GUESS.match(_trim_phatic(sentence, names))
+    trimmed = _trim_phatic(sentence, names)  # "claire what colour": said to Claire
+    return (is_question(sentence) or is_question(trimmed)) and not _GUESS.match(trimmed)
 
 
 def _guess(question: str, names: frozenset[str]) -> bool:

@@ -970,6 +970,14 @@ def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> Non
     ]
     answer = write_observations(turns)[-1]
     assert answer.content.startswith("8 May 2023: Owen asked: whose sock? Claire: Fran's.")
+    # asked again, to Claire by name: the name is no word of the question's
+    turns = [
+        turn(0, "Claire", "Dmitri starts on the bathroom next monday too, tiles are chosen"),
+        turn(1, "Owen", "claire what colour"),
+        turn(2, "Claire", "sage green. don't"),
+    ]
+    [*_, answer] = write_observations(turns)
+    assert "Owen asked: claire what colour? Claire: sage green." in answer.content
 
 
 @pytest.mark.parametrize(
