@@ -488,6 +488,10 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     )
                     if word_only and [o.source_ids for o in written] == [turn.ids]:
                         written = []  # "How come?" "work": not joined to what it answers
+                elif question is not None and not to_agent:
+                    written = _said_of_someone(
+                        observations, earlier, turn, question, written, max_chars
+                    )
                 observations.extend(written)
         replied = None
         earlier, previous = previous, turn
@@ -715,6 +719,48 @@ def _taken_up(
     observations.pop()
     sources = (*before.source_ids, *after_question[0].source_ids)
     return [Observation(joined, tuple(dict.fromkeys(sources)), me, False)]
+
+
+def _said_of_someone(
+    observations: list[Observation],
+    earlier: Turn | None,
+    turn: Turn,
+    question: tuple[Turn, str],
+    written: list[Observation],
+    max_chars: int,
+) -> list[Observation]:
+    """``written`` (``turn`` after the ``question`` it answers) joined to its speaker's own
+    observation before the question when the answer opens with "he", "she" or "they" and the
+    question names no one: the person is whom the speaker spoke of before ("Daniel keeps
+    sending me rescue listings" "a second cat??" "he's a primary school teacher": apart, the
+    teacher was no one, and "What does Daniel do for work?" found it 30th; blind conversation
+    52). ``written`` as it is otherwise, or when one memory would not hold both."""
+    asked = question[1]
+    if (
+        earlier is None
+        or earlier.agent
+        or earlier.speaker != turn.speaker
+        or len(written) != 1
+        or not observations
+        or observations[-1].source_ids[-1] != earlier.memory_id
+        or observations[-1].speaker != turn.speaker
+        or _REFERS_TO_SOMEONE.search(asked)
+        or not _OPENS_WITH_SOMEONE.match(turn.text.lstrip())
+    ):
+        return written
+    day = day_label(turn.at)
+    before = observations[-1]
+    if not before.content.startswith(day):
+        return written
+    joined = f"{_finished(before.content)} {_opening(written[0].content, day, turn.speaker)}"
+    if len(joined) > max_chars:
+        return written  # each stays within what one memory holds
+    observations.pop()
+    sources = (*before.source_ids, *written[0].source_ids)
+    return [Observation(joined, tuple(dict.fromkeys(sources)), turn.speaker, False)]
+
+
+_OPENS_WITH_SOMEONE = re.compile(r"(?:he|she|they)(?:['’][a-z]+)?\b", re.IGNORECASE)
 
 
 # A question that refers back to what the other said ("Did she like it?", "How was it?")

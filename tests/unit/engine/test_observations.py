@@ -962,6 +962,24 @@ def test_a_reply_to_an_assistant_carries_its_question_only_after_a_fragment(
     assert ("Which city would Ken like?" in observation.content) is carried
 
 
+def test_an_answer_about_him_to_a_question_naming_no_one_goes_on_from_who_he_is() -> None:
+    turns = [
+        turn(0, "Owen", "Daniel keeps sending me rescue listings tho so watch this space"),
+        turn(1, "Claire", "oh god. a second cat??"),
+        turn(2, "Owen", "he's a primary school teacher, infinite love and no money"),
+    ]
+    [observation] = write_observations(turns)
+    assert observation.content == (
+        "8 May 2023, Owen: Daniel keeps sending Owen rescue listings tho so watch this space. "
+        "Claire asked: a second cat?? Owen: he's a primary school teacher, infinite love and "
+        "no money"
+    )
+    assert observation.source_ids == ("t0", "t1", "t2")
+    # a question that says whom it asks of is answered on its own
+    asked = [*turns[:1], turn(1, "Claire", "is he serious??"), turns[2]]
+    assert len(write_observations(asked)) == 2
+
+
 def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> None:
     turns = [
         turn(0, "Claire", "Biscuit ate an entire sock on Thursday and it cost me £180"),
