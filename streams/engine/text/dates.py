@@ -939,7 +939,11 @@ _PRESENT_CUE = re.compile(
     r"|\b(?:says|starts|begins|opens|closes|finishes|arrives|gets|flies|lives|wants|needs"
     r"|thinks|knows|reckons|seems|expects)\b"
     # "has got" is "has": "euan's got a couple of jobs lined up in september"
-    r"|['’]s[ \t]+got\b",
+    r"|['’]s[ \t]+got\b"
+    # "it's" as chat types it, where no possessive can stand: "its the first sunday in
+    # september" (said in March, it had taken its message's past: September gone)
+    r"|\bits[ \t]+(?=(?:the|a|an|not|so|very|just|gonna|going|on|in|at|like|only|still"
+    r"|really|too|my|our|your|his|her|their)\b)",
     re.I | re.A,
 )
 PRESENT_IN_ED = frozenset(

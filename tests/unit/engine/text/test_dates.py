@@ -606,6 +606,13 @@ TABLE: tuple[Row, ...] = (
     ("the table is booked for friday", MON, (("friday", "12 May 2023"),)),
     ("the hall was booked on friday", MON, (("on friday", "5 May 2023"),)),
     ("the op got moved to the 21st", MON, (("the 21st", "21 May 2023"),)),
+    # "its" as chat types "it's" is the present, not its message's past (blind conversation 53)
+    (
+        "I signed up for a half marathon last night 😬 its the first sunday in september.",
+        MON,
+        (("last night", "7 May 2023"),),
+    ),
+    ("the team had its party in february", MON, (("in february", "February 2023"),)),
     # a linking verb before a participle is no subject's past: an imperative has no tense
     ("Be prepared for snow, even in summer", "2023-08-24T15:00", ()),
     ("Stay focused on Monday", MON, ()),
