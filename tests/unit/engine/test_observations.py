@@ -1578,6 +1578,33 @@ def test_what_a_person_tells_an_assistant_is_kept_whole_in_their_own_words() -> 
     assert "Ah, yes" not in between_people.content
 
 
+def test_what_a_reply_to_an_answer_moves_on_to_is_a_memory_of_its_own() -> None:
+    answer = (
+        "Questions for the fire marshal:\n"
+        "1. What clearance to combustibles does a 5 kg roaster need?\n"
+        "2. Does the afterburner need its own permit?"
+    )
+    reply = (
+        "no thats ok, I'll just bring the list. one more thing, I only roast tuesdays and "
+        "fridays rn bc of the market on saturday"
+    )
+    turns = [
+        Turn("t0", "Help me plan the roaster upgrade.", "Rafael", MAY_8),
+        Turn("t1", answer, "the agent", MAY_8 + 60_000, agent=True),
+        Turn("t2", reply, "Rafael", MAY_8 + 120_000),
+    ]
+    *_, replying, moved_on = write_observations(turns)
+    assert replying.content.startswith(
+        "8 May 2023, Rafael: no thats ok, I'll just bring the list. Replying to the agent: "
+    )
+    assert "fire marshal" in replying.content and "tuesdays" not in replying.content
+    assert moved_on.content == (
+        "8 May 2023, Rafael: one more thing, I only roast tuesdays and fridays rn bc of the "
+        "market on saturday"
+    )
+    assert moved_on.source_ids == ("t2",)
+
+
 def test_what_a_person_pastes_for_an_assistant_is_condensed_and_their_own_words_kept() -> None:
     advert = (
         "The Finance Business Services team serves as a strategic partner for business growth.\n"
@@ -1763,8 +1790,12 @@ def test_one_word_said_to_an_assistant_is_a_fact_not_small_talk() -> None:
         Turn("t0", "Noted: you live in Kyoto.", "the agent", MAY_8, agent=True),
         Turn("t1", "Yes. Also I am vegetarian.", "Kenta", MAY_8 + 60_000),
     ]
-    [observation] = write_observations(turns)
-    assert observation.content.startswith("8 May 2023, Kenta: Yes. Also I am vegetarian.")
+    # the yes confirms the answer; what "Also" moves on to is news of its own
+    confirmed, news = write_observations(turns)
+    assert confirmed.content == (
+        "8 May 2023, Kenta: Yes. Replying to the agent: Noted: Kenta lives in Kyoto."
+    )
+    assert news.content == "8 May 2023, Kenta: Also I am vegetarian."
     # between people the same words are small talk's shape: dropped, as before
     assert write_observations([turn(0, "Kenta", "same old really"), turn(1, "Maria", "Ha!")]) == []
 
