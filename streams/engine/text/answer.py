@@ -350,7 +350,20 @@ def _name_words(piece: str, words: Iterable[str]) -> frozenset[str]:
         names.update(found)
         if found and found[0].isalpha():
             names.add(f"{found[0]}s")
+        names.update(_numbers(term))
     return frozenset(names)
+
+
+def _numbers(text: str) -> frozenset[str]:
+    """The numbers with a separator in ``text`` (:data:`_SEPARATED_NUMBER`), without a leading
+    zero: a fact term writes "9:15" as "09:15"."""
+    return frozenset(re.sub(r"^0(?=\d)", "", n) for n in _SEPARATED_NUMBER.findall(text))
+
+
+_SEPARATED_NUMBER = re.compile(r"(?<![\d:.,])\d+(?:[:.,]\d+)+(?![\d:.,]?\d)")
+"""A number with a separator, as a time, a price or an amount is written ("11:30", "12.75",
+"19,800"): said again in a reply, it names the unit that says it ("11:30 feels sooo slow" to
+"Easy runs: around 11:30/mile"), where a bare "3" or "2025" names nothing in particular."""
 
 
 # a word in -ing after a sentence's end within a unit: capitalised for its place
@@ -380,7 +393,8 @@ def _named_again(units: Sequence[_Unit], reply: str) -> list[_Unit] | None:
     none: on RealMem, whose people's replies go over the answer at length, picking up to
     three from any of its units, within the answer's budget, cost the needed points in the
     2,000-character context 0.258 -> 0.239."""
-    said = frozenset(_NAME_WORD.findall(reply.casefold()))
+    folded = reply.casefold()
+    said = frozenset(_NAME_WORD.findall(folded)) | _numbers(folded)
     first: dict[str, _Unit] = {}
     naming: Counter[str] = Counter()
     for unit in units:

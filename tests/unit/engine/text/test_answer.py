@@ -472,6 +472,29 @@ def test_a_reply_names_an_item_again_in_the_plural_not_by_a_sentence_s_first_wor
     assert named_again(TYRES, reply, _says) == ["Vittoria Rubino Pro ; €25–30 ; Training + events"]
 
 
+PACES = """## Pace guidance
+- **Easy runs: around 11:30/mile** (roughly 11:00–11:45 is fine). Yes, really.
+- Tempo, later on: ~9:15–9:30/mile
+- Race goal: 9:09/mile
+
+## Protecting that left calf
+- **Eccentric heel drops:** 3×15 per side, daily.
+- Seated calf raises with weight, 3×12, twice a week"""
+
+
+def test_a_reply_names_again_a_time_or_price_it_repeats() -> None:
+    """ "11:30 feels sooo slow" names the line with 11:30 (blind conversation 53), and a
+    time written "9:15" matches its fact term "09:15"; a bare number names nothing."""
+    reply = "tuesday is fine I roast early. but 11:30 feels sooo slow lol"
+    assert named_again(PACES, reply, _says) == [
+        "Easy runs: around 11:30/mile (roughly 11:00–11:45 is fine). Yes, really"
+    ]
+    assert named_again(PACES, "ok 9:15 for tempo then", _says) == [
+        "Tempo, later on: ~9:15–9:30/mile"
+    ]
+    assert named_again(PACES, "3 runs a week is plenty", _says) == []
+
+
 RACQUETS = """Good timing, your own racquet makes the grip changes stick faster.
 
 ## Shortlist
