@@ -717,11 +717,20 @@ def _taken_up(
     if len(after_question) != 1:
         return written
     joined = f"{before.content} {_opening(after_question[0].content, day, me)}"
-    if len(joined) > max_chars:
-        return written  # each stays within what one memory holds
-    observations.pop()
-    sources = (*before.source_ids, *after_question[0].source_ids)
-    return [Observation(joined, tuple(dict.fromkeys(sources)), me, False)]
+    return _join_to_last(observations, joined, after_question[0], max_chars) or written
+
+
+def _join_to_last(
+    observations: list[Observation], text: str, after: Observation, max_chars: int
+) -> list[Observation]:
+    """The observation of ``text``: the last of ``observations`` (taken from them) with
+    ``after`` going on from it, both their sources; none when ``text`` is longer than one
+    memory holds (each then stays as it is)."""
+    if len(text) > max_chars:
+        return []
+    before = observations.pop()
+    sources = (*before.source_ids, *after.source_ids)
+    return [Observation(text, tuple(dict.fromkeys(sources)), after.speaker, False)]
 
 
 def _said_of_someone(
@@ -756,11 +765,7 @@ def _said_of_someone(
     if not before.content.startswith(day):
         return written
     joined = f"{_finished(before.content)} {_opening(written[0].content, day, turn.speaker)}"
-    if len(joined) > max_chars:
-        return written  # each stays within what one memory holds
-    observations.pop()
-    sources = (*before.source_ids, *written[0].source_ids)
-    return [Observation(joined, tuple(dict.fromkeys(sources)), turn.speaker, False)]
+    return _join_to_last(observations, joined, written[0], max_chars) or written
 
 
 _OPENS_WITH_SOMEONE = re.compile(r"(?:he|she|they)(?:['’][a-z]+)?\b", re.IGNORECASE)
