@@ -291,7 +291,10 @@ _UNMARKED_QUESTION = re.compile(
     _OPENING_FILLER + r"(?:"
     # an auxiliary before its subject: "did you end up adopting that cat"
     r"(?:do|have)(?:n['’]t)?[ \t]+(?:you|u|ya|i|we|he|she|they)\b"
-    r"|(?:does|did|are|is|was|were|has|can|could|will|would|should)(?:n['’]t)?[ \t]+"
+    # (not "did it" told with its subject left out, before when: "did it three days ago")
+    r"|(?!did[ \t]+(?:it|that|this)[ \t]+(?:already|yesterday|today|tonight|last|this|earlier"
+    r"|again|just|myself|ourselves|\w+[ \t]+(?:days?|weeks?|months?)[ \t]+ago)\b)"
+    r"(?:does|did|are|is|was|were|has|can|could|will|would|should)(?:n['’]t)?[ \t]+"
     r"(?:you|u|ya|i|we|he|she|they|it|there|your|his|her|their|the|that|this)\b"
     # ... or before a name and a verb: "and does tiago get a job too lol", "has Ana moved
     # out" ("did yoga this morning": no verb after its noun)

@@ -1012,6 +1012,10 @@ def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> Non
         ("did dad tell you about the cardiologist", True),
         ("has Ana moved out yet", True),
         ("did yoga this morning", False),  # no verb after its noun
+        # "did it" before when it was done, its subject left out (blind conversation 55)
+        ("did it three days ago and forgot to tell you", False),
+        ("did it already lol", False),
+        ("did it work", True),
         ("has finally moved out", False),
         ("have an increased variety in the brands", False),
         ('She asked "how do we fund it?"', True),
