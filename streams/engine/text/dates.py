@@ -906,9 +906,19 @@ _DEGREE = "(?:so|very|too|quite|pretty|super|still|just|also|all|even|kinda|sort
 _ARRANGING = (
     "booked|entered|signed|registered|scheduled|planned|arranged|organised|organized|reserved"
 )
+_ONE_OFF_EVENTS = (
+    "launch|wedding|funeral|party|delivery|appointment|interview|surgery|operation|op|gig"
+    "|concert|premiere|graduation|ceremony|exam|deadline|flight|hearing|audition|recital"
+    "|reunion|move|viewing|christening|housewarming|leaving do|send-off|opening|scan"
+)
+"""Nouns of events that happen once, in general English: one of them "is" on a day to come."""
 _FUTURE_CUE = re.compile(
     r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
     r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b"
+    # a one-off event is, now, on a day to come: "album launch is friday", "the delivery's on
+    # the 20th" (not what happens every week or month: "rent is due on the 1st")
+    rf"|\b(?:{_ONE_OFF_EVENTS})(?:['’]s|[ \t]+is)\b"
+    r"(?![ \t]+(?:over|done|finished|cancel+ed|off|postponed)\b)"
     # what is arranged now is to come: "the op is booked for the 21st", "we're all set for"
     rf"|(?:\b(?:is|are)|['’]s|['’]re)[ \t]+(?:(?:all|now|finally|already|just)[ \t]+)?"
     rf"(?:{_ARRANGING}|set[ \t]+for|confirmed[ \t]+for)\b",

@@ -588,7 +588,12 @@ TABLE: tuple[Row, ...] = (
         "2023-06-05T20:00",
         (("the 10th", "10 June 2023"), ("the 14th", "14 June 2023")),
     ),
-    ("the wedding is on the 15th", MON, ()),
+    # a one-off event "is" on a day to come; what comes every month stays open
+    ("the wedding is on the 15th", MON, (("the 15th", "15 May 2023"),)),
+    ("album launch is friday at casa del popolo. sold out.", MON, (("friday", "12 May 2023"),)),
+    ("rent is due on the 1st", MON, ()),
+    ("yoga is on tuesday", MON, ()),
+    ("the party's over, it was saturday", MON, (("saturday", "6 May 2023"),)),
     # a day of this, next or last month
     ("Team lead as of the 1st of this month", MON, (("the 1st of this month", "1 May 2023"),)),
     ("rent is due the 3rd of next month", MON, (("the 3rd of next month", "3 June 2023"),)),
