@@ -919,7 +919,8 @@ def _moves_on(stated: list[str]) -> tuple[list[str], list[str]]:
 
 
 _MOVES_ON = re.compile(
-    r"[ \t]*(?:oh[ \t,]+and|also|btw|by[ \t]+the[ \t]+way|(?:in[ \t]+)?other[ \t]+news"
+    r"[ \t]*(?:(?:ok|okay|so|and|right|anyway)[ \t,]+)?"
+    r"(?:oh[ \t,]+and|also|btw|by[ \t]+the[ \t]+way|(?:in[ \t]+)?(?:[^\W\d_]+[ \t]+)?news\b"
     r"|different[ \t]+topic|(?:one[ \t]+more|another|the[ \t]+other(?:[ \t]+big)?)[ \t]+thing"
     r"|on[ \t]+(?:another|a[ \t]+different)[ \t]+note|unrelated(?:ly)?|side[ \t]+note"
     r"|p\.?s\.?|speaking[ \t]+of|separately|changing[ \t]+(?:the[ \t]+)?(?:topic|subject)"
@@ -927,7 +928,7 @@ _MOVES_ON = re.compile(
     re.IGNORECASE,
 )
 """English discourse markers that open a new topic ("oh and", "also", "btw", "other news",
-"one more thing", "on another note", "speaking of", "PS")."""
+"ok studio news:", "one more thing", "on another note", "speaking of", "PS")."""
 
 
 def _whole(text: str) -> list[str]:

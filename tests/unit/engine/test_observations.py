@@ -1607,6 +1607,10 @@ def test_what_a_reply_to_an_answer_moves_on_to_is_a_memory_of_its_own() -> None:
         "market on saturday"
     )
     assert moved_on.source_ids == ("t2",)
+    # "<something> news:" after a word of assent moves on too (blind conversation 54)
+    news = "sounds good. ok studio news: the electrician did the circuit"
+    *_, replying, moved_on = write_observations([*turns[:2], Turn("t2", news, "Rafael", MAY_8)])
+    assert moved_on.content == "8 May 2023, Rafael: ok studio news: the electrician did the circuit"
 
 
 def test_what_a_person_pastes_for_an_assistant_is_condensed_and_their_own_words_kept() -> None:
