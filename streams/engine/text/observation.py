@@ -479,6 +479,9 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             if replied is not None:
                 observations.extend(_observe(*replied, None, max_chars))
             if stated:
+                news: list[str] = []
+                if question is not None:  # what the answer moves on to is no answer
+                    stated, news = _moves_on(stated)
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 skipped = replied[0] if replied is not None else None
                 may_choose = to_agent and question is None  # from an earlier answer
@@ -499,6 +502,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                         observations, earlier, turn, question, written, max_chars
                     )
                 observations.extend(written)
+                if news:
+                    observations.extend(_observe(turn, news, you, None, max_chars, quoted=to_agent))
         replied = None
         earlier, previous = previous, turn
     if replied is not None:
@@ -745,11 +750,15 @@ def _said_of_someone(
     max_chars: int,
 ) -> list[Observation]:
     """``written`` (``turn`` after the ``question`` it answers) joined to its speaker's own
-    observation before the question when the answer opens with "he", "she" or "they" and the
-    question names no one: the person is whom the speaker spoke of before ("Daniel keeps
-    sending me rescue listings" "a second cat??" "he's a primary school teacher": apart, the
-    teacher was no one, and "What does Daniel do for work?" found it 30th; blind conversation
-    52). ``written`` as it is otherwise, or when one memory would not hold both."""
+    observation before the question when someone in the question or the answer is whom the
+    speaker spoke of there: the answer opens with "he", "she" or "they" and the question
+    names no one ("Daniel keeps sending me rescue listings" "a second cat??" "he's a primary
+    school teacher": apart, the teacher was no one, and "What does Daniel do for work?" found
+    it 30th; blind conversation 52), or the question asks of "her" or "him" without saying
+    again what was said ("mum's finally got a date for her hip" "how long has she been
+    waiting?" "since september 2023. it's at withybush": which hospital, for what; blind
+    conversation 55). ``written`` as it is otherwise, or when one memory would not hold
+    both."""
     asked = question[1]
     if (
         earlier is None
@@ -759,19 +768,23 @@ def _said_of_someone(
         or not observations
         or observations[-1].source_ids[-1] != earlier.memory_id
         or observations[-1].speaker != turn.speaker
-        or _REFERS_TO_SOMEONE.search(asked)
-        or not _OPENS_WITH_SOMEONE.match(turn.text.lstrip())
     ):
         return written
     day = day_label(turn.at)
     before = observations[-1]
-    if not before.content.startswith(day):
+    restated = bool(set(content_words(asked)) & set(content_words(before.content)))
+    asks_of_someone = bool(_ASKS_OF_SOMEONE.search(asked)) and not restated
+    opens_with_someone = not _REFERS_TO_SOMEONE.search(asked) and bool(
+        _OPENS_WITH_SOMEONE.match(turn.text.lstrip())
+    )
+    if not (asks_of_someone or opens_with_someone) or not before.content.startswith(day):
         return written
     joined = f"{_finished(before.content)} {_opening(written[0].content, day, turn.speaker)}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
 
 
 _OPENS_WITH_SOMEONE = re.compile(r"(?:he|she|they)(?:['’][a-z]+)?\b", re.IGNORECASE)
+_ASKS_OF_SOMEONE = re.compile(r"\b(?:he|she|him|her|his)\b", re.IGNORECASE)
 
 
 # A question that refers back to what the other said ("Did she like it?", "How was it?")

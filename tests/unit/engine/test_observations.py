@@ -975,9 +975,27 @@ def test_an_answer_about_him_to_a_question_naming_no_one_goes_on_from_who_he_is(
         "no money"
     )
     assert observation.source_ids == ("t0", "t1", "t2")
-    # a question that says whom it asks of is answered on its own
+    # so is an answer to a question asking of him
     asked = [*turns[:1], turn(1, "Claire", "is he serious??"), turns[2]]
-    assert len(write_observations(asked)) == 2
+    [joined] = write_observations(asked)
+    assert joined.source_ids == ("t0", "t1", "t2")
+
+
+def test_news_after_an_answer_is_its_own_and_a_question_of_her_goes_on_from_it() -> None:
+    turns = [
+        turn(0, "Jonah", "are you and gethin talking behind my back?"),
+        turn(1, "Tamsin", "constantly. ok my news. mum's finally got a date for her hip"),
+        turn(2, "Jonah", "how long has she been waiting?"),
+        turn(3, "Tamsin", "since september 2023. it's at withybush"),
+    ]
+    answered, news = write_observations(turns)
+    assert answered.content.startswith("8 May 2023: Jonah asked: ")
+    assert answered.content.endswith("Tamsin: constantly.")
+    assert news.content == (
+        "8 May 2023, Tamsin: ok Tamsin's news. mum's finally got a date for her hip. Jonah "
+        "asked: how long has she been waiting? Tamsin: since september 2023. it's at withybush"
+    )
+    assert news.source_ids == ("t1", "t2", "t3")
 
 
 def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> None:
