@@ -564,8 +564,8 @@ _EXPRESSION_SOURCE = (
     # tense; not before a noun ("on the 15th floor"): only a function word may follow
     r"|(?P<day_of_month>(?:(?<=\bon[ \t])|(?<=\bby[ \t])|(?<=\buntil[ \t])|(?<=\btill[ \t])"
     r"|(?<=\bbefore[ \t])|(?<=\bafter[ \t])|(?<=\bfrom[ \t])|(?<=\bto[ \t])"
-    # or "is" ("it's the 21st"), or a sentence of its own ("op's booked! the 21st"; "the 21st
-    # was fun" may be someone's 21st birthday)
+    # or "for", "is" or "was" ("it's the 21st"), or a sentence of its own ("op's booked! the
+    # 21st"; "the 21st was fun" may be someone's 21st birthday)
     r"|(?<=\bfor[ \t])|(?<=\bis[ \t])|(?<=['’]s[ \t])|(?<=\bwas[ \t])"
     r"|(?:(?<=[.!?][ \t])|(?<=\n)|^)(?=the[ \t]+[0-9]{1,2}(?:st|nd|rd|th)[ \t]*(?:[.!?\n]|$)))"
     rf"the{_SP}(?P<dm_day>(?:[12][0-9]|3[01]|0?[1-9])(?:st|nd|rd|th)"
@@ -953,7 +953,7 @@ _PRESENT_CUE = re.compile(
     # "it's" as chat types it, where no possessive can stand: "its the first sunday in
     # september" (said in March, it had taken its message's past: September gone)
     r"|\bits[ \t]+(?=(?:the|a|an|not|so|very|just|gonna|going|on|in|at|like|only|still"
-    r"|really|too|my|our|your|his|her|their)\b)",
+    r"|really|too|my|our|your|his|her|their)\b(?!-))",
     re.I | re.A,
 )
 PRESENT_IN_ED = frozenset(

@@ -880,9 +880,10 @@ def said_by(content: str) -> tuple[str | None, str]:
 PASTED_MIN_CHARS = 500
 """The least a run of a person's sentences without a first-person word (:data:`FIRST_PERSON`)
 weighs to be material they handed over rather than words of their own: a job advert, a
-contract's clause, a chapter to edit, a spreadsheet pasted for the assistant to work on. On
-RealMem, a run of 500 characters or more lost one needed point of 745 (300: 32, 400: 4) and
-96,000 characters of active memory."""
+contract's clause, a chapter to edit, a spreadsheet pasted for the assistant to work on.
+Checked offline on RealMem's user turns, runs of 500 characters or more condensed 96,000 of
+their 1.03 M characters and lost half the words of one needed point (runs from 300: 32
+points; from 400: 4)."""
 
 
 def _said_to_an_assistant(
@@ -918,10 +919,11 @@ def _said_to_an_assistant(
 
 
 def _moves_on(stated: list[str]) -> tuple[list[str], list[str]]:
-    """``stated`` (a person's sentences to an assistant, replying to its answer) split where a
-    sentence after the first opens by moving on (:data:`_MOVES_ON`): what replies, to be one
-    memory with the answer, and what is news of its own. "no thats ok, I'll just bring the
-    list. one more thing, I only roast tuesdays and fridays rn" was one memory with the
+    """``stated`` (a person's sentences replying to an assistant's answer, or answering a
+    question) split where a sentence after the first opens by moving on (:data:`_MOVES_ON`):
+    what replies, to be one memory with what it replies to, and what is news of its own
+    ("constantly. ok my news. mum's finally got a date for her hip"). "no thats ok, I'll just
+    bring the list. one more thing, I only roast tuesdays and fridays rn" was one memory with the
     answer's questions for a fire marshal, and ranked out of the context for "On which days
     did Rafael roast?" (blind conversation 53: all answers 0.60 -> 0.70, single-hop 0.50 ->
     0.64; RealMem unchanged, evidence @5 / @10 0.194 / 0.269, points 0.255)."""
