@@ -350,20 +350,21 @@ def _name_words(piece: str, words: Iterable[str]) -> frozenset[str]:
         names.update(found)
         if found and found[0].isalpha():
             names.add(f"{found[0]}s")
-        names.update(_numbers(term))
+        names.update(_amount(term))
     return frozenset(names)
 
 
-def _numbers(text: str) -> frozenset[str]:
-    """The numbers with a separator in ``text`` (:data:`_SEPARATED_NUMBER`), without a leading
-    zero: a fact term writes "9:15" as "09:15"."""
-    return frozenset(re.sub(r"^0(?=\d)", "", n) for n in _SEPARATED_NUMBER.findall(text))
+def _amount(term: str) -> tuple[str, ...]:
+    """The name a fact term gives when it is a time or an amount with a decimal point
+    ("11:30", "09:15" for "9:15", "12.75" for "$12.75": fact terms are canonical, so a reply
+    and the answer write them alike). Said again in a reply, it names the unit that says it
+    ("11:30 feels sooo slow" to "Easy runs: around 11:30/mile"), where a bare "3" or "2025"
+    names nothing in particular."""
+    found = _AMOUNT.fullmatch(term)
+    return (found[1],) if found else ()
 
 
-_SEPARATED_NUMBER = re.compile(r"(?<![\d:.,])\d+(?:[:.,]\d+)+(?![\d:.,]?\d)")
-"""A number with a separator, as a time, a price or an amount is written ("11:30", "12.75",
-"19,800"): said again in a reply, it names the unit that says it ("11:30 feels sooo slow" to
-"Easy runs: around 11:30/mile"), where a bare "3" or "2025" names nothing in particular."""
+_AMOUNT = re.compile(r"[$€£¥]?(\d+[:.]\d+)")
 
 
 # a word in -ing after a sentence's end within a unit: capitalised for its place
@@ -393,8 +394,9 @@ def _named_again(units: Sequence[_Unit], reply: str) -> list[_Unit] | None:
     none: on RealMem, whose people's replies go over the answer at length, picking up to
     three from any of its units, within the answer's budget, cost the needed points in the
     2,000-character context 0.258 -> 0.239."""
-    folded = reply.casefold()
-    said = frozenset(_NAME_WORD.findall(folded)) | _numbers(folded)
+    said = frozenset(_NAME_WORD.findall(reply.casefold())).union(
+        *(_amount(term) for term in fact_terms(reply))
+    )
     first: dict[str, _Unit] = {}
     naming: Counter[str] = Counter()
     for unit in units:

@@ -772,8 +772,9 @@ def _said_of_someone(
         return written
     day = day_label(turn.at)
     before = observations[-1]
-    restated = bool(set(content_words(asked)) & set(content_words(before.content)))
-    asks_of_someone = bool(_ASKS_OF_SOMEONE.search(asked)) and not restated
+    asks_of_someone = bool(_ASKS_OF_SOMEONE.search(asked)) and not (
+        set(content_words(asked)) & set(content_words(before.content))  # said again
+    )
     opens_with_someone = not _REFERS_TO_SOMEONE.search(asked) and bool(
         _OPENS_WITH_SOMEONE.match(turn.text.lstrip())
     )
