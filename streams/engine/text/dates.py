@@ -901,6 +901,12 @@ _RESCHEDULED = re.compile(
 # open of all 10,472 turns of both corpora and two conversations)
 _IS_OR_HAS = r"(?:it|he|she|there|here|what|who|where|when|how)['’]s"
 _SUBJECT_PRONOUN = r"i|we|he|she|it|they|you"
+# Contractions as chat types them, without the apostrophe ("im going", "didnt", "ive got"):
+# only the spellings that are no other English word ("were", "ill", "well", "hell", "shell"
+# and "its" are, and are not read so; "its" has a rule of its own below)
+_BARE_PRESENT = "im|ive|youre|theyre|isnt|arent|dont|doesnt|havent|hasnt"
+_BARE_PAST = "didnt|wasnt|werent|hadnt"
+_BARE_FUTURE = "wont|youll|theyll|itll"
 _DEGREE = "(?:so|very|too|quite|pretty|super|still|just|also|all|even|kinda|sorta|not|never)"
 """Degree and focus adverbs: after a name's "'s" ("is") they open an adjective, not a noun."""
 _ARRANGING = (
@@ -913,13 +919,20 @@ _ONE_OFF_EVENTS = (
 )
 """Nouns of events that happen once, in general English: one of them "is" on a day to come."""
 _FUTURE_CUE = re.compile(
-    r"\b(?:will|won['’]t|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to|hop(?:e|es|ing)[ \t]+to"
+    rf"\b(?:will|won['’]t|{_BARE_FUTURE}|shall|gonna|going[ \t]+to|plan(?:s|ning)?[ \t]+to"
+    r"|hop(?:e|es|ing)[ \t]+to"
     r"|can['’]t[ \t]+wait|let['’]s)\b|['’]ll\b|^[ \t]*see[ \t]+(?:you|ya)\b"
     # a one-off event is, now, on a day to come: "album launch is friday", "the delivery's on
     # the 20th" (not what happens every week or month: "rent is due on the 1st")
     rf"|\b(?:{_ONE_OFF_EVENTS})(?:['’]s|[ \t]+is)\b"
     r"(?![ \t]+(?:over|done|finished|cancel+ed|off|postponed)\b)"
-    # what is arranged now is to come: "the op is booked for the 21st", "we're all set for"
+    # and one someone has (got) is to come: "we've got a flat viewing saturday", "she has her
+    # interview on the 9th" (what one has every week stays open: "I have yoga on Friday")
+    r"|\b(?:(?:have|has)(?:[ \t]+got)?|['’](?:ve|s)[ \t]+got|ive[ \t]+got)[ \t]+"
+    rf"(?:a|an|the|my|our|his|her|their|your)(?:[ \t]+[a-z]+){{0,2}}?[ \t]+(?:{_ONE_OFF_EVENTS})\b"
+    # what is arranged now is to come: "the op is booked for the 21st", "we're all set for",
+    # "still on for sunday?"
+    r"|\bstill[ \t]+on[ \t]+for\b"
     rf"|(?:\b(?:is|are)|['’]s|['’]re)[ \t]+(?:(?:all|now|finally|already|just)[ \t]+)?"
     rf"(?:{_ARRANGING}|set[ \t]+for|confirmed[ \t]+for)\b",
     re.IGNORECASE | re.ASCII,
@@ -928,7 +941,8 @@ _FUTURE_CUE = re.compile(
 # in June", "I'm flying to Frankfurt on Friday" (in another clause it is the present: "I'm
 # feeling drained, and ...").
 _PROGRESSIVE = re.compile(
-    r"(?:\b(?:am|is|are)|['’](?:m|re))[ \t]+(?:[a-z]+[ \t]+)?[a-z]{2,}ing\b", re.I | re.A
+    r"(?:\b(?:am|is|are|im|youre|theyre)|['’](?:m|re))[ \t]+(?:[a-z]+[ \t]+)?[a-z]{2,}ing\b",
+    re.I | re.A,
 )
 _PERFECT = re.compile(
     r"(?:\b(?:have|has)|['’]ve)[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+|also[ \t]+)?"
@@ -943,7 +957,7 @@ _ARRANGED = re.compile(rf"\b(?:{_ARRANGING})$", re.IGNORECASE | re.ASCII)
 arranged ("Owen has entered the Great North Run in September", said in June: the coming
 September), not when, as the perfect takes no time of its own."""
 _PRESENT_CUE = re.compile(
-    rf"\b(?:am|is|are|have|has|do|does)\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b"
+    rf"\b(?:am|is|are|have|has|do|does|{_BARE_PRESENT})\b|['’](?:m|re|ve)\b|\b{_IS_OR_HAS}\b"
     # common verbs in the present's -s, none of them also a plural noun: "agent says sellers
     # answer monday" is no past, whatever the message before it told
     r"|\b(?:says|starts|begins|opens|closes|finishes|arrives|gets|flies|lives|wants|needs"
@@ -972,15 +986,18 @@ _PAST_WORDS = (
 """Irregular verbs' past forms that no present or noun shares ("read", "put" and "cost" do;
 "a bit", "a rose", "stuck", "fed up"); "got" apart, which is no past after "'s"."""
 _PAST_CUE = re.compile(
-    rf"\b(?:{_PAST_WORDS}"
-    r"|(?<!['’]s[ \t])got)\b"  # not "has got" ("euan's got"), the present
+    rf"\b(?:{_PAST_WORDS}|{_BARE_PAST}"
+    # not "has got" ("euan's got"), nor "have got" ("we've got a viewing"): the present
+    r"|(?<!['’]s[ \t])(?<!['’]ve[ \t])(?<!\bhave[ \t])(?<!\bive[ \t])got)\b"
     # a word in -ed after its subject: a pronoun, a name, "my sister" or "the wife"; not a
     # linking verb before a participle ("Be prepared for snow", "Stay focused")
     rf"|\b(?:{_SUBJECT_PRONOUN}|(?-i:(?!(?:Be|Get|Stay|Feel|Keep|Look|Seem|Become|Remain"
     # nor a count or a determiner standing for a noun ("One booked at the Lamb on the 19th":
     # the slot's day), nor "Fingers crossed for Thursday"
     r"|Sound|Appear|Fingers|One|Two|Three|Some|All|Both|Each|Another|Any|No|This|These"
-    r"|Those)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)[ \t]+[a-z]+"
+    r"|Those)\b)[A-Z][a-z]+)|(?:the|my|our|his|her|their)"
+    # and a noun or two ("the washing machine flooded"), not an auxiliary ("the op is booked")
+    r"(?:[ \t]+(?!(?:is|are|was|were|has|have|had|be|been|being|gets?|got)\b)[a-z]+){1,2}?"
     # or a possessive and its noun ("euan's van died"), not a pronoun's "'s" ("she's so
     # tired": "is") nor an adverb after a name's ("Ana's really excited")
     rf"|(?!{_IS_OR_HAS}|that['’]s|let['’]s)[a-z]+['’]s[ \t]+(?![a-z]+ly\b|{_DEGREE}\b)[a-z]+)"
@@ -1101,7 +1118,9 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
 _FRAGMENT_CONTEXT_CHARS = 500
 """A sentence with no tense of its own takes the tense of its message when the message is no
 longer than this: a chat message tells one thing; a long answer or a document mixes them."""
-_SUBJECT = re.compile(r"\b(?:i|we|you|he|she|they)[ \t]+[a-z]", re.IGNORECASE | re.ASCII)
+_SUBJECT = re.compile(
+    r"\b(?:i|we|you|he|she|they|im|ive|youre|theyre)[ \t]+[a-z]", re.IGNORECASE | re.ASCII
+)
 """A subject and the word after it: a sentence with a verb whose tense no mark tells ("I stay
 until the 30th as planned"), which is no fragment to take its message's tense (its message
 said "she booked hers on thursday", and "the 30th" had become 30 March, a day gone)."""

@@ -1346,9 +1346,10 @@ def _question_answered(
     fragment = not short and _fragment_first(stated, words)
     if not short and not fragment and previous.agent:
         return None  # a reply to an assistant carries the answer it replies to instead
-    asked = _last_question(previous.text, names)
+    last = _last_question(previous.text, names)
+    asked, told = last if last is not None else (None, "")
     if asked is not None and not previous.agent and _echoes(turn.text, asked, names):
-        return previous, asked
+        return previous, f"{asked}{told}"
     if asked is not None and _bare_wh(asked, names):
         return None  # "Wait, why?" asks about what the answer's speaker said: _taken_up
     if asked is None or not (
@@ -1368,7 +1369,7 @@ def _question_answered(
         # about only with it
         or (not previous.agent and not set(words[0]).intersection(content_words(asked, names)))
     ):
-        return previous, asked
+        return previous, f"{asked}{told}"
     return None
 
 
@@ -1388,19 +1389,42 @@ def _echoes(text: str, asked: str, names: frozenset[str]) -> bool:
     return bool(echoed) and set(echoed) <= set(content_words(asked, names))
 
 
-def _last_question(text: str, names: frozenset[str]) -> str | None:
+def _last_question(text: str, names: frozenset[str]) -> tuple[str, str] | None:
     """The last question ``text`` asks, with its question mark; after the question before it
     when it only narrows that one ("What jobs are you thinking of? Anything that stands
     out?"); after the statement before it when the question names nothing and refers back
     to it ("A dance studio sounds amazing. Where will it be?"): "Where will it be?" alone no
     longer says what "it" is. Not after a statement about the speaker's own doings: a
     question that follows one asks about the listener's ("We tried a new brunch spot. How
-    did it go?"). None when ``text`` asks nothing."""
+    did it go?"). With it, what the turn says after it with no verb (:func:`_told_with`).
+    None when ``text`` asks nothing."""
     sentences = split_sentences(text)
     at = max((i for i, s in enumerate(sentences) if _asks_the_other(s, names)), default=None)
     if at is None:
         return None
     question = _asked(_unaddressed(sentences[at]))
+    return _question_in(sentences, at, question, names), _told_with(sentences[at + 1 :], names)
+
+
+def _told_with(after: list[str], names: frozenset[str]) -> str:
+    """What a question's turn says after it, when that is one phrase with no verb, as the
+    question's own ("still on for sunday? flat unpacking + pizza", blind conversation 58: the
+    answer "yes! i'll be there about 12" said what the Sunday was only with it), with a space
+    before it; else nothing."""
+    if len(after) != 1 or has_a_verb(after[0]) or is_question(after[0]):
+        return ""
+    words = content_words(after[0], names)
+    return f" {_finished(after[0])}" if 0 < len(words) <= _TOLD_WITH_WORDS else ""
+
+
+_TOLD_WITH_WORDS = 6
+"""The most content words a phrase after a question may have to be read as part of it: a
+noun phrase ("the thai place", "flat unpacking + pizza"), not news of its own."""
+
+
+def _question_in(sentences: list[str], at: int, question: str, names: frozenset[str]) -> str:
+    """The question of :func:`_last_question`, ``sentences[at]``, with what before it it
+    needs."""
     if at > 0 and _bare_wh(question, names):
         # "Lol the drummer broke his wrist?? How?": a wh-word alone asks about what was just
         # said, and only with it says what it asks

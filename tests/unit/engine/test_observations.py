@@ -585,6 +585,28 @@ def test_a_yes_said_by_echoing_the_question_carries_the_question() -> None:
     assert observation.content.startswith("8 May 2023, Ross: the place in graça fell through")
 
 
+def test_a_phrase_after_a_question_goes_with_the_question_its_answer_carries() -> None:
+    """Blind conversation 58: "yes! i'll be there about 12" joined "still on for sunday?"
+    alone, and the phrase that said what Sunday was for, "flat unpacking + pizza", stood
+    apart, without its day."""
+    turns = [
+        turn(0, "Ozias", "still on for sunday? flat unpacking + pizza"),
+        turn(1, "Wrenna", "yes! i'll be there about 12"),
+    ]
+    answer = write_observations(turns)[-1]
+    assert answer.content == (
+        "8 May 2023: Ozias asked: still on for sunday (14 May 2023)? flat unpacking + pizza. "
+        "Wrenna: yes! Wrenna will be there about 12"
+    )
+    # news with a verb after the question is the asker's own, not the question's
+    turns[0] = turn(0, "Ozias", "still on for sunday? fenna made a cake")
+    answer = write_observations(turns)[-1]
+    assert answer.content == (
+        "8 May 2023: Ozias asked: still on for sunday (14 May 2023)? "
+        "Wrenna: yes! Wrenna will be there about 12"
+    )
+
+
 @pytest.mark.parametrize(
     ("sentence", "passing"),
     [
