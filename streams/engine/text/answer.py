@@ -20,7 +20,9 @@ with the characters and not faster):
 - a unit is *kept* when it names something (:func:`~.facts.fact_terms`: a name, number, date,
   time, money, an emphasised or quoted phrase) or says what the assistant recommends or plans
   (:data:`DECISION_WORDS`); a heading, and a lead that introduces a list ("Proposed next
-  steps:"), weigh more (:data:`HEADING_WEIGHT`, :data:`LEAD_WEIGHT`); questions, units with no
+  steps:"), weigh more (:data:`HEADING_WEIGHT`, :data:`LEAD_WEIGHT`); a short label that
+  names nothing ("Book recommendations:") is said with the item after it (:func:`_label`);
+  questions, units with no
   content word and bare numbers ("1.", the number of a bold heading) are dropped;
 - each kept unit is cut to its first clauses (:data:`UNIT_CHARS`), and the units fill a
   budget that grows with the answer (:func:`answer_budget`: a longer answer keeps more, never
@@ -113,7 +115,7 @@ DECISION_WORDS = frozenset(
     | {"suggests", "suggestion", "advise", "advised", "plan", "planned", "schedule"}
     | {"scheduled", "decided", "decision", "choose", "chose", "chosen", "choice", "best"}
     | {"option", "booked", "book", "reserve", "reserved", "budget", "deadline", "goal"}
-    | {"target", "confirmed", "confirm", "agreed", "step", "next", "priority"}
+    | {"target", "confirmed", "confirm", "agreed", "step", "next", "priority", "pick"}
 )
 """Words by which an answer says what it recommends, plans or settled (general English)."""
 
@@ -127,7 +129,9 @@ _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]")
 _BOLD_LINE = re.compile(r"^[ \t]*(?:\*\*|__)[^\n]*(?:\*\*|__)[.:]?[ \t]*$")
 _LETTER = re.compile(r"[^\W\d_]")
 _BLANKS = re.compile(r"[ \t]{2,}")  # a table's padding ("MD          ; Compliance")
-_EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+")
+_EMPHASIS = re.compile(r"\*\*\*?|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`+")
+"""Markdown emphasis: bold, italic and both ("***How Bad Do You Want It?* by Matt
+Fitzgerald**": the third asterisk had stayed), and code ticks."""
 _TABLE_RULE = re.compile(r"^[ \t|:\-]+$")
 _STRONG = re.compile(r"\*\*([^*\n]{2,80})\*\*|__([^_\n]{2,80})__")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
@@ -266,14 +270,10 @@ def _units(
     on RealMem."""
     units: list[_Unit] = []
     said: set[str] = set()
-    order = 0
     code = False  # inside a fenced block: code is reproduced, not stated
-    for number, raw_line in enumerate(answer_lines(text)):
-        if raw_line.lstrip().startswith(("```", "~~~")):
-            code = not code
-            continue
-        if code or not raw_line.strip() or _TABLE_RULE.match(raw_line):
-            continue
+    label: tuple[int, str, str] | None = None  # a label (:func:`_label`): line, text
+
+    def add(number: int, raw_line: str, label: str = "") -> None:
         wanted = number in picked
         heading = bool(_HEADING.match(raw_line))
         marked = _LINE_MARK.match(raw_line)
@@ -281,10 +281,11 @@ def _units(
         line = raw_line[marked.end() :] if marked else raw_line
         strong = {m.group(1) or m.group(2) for m in _STRONG.finditer(line)}
         choice = item or heading or "|" in raw_line or bool(_BOLD_LINE.match(raw_line))
-        line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
-        if "my " in line or "My " in line:
-            line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
-        pieces = [line] if item else _quotations_continued(_sentences(line))
+        line = _plain(line)
+        if label and (_LABELLED.match(line) or _clipped(line) in said):
+            label = ""  # "Easy runs: around 11:30/mile" has its own; a recap's item is said
+        pieces = [f"{label}: {line}" if label else line] if item else _sentences(line)
+        pieces = pieces if item else _quotations_continued(pieces)
         for piece in pieces[:1] if item or wanted else pieces:
             piece = piece.strip()
             if not piece or not _LETTER.search(piece):
@@ -306,9 +307,83 @@ def _units(
             said.add(kept)
             terms = words if kept == piece else list(words_of(kept))
             names = _name_words(piece, words) if choice else frozenset()  # what a reply may choose
-            units.append(_Unit(kept, order, weight, topic_terms(terms), wanted, names))
-            order += 1
+            units.append(_Unit(kept, len(units), weight, topic_terms(terms), wanted, names))
+
+    for number, raw_line in enumerate(answer_lines(text)):
+        if raw_line.lstrip().startswith(("```", "~~~")):
+            code = not code
+            continue
+        if code or not raw_line.strip() or _TABLE_RULE.match(raw_line):
+            continue
+        if label is not None:
+            # "Book recommendations: How Bad Do You ..."; not a question, which is dropped
+            if _is_item(raw_line) and not _asking(raw_line) and number not in picked:
+                add(number, raw_line, label[2])
+                label = None
+                continue
+            add(*label[:2])
+            label = None
+        introduces = _label(raw_line) if number not in picked else None
+        if introduces is not None:
+            label = (number, raw_line, introduces)
+            continue
+        add(number, raw_line)
+    if label is not None:
+        add(*label[:2])
     return tuple(units)
+
+
+def _asking(line: str) -> bool:
+    """Whether ``line`` ends in a question mark, its emphasis aside."""
+    return line.rstrip(" \t*_").endswith("?")
+
+
+def _plain(line: str) -> str:
+    """A line without its markdown, table bars and a vocative of the person."""
+    line = _BLANKS.sub(" ", _EMPHASIS.sub("", line).replace("|", ";")).strip(" \t;")
+    if "my " in line or "My " in line:
+        line = _VOCATIVE.sub("", line)  # "Sharp, my guy!": said to the person, not of them
+    return line
+
+
+def _is_item(raw_line: str) -> bool:
+    """Whether ``raw_line`` is a list item (bulleted, numbered or lettered), not a heading."""
+    marked = _LINE_MARK.match(raw_line)
+    return bool(marked and marked.group().strip()) and not _HEADING.match(raw_line)
+
+
+_LABELLED = re.compile(r"^[^\W\d_][^:\n]{0,40}:[ \t]")
+"""An item that opens with a label of its own ("Easy runs: around 11:30/mile")."""
+LABEL_WORDS = 5
+"""The most words of a label (:func:`_label`): a name for a list ("Book recommendations"),
+not a sentence that leads into it ("To build a meaningful relationship with someone, follow
+these tips:", which weighs as a lead of its own)."""
+
+
+def _label(raw_line: str) -> str | None:
+    """The text of a line that only says what the list after it is, without its colon:
+    a heading, a bold line or a lead ending in a colon that names nothing, no number, no
+    name after its first word and no quotation ("**Book recommendations:**", "### During the
+    race", "Tricks to try now:"). Such a line said the least of an answer and, short, was
+    kept before the items it introduced (blind conversation 56: "Book recommendations" and
+    "Tricks to try now" kept, "How Bad Do You Want It? by Matt Fitzgerald, my top pick"
+    not); said with its first item, it says what the item is. None for any other line."""
+    if _is_item(raw_line):
+        return None
+    marked = _LINE_MARK.match(raw_line)
+    plain = _plain(raw_line[marked.end() :] if marked else raw_line)
+    if not (_HEADING.match(raw_line) or _BOLD_LINE.match(raw_line) or plain.endswith(":")):
+        return None
+    words = _WORD.findall(plain)
+    if (
+        not 0 < len(words) <= LABEL_WORDS
+        or len(_sentences(plain)) != 1
+        or any(c.isdigit() for c in plain)
+        or any(w[0].isupper() for w in words[1:])
+        or _QUOTED.search(plain)
+    ):
+        return None
+    return plain.rstrip(" \t:.")
 
 
 NAMED_MAX = 2

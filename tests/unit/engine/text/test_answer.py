@@ -117,6 +117,34 @@ def test_emphasis_goes_and_words_stay() -> None:
     )
 
 
+def test_bold_italic_goes_whole() -> None:
+    assert without_emphasis("***How Bad Do You Want It?* by Matt Fitzgerald**") == (
+        "How Bad Do You Want It? by Matt Fitzgerald"
+    )
+
+
+def test_a_label_is_said_with_the_first_item_it_introduces() -> None:
+    """Blind conversation 56: "Book recommendations" and "Tricks to try now", short, were
+    kept alone, and the item naming the book recommended was not."""
+    books = (
+        "That thing at mile 5 is so common it almost has its own name.\n\n"
+        "**Book recommendations:**\n\n"
+        "1. ***How Bad Do You Want It?* by Matt Fitzgerald** — *my top pick for you.*\n"
+        "2. ***Endure* by Alex Hutchinson** — a science journalist's look at limits.\n"
+    )
+    kept = condensed_answer(books, 1000, _says)
+    assert kept[0] == (
+        "Book recommendations: How Bad Do You Want It? by Matt Fitzgerald — my top pick for you"
+    )
+    assert "Book recommendations" not in kept
+    # a heading that names something stays a unit of its own, and so does a label that no
+    # item follows
+    named = "### Race morning, 7:00am start\n\n1. Bagel with peanut butter at 4:30am\n"
+    assert condensed_answer(named, 1000, _says)[0] == "Race morning, 7:00am start"
+    alone = "**Book recommendations:**\n\nHow Bad Do You Want It by Matt Fitzgerald is best."
+    assert "Book recommendations: How" not in " ".join(condensed_answer(alone, 1000, _says))
+
+
 def test_a_table_row_keeps_its_cells_without_their_padding() -> None:
     table = (
         "Here is the delegation matrix for the fund launch:\n\n"
