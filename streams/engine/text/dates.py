@@ -628,6 +628,8 @@ def _resolve(
         matches = sorted([*matches, *_HOLIDAY_EXPRESSION.finditer(text)], key=lambda m: m.start())
     found: list[ResolvedDate] = []
     for match in matches:
+        if found and match.start() < found[-1].end:
+            continue  # within the expression before it ("the 17th" of "Thursday the 17th")
         if (
             match.lastgroup == "lead_weekday"  # a weekday alone: "that next Friday" is next's
             and found
@@ -653,6 +655,11 @@ def _resolve(
             and _ABBREVIATION_DOT.match(text, end)
         ):
             end += 1
+        numbered = (
+            _WEEKDAY_NUMBERED.match(text, end) if match.lastgroup in _NAMING_A_WEEKDAY else None
+        )
+        if numbered is not None:
+            end = numbered.end()  # "Thursday the 17th (17 March 2022)", not between the two
         first, last, granularity = period
         found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
     return tuple(found)

@@ -453,15 +453,31 @@ TABLE: tuple[Row, ...] = (
         MON,
         (("on thursday", "4 May 2023"),),
     ),
-    # a weekday and a day of the month name the day together, whatever the tense
+    # a weekday and a day of the month name the day together, whatever the tense, and the
+    # label follows both (blind conversation 59: "Thursday (17 March 2022) the 17th")
     (
         "saturday the 10th yeah. I booked Osteria Lupa and got her the earrings",
         "2024-02-08T21:47",
-        (("saturday", "10 February 2024"),),
+        (("saturday the 10th", "10 February 2024"),),
     ),
-    ("we're doing Zakopane Tuesday the 20th", "2025-05-14T10:00", (("Tuesday", "20 May 2025"),)),
-    ("on Friday the 13th we went out", "2025-06-20T10:00", (("on Friday", "13 June 2025"),)),
+    (
+        "we're doing Zakopane Tuesday the 20th",
+        "2025-05-14T10:00",
+        (("Tuesday the 20th", "20 May 2025"),),
+    ),
+    (
+        "on Friday the 13th we went out",
+        "2025-06-20T10:00",
+        (("on Friday the 13th", "13 June 2025"),),
+    ),
     ("on Monday the 13th we went out", "2025-06-20T10:00", ()),  # no such Monday near
+    # a weekday inside a holiday's name is no date of its own (blind conversation 58 had
+    # "on easter sunday (9 April 2023) (2 April 2023)")
+    (
+        "they rang this morning. on easter sunday!",
+        "2023-04-09T10:00",
+        (("this morning", "9 April 2023"), ("easter sunday", "9 April 2023")),
+    ),
     # "this <weekday>" once the week's has passed: the coming one, unless said in the past
     ("First one is this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "13 September 2022"),)),
     ("We met this Tuesday.", "2022-09-10T08:47", (("this Tuesday", "6 September 2022"),)),
