@@ -492,9 +492,12 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     written = joined if len(joined) == 1 else written
                 if question is None and not to_agent:
                     answer = (turn, stated, you)
-                    written = _taken_up(
+                    taken_up = _taken_up(
                         observations, earlier, previous, answer, written, names, polar, max_chars
                     )
+                    if taken_up is written:
+                        taken_up = _said_of_that(observations, previous, turn, written, max_chars)
+                    written = taken_up
                     if word_only and [o.source_ids for o in written] == [turn.ids]:
                         written = []  # "How come?" "work": not joined to what it answers
                 elif question is not None and not to_agent:
@@ -726,6 +729,47 @@ def _taken_up(
         return written
     joined = f"{before.content} {_opening(after_question[0].content, day, me)}"
     return _join_to_last(observations, joined, after_question[0], max_chars) or written
+
+
+def _said_of_that(
+    observations: list[Observation],
+    previous: Turn | None,
+    turn: Turn,
+    written: list[Observation],
+    max_chars: int,
+) -> list[Observation]:
+    """``written`` (``turn``, between people) joined after the other's observation just before
+    it when it opens by saying something of "that", what the other just said ("Pogácsa would
+    have found him in a minute." "That's exactly why Pogácsa is never visiting our flat.";
+    "June 20th, 250,000 forints a month." "That's more than my pension!": apart, neither says
+    what "that" is; blind conversation 59). ``written`` as it is otherwise, or when one memory
+    would not hold both."""
+    if (
+        previous is None
+        or previous.agent
+        or previous.speaker == turn.speaker
+        or len(written) != 1
+        or not observations
+        or observations[-1].source_ids[-1] != previous.memory_id
+        or observations[-1].speaker != previous.speaker
+        or not _OF_THAT.match(turn.text.lstrip())
+    ):
+        return written
+    day = day_label(turn.at)
+    before = observations[-1]
+    said = _opening(written[0].content, day, turn.speaker)
+    if not before.content.startswith(day) or not _OF_THAT.match(said):
+        return written  # what opened with "that" was phatic ("That's great! we ...")
+    joined = f"{_finished(before.content)} {turn.speaker}: {said}"
+    return _join_to_last(observations, joined, written[0], max_chars) or written
+
+
+_OF_THAT = re.compile(
+    r"(?:that|this)(?:['’]s|[ \t]+(?:is|was|means|explains)\b)|which[ \t]+(?:is|was|means)\b",
+    re.IGNORECASE,
+)
+"""A sentence that says something of what was just said: "that's", "that was", "this is",
+"that means", "which is"."""
 
 
 def _join_to_last(

@@ -585,6 +585,24 @@ def test_a_yes_said_by_echoing_the_question_carries_the_question() -> None:
     assert observation.content.startswith("8 May 2023, Ross: the place in graça fell through")
 
 
+def test_what_is_said_of_that_goes_after_what_the_other_just_said() -> None:
+    """Blind conversation 59: "That's exactly why Pogácsa is never visiting our flat." stood
+    alone, and said neither what "that" was nor why."""
+    turns = [
+        turn(0, "Ilona", "Haha! Pogácsa would have found him in a minute."),
+        turn(1, "Bence", "That's exactly why Pogácsa is never visiting our flat."),
+    ]
+    [joined] = write_observations(turns)
+    assert joined.content == (
+        "8 May 2023, Ilona: Pogácsa would have found him in a minute. "
+        "Bence: That's exactly why Pogácsa is never visiting our flat."
+    )
+    assert joined.source_ids == ("t0", "t1")
+    # a reaction that then says something else stands apart
+    turns[1] = turn(1, "Bence", "That's great! we adopted a kitten on Friday")
+    assert [o.content for o in write_observations(turns)][-1].startswith("8 May 2023, Bence:")
+
+
 def test_a_phrase_after_a_question_goes_with_the_question_its_answer_carries() -> None:
     """Blind conversation 58: "yes! i'll be there about 12" joined "still on for sunday?"
     alone, and the phrase that said what Sunday was for, "flat unpacking + pizza", stood
