@@ -1309,7 +1309,11 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
         sentence = sentence[named.end() :]
         sentence = sentence[:1].upper() + sentence[1:]
     spans = _clause_spans(sentence)
-    saying = [i for i, (a, b) in enumerate(spans) if content_words(sentence[a:b], names)]
+    saying = [
+        i
+        for i, (a, b) in enumerate(spans)
+        if content_words(sentence[a:b], names) or _names_someone(sentence[a:b])
+    ]
     stating = [i for i in saying if not _addressed(sentence, spans, i)]
     if not stating:  # "" when its only words are said to the listener ("Oh man, wow!")
         return "" if saying else sentence
@@ -1318,6 +1322,20 @@ def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
     if sentence.rstrip()[-1:] in "!." and not trimmed.endswith((".", "!", "?")):
         trimmed += "."
     return trimmed
+
+
+def _names_someone(clause: str) -> bool:
+    """Whether ``clause``, of stop words alone, says who with a verb ("it's just you, me and
+    gwilym": the first clause is who; trimmed as phatic, blind conversation 58 had kept "me
+    and gwilym" and lost whom the wedding was with)."""
+    return bool(_WHO_IT_IS.search(clause.strip()))
+
+
+_WHO_IT_IS = re.compile(
+    r"\b(?:it|that)(?:['’]s|[ \t]+(?:is|was|will[ \t]+be))[ \t]+(?:just[ \t]+|only[ \t]+)?"
+    r"(?:you|me|us|him|her|them)$",
+    re.IGNORECASE,
+)
 
 
 # A word, then a question to the listener: an auxiliary before "you" ("Greg did you", "Greg

@@ -585,6 +585,21 @@ def test_a_yes_said_by_echoing_the_question_carries_the_question() -> None:
     assert observation.content.startswith("8 May 2023, Ross: the place in graça fell through")
 
 
+def test_a_clause_that_says_who_is_no_phatic_clause() -> None:
+    """Blind conversation 58: "it's just you, me and gwilym" had become "me and gwilym"."""
+    turns = [
+        turn(0, "Wrenna", "ilse got engaged!"),
+        turn(1, "Ozias", "it's just you, me and gwilym from the old archive lot"),
+    ]
+    observation = write_observations(turns)[-1]
+    assert observation.content == (
+        "8 May 2023, Ozias: it's just Wrenna, Ozias and gwilym from the old archive lot"
+    )
+    assert write_observations([turn(0, "Ozias", "Oh wow, we got the flat!")])[0].content == (
+        "8 May 2023, Ozias: we got the flat!"
+    )
+
+
 def test_what_is_said_of_that_goes_after_what_the_other_just_said() -> None:
     """Blind conversation 59: "That's exactly why Pogácsa is never visiting our flat." stood
     alone, and said neither what "that" was nor why."""
