@@ -646,6 +646,8 @@ def _resolve(
             period = _period(match, text, today, context)
         except (OverflowError, ValueError):  # before year 1 or after 9999
             continue
+        if period is None and match.lastgroup == "day_of_month" and found:
+            period = _later_that_month(match, text, found[-1])
         if period is None:
             continue
         start, end = match.span()
@@ -658,7 +660,7 @@ def _resolve(
         numbered = (
             _WEEKDAY_NUMBERED.match(text, end) if match.lastgroup in _NAMING_A_WEEKDAY else None
         )
-        if numbered is not None:
+        if numbered is not None and not _OF_AFTER.match(text, numbered.end()):
             end = numbered.end()  # "Thursday the 17th (17 March 2022)", not between the two
         first, last, granularity = period
         found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
@@ -666,6 +668,26 @@ def _resolve(
 
 
 _Period = tuple[date, date, Granularity]
+
+
+_OF_AFTER = re.compile(r"[ \t]+of\b", re.IGNORECASE)
+"""A day of the month that goes on ("the 2nd of next month"): an expression of its own."""
+
+
+def _later_that_month(match: re.Match[str], text: str, before: ResolvedDate) -> _Period | None:
+    """A day of the month that no tense dates, after a day and month said before it in its
+    sentence: a later day of that month ("moving out by August 15, the flight on the 19th,
+    the Anmeldung on the 22nd", blind conversation 61: the two were left open). None when
+    the date before is no day, is in another sentence, or is not earlier in that month."""
+    if before.granularity != "day" or any(
+        mark in text[before.end : match.start()] for mark in _SENTENCE_MARKS
+    ):
+        return None
+    number = _day_number(match.group("dm_day"))
+    if number <= before.first.day or number > _month_days(before.first.year, before.first.month):
+        return None
+    day = before.first.replace(day=number)
+    return day, day, "day"
 
 
 def _period(

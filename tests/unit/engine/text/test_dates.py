@@ -634,6 +634,19 @@ TABLE: tuple[Row, ...] = (
     ("the hall was booked on friday", MON, (("on friday", "5 May 2023"),)),
     ("the op got moved to the 21st", MON, (("the 21st", "21 May 2023"),)),
     ("still on for sunday? flat unpacking + pizza", MON, (("sunday", "14 May 2023"),)),
+    # a day of the month no tense dates, after a day and month in its sentence: a later day
+    # of that month (blind conversation 61)
+    (
+        "moving out by August 15, the flight on the 19th, the Anmeldung on the 22nd",
+        MON,
+        (
+            ("August 15", "15 August 2023"),
+            ("the 19th", "19 August 2023"),
+            ("the 22nd", "22 August 2023"),
+        ),
+    ),
+    ("the party on May 10, then the dinner on the 3rd", MON, (("May 10", "10 May 2023"),)),
+    ("Lunch on May 10. Dinner on the 13th.", MON, (("May 10", "10 May 2023"),)),
     # a subject of two nouns before a verb in -ed (blind conversation 59)
     (
         "The washing machine flooded the bathroom on Wednesday.",
