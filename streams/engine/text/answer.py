@@ -368,11 +368,12 @@ def _label(raw_line: str) -> str | None:
     kept before the items it introduced (blind conversation 56: "Book recommendations" and
     "Tricks to try now" kept, "How Bad Do You Want It? by Matt Fitzgerald, my top pick"
     not); said with its first item, it says what the item is. None for any other line."""
-    if _is_item(raw_line):
-        return None
+    framed = bool(_HEADING.match(raw_line) or _BOLD_LINE.match(raw_line))
+    if not (framed or ":" in raw_line) or _is_item(raw_line):
+        return None  # most lines: no markdown made plain for them
     marked = _LINE_MARK.match(raw_line)
     plain = _plain(raw_line[marked.end() :] if marked else raw_line)
-    if not (_HEADING.match(raw_line) or _BOLD_LINE.match(raw_line) or plain.endswith(":")):
+    if not (framed or plain.endswith(":")):
         return None
     words = _WORD.findall(plain)
     if (

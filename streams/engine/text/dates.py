@@ -933,7 +933,9 @@ _SUBJECT_PRONOUN = r"i|we|he|she|it|they|you"
 # Contractions as chat types them, without the apostrophe ("im going", "didnt", "ive got"):
 # only the spellings that are no other English word ("were", "ill", "well", "hell", "shell"
 # and "its" are, and are not read so; "its" has a rule of its own below)
-_BARE_PRESENT = "im|ive|youre|theyre|isnt|arent|dont|doesnt|havent|hasnt"
+_BARE_BE = "im|youre|theyre"  # a subject and "be": before -ing, the progressive
+_BARE_SUBJECT = f"{_BARE_BE}|ive"  # a subject and its verb
+_BARE_PRESENT = f"{_BARE_SUBJECT}|isnt|arent|dont|doesnt|havent|hasnt"
 _BARE_PAST = "didnt|wasnt|werent|hadnt"
 _BARE_FUTURE = "wont|youll|theyll|itll"
 _DEGREE = "(?:so|very|too|quite|pretty|super|still|just|also|all|even|kinda|sorta|not|never)"
@@ -970,7 +972,7 @@ _FUTURE_CUE = re.compile(
 # in June", "I'm flying to Frankfurt on Friday" (in another clause it is the present: "I'm
 # feeling drained, and ...").
 _PROGRESSIVE = re.compile(
-    r"(?:\b(?:am|is|are|im|youre|theyre)|['’](?:m|re))[ \t]+(?:[a-z]+[ \t]+)?[a-z]{2,}ing\b",
+    rf"(?:\b(?:am|is|are|{_BARE_BE})|['’](?:m|re))[ \t]+(?:[a-z]+[ \t]+)?[a-z]{{2,}}ing\b",
     re.I | re.A,
 )
 _PERFECT = re.compile(
@@ -1148,7 +1150,7 @@ _FRAGMENT_CONTEXT_CHARS = 500
 """A sentence with no tense of its own takes the tense of its message when the message is no
 longer than this: a chat message tells one thing; a long answer or a document mixes them."""
 _SUBJECT = re.compile(
-    r"\b(?:i|we|you|he|she|they|im|ive|youre|theyre)[ \t]+[a-z]", re.IGNORECASE | re.ASCII
+    rf"\b(?:i|we|you|he|she|they|{_BARE_SUBJECT})[ \t]+[a-z]", re.IGNORECASE | re.ASCII
 )
 """A subject and the word after it: a sentence with a verb whose tense no mark tells ("I stay
 until the 30th as planned"), which is no fragment to take its message's tense (its message

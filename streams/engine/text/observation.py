@@ -748,20 +748,35 @@ def _said_of_that(
         previous is None
         or previous.agent
         or previous.speaker == turn.speaker
-        or len(written) != 1
-        or not observations
-        or observations[-1].source_ids[-1] != previous.memory_id
-        or observations[-1].speaker != previous.speaker
         or not _OF_THAT.match(turn.text.lstrip())
     ):
         return written
     day = day_label(turn.at)
-    before = observations[-1]
+    before = _last_of(observations, previous, written, day)
+    if before is None:
+        return written
     said = _opening(written[0].content, day, turn.speaker)
-    if not before.content.startswith(day) or not _OF_THAT.match(said):
+    if not _OF_THAT.match(said):
         return written  # what opened with "that" was phatic ("That's great! we ...")
     joined = f"{_finished(before.content)} {turn.speaker}: {said}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
+
+
+def _last_of(
+    observations: list[Observation], source: Turn, written: list[Observation], day: str
+) -> Observation | None:
+    """The last of ``observations`` when it is ``source``'s (its last source, by its speaker)
+    and of ``day``, and ``written`` is one observation that may go on from it; else None."""
+    if len(written) != 1 or not observations:
+        return None
+    last = observations[-1]
+    if (
+        last.source_ids[-1] != source.memory_id
+        or last.speaker != source.speaker
+        or not last.content.startswith(day)
+    ):
+        return None
+    return last
 
 
 _OF_THAT = re.compile(
@@ -804,25 +819,19 @@ def _said_of_someone(
     conversation 55). ``written`` as it is otherwise, or when one memory would not hold
     both."""
     asked = question[1]
-    if (
-        earlier is None
-        or earlier.agent
-        or earlier.speaker != turn.speaker
-        or len(written) != 1
-        or not observations
-        or observations[-1].source_ids[-1] != earlier.memory_id
-        or observations[-1].speaker != turn.speaker
-    ):
+    if earlier is None or earlier.agent or earlier.speaker != turn.speaker:
         return written
     day = day_label(turn.at)
-    before = observations[-1]
+    before = _last_of(observations, earlier, written, day)
+    if before is None:
+        return written
     asks_of_someone = bool(_ASKS_OF_SOMEONE.search(asked)) and not (
         set(content_words(asked)) & set(content_words(before.content))  # said again
     )
     opens_with_someone = not _REFERS_TO_SOMEONE.search(asked) and bool(
         _OPENS_WITH_SOMEONE.match(turn.text.lstrip())
     )
-    if not (asks_of_someone or opens_with_someone) or not before.content.startswith(day):
+    if not (asks_of_someone or opens_with_someone):
         return written
     joined = f"{_finished(before.content)} {_opening(written[0].content, day, turn.speaker)}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
