@@ -1141,9 +1141,24 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
         or _ELIDED_SUBJECT.match(clause)
     ):
         return tense
+    hedged = _HEDGED_FRAGMENT.match(text, start, end)
+    if hedged is not None:
+        return "future" if hedged.group(1) or _AGAIN.search(text, start, end) else None
     # a sentence of no verb ("table's delivered. tuesday. the couple loved it, i said no"):
     # the day it names is told in the tense of the message around it
     return _marked(message, progressive=False)[1]
+
+
+_HEDGED_FRAGMENT = re.compile(
+    r"[ \t]*(?:(?:and|but|so|or|then)[ \t,]+)?(?:(hopefully)|maybe|perhaps|probably|possibly)\b",
+    re.IGNORECASE | re.ASCII,
+)
+"""A sentence of no verb opened by a hedge is a guess or a hope, not news told in its message's
+tense: "I paused the membership for the summer. Maybe again in October." (said in July, it had
+taken the pause's past: the October before). A hope is of what is to come, and so is a guess
+at a thing done again; another guess is left undated ("maybe in October?" may guess when
+something happened)."""
+_AGAIN = re.compile(r"\bagain\b", re.IGNORECASE | re.ASCII)
 
 
 _FRAGMENT_CONTEXT_CHARS = 500

@@ -742,24 +742,57 @@ def _said_of_that(
     it when it opens by saying something of "that", what the other just said ("Pogácsa would
     have found him in a minute." "That's exactly why Pogácsa is never visiting our flat.";
     "June 20th, 250,000 forints a month." "That's more than my pension!": apart, neither says
-    what "that" is; blind conversation 59). ``written`` as it is otherwise, or when one memory
-    would not hold both."""
-    if (
-        previous is None
-        or previous.agent
-        or previous.speaker == turn.speaker
-        or not _OF_THAT.match(turn.text.lstrip())
-    ):
+    what "that" is; blind conversation 59), or with a few words and no verb that can only go
+    on from it ("still cant believe u beat me at scrabble" "312 to 240 😎": the score of
+    what?; blind conversation 63). ``written`` as it is otherwise, or when one memory would
+    not hold both."""
+    if previous is None or previous.agent or previous.speaker == turn.speaker:
+        return written
+    of_that = _OF_THAT.match(turn.text.lstrip()) is not None
+    if not of_that and not _goes_on(turn.text):
         return written
     day = day_label(turn.at)
     before = _last_of(observations, previous, written, day)
     if before is None:
         return written
     said = _opening(written[0].content, day, turn.speaker)
-    if not _OF_THAT.match(said):
+    if of_that and not _OF_THAT.match(said):
         return written  # what opened with "that" was phatic ("That's great! we ...")
+    if not of_that and not turn.text.lstrip().startswith(said.split(None, 1)[0]):
+        return written  # the fragment was phatic, and what follows it stands alone
     joined = f"{_finished(before.content)} {turn.speaker}: {said}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
+
+
+GOES_ON_WORDS = 5
+"""The most words a reply's first sentence may have to be read as going on from the other's
+message when it has no verb ("312 to 240", "only the lace!!"): longer, it names a thing of
+its own ("the new bakery on the corner by the station")."""
+
+
+def _goes_on(text: str) -> bool:
+    """Whether ``text`` opens with a short sentence of no verb and no pronoun that names a
+    number or a thing (a determiner before it) without asking: said after another's message,
+    it is about that message's thing, unless the message goes on to say enough to be about
+    something else (:data:`TOPIC_WORDS`: "Exactly my reaction. By the way, I have my first
+    cello recital on June 24th"). A word alone is more often a reaction ("Ambitious!", "ugh
+    thats grim") than a thing, and a reaction opens a message that goes on about something
+    else."""
+    first, *rest = split_sentences(text) or [""]
+    return (
+        len(first.split()) <= GOES_ON_WORDS
+        and len(content_words(" ".join(rest))) < TOPIC_WORDS
+        and _NAMES_A_THING.search(first) is not None
+        and not is_question(first)
+        and not _CLAUSE_WORD.search(first)
+        and not has_a_verb(first)
+        and not _IN_ED.search(first)  # "Update: standup moved to 9:15" has its verb
+        and bool(content_words(first))
+    )
+
+
+_IN_ED = re.compile(r"\b[^\W\d_]{3,}ed\b", re.IGNORECASE)
+_NAMES_A_THING = re.compile(r"\d|\b(?:the|a|an|my|your|his|her|our|their)\b", re.IGNORECASE)
 
 
 def _last_of(

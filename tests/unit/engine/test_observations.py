@@ -618,6 +618,37 @@ def test_what_is_said_of_that_goes_after_what_the_other_just_said() -> None:
     assert [o.content for o in write_observations(turns)][-1].startswith("8 May 2023, Bence:")
 
 
+def test_a_few_words_with_no_verb_go_on_from_what_the_other_just_said() -> None:
+    """Blind conversation 63: "312 to 240 😎" stood alone, the score of nothing."""
+    turns = [
+        turn(0, "Ollie", "still cant believe u beat me at scrabble"),
+        turn(1, "June", "312 to 240 😎"),
+        turn(2, "June", "Quixotic on a triple word. never forget"),
+    ]
+    [joined] = write_observations(turns)
+    assert joined.content == (
+        "8 May 2023, Ollie: still cant believe June beat Ollie at scrabble. "
+        "June: 312 to 240 😎. Quixotic on a triple word. never forget"
+    )
+    assert joined.source_ids == ("t0", "t1", "t2")
+    # a headline with its verb in -ed is a clause of its own
+    turns[1:] = [turn(1, "June", "Update: standup moved to 9:15. i'm not even mad")]
+    assert len(write_observations(turns)) == 2
+    # a word alone is a reaction, and what follows it is about something else
+    turns[1:] = [turn(1, "June", "Ambitious! our book club is reading Dune next month")]
+    assert len(write_observations(turns)) == 2
+    # a message that goes on to a topic of its own stands apart
+    turns[1:] = [
+        turn(
+            1,
+            "June",
+            "Exactly my reaction. By the way, I have my first-ever cello recital at Mrs. "
+            "Okafor's studio on June 24th.",
+        )
+    ]
+    assert len(write_observations(turns)) == 2
+
+
 def test_a_phrase_after_a_question_goes_with_the_question_its_answer_carries() -> None:
     """Blind conversation 58: "yes! i'll be there about 12" joined "still on for sunday?"
     alone, and the phrase that said what Sunday was for, "flat unpacking + pizza", stood
