@@ -1920,6 +1920,22 @@ def write_digest(turns: Sequence[Turn], max_chars: int = 1000) -> Digest:
     return Digest("\n".join(lines)[:max_chars], topics, threads)
 
 
+def _closing(answer: str) -> str:
+    """What an assistant's answer asks the person: its last line, when that is prose. A
+    question elsewhere in an answer is a heading ("## IELTS or CELPIP?"), an item of a list
+    or a line given to the person to say ("- "What's your best out-the-door price?""), none
+    of them asked of the person; they had filled the session's "Unresolved" and "Open items"
+    (blind conversation 64)."""
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    if _NOT_PROSE.match(last):
+        return ""
+    return last
+
+
+_NOT_PROSE = re.compile(r"(?:#|>|[-*+•|]|\d{1,3}[.)]|[\"“'‘])")
+
+
 def _topical(word: str) -> bool:
     """Whether ``word`` may name what a session was about: no number ("3rd"), no time and no
     word every chat has."""
@@ -1936,7 +1952,7 @@ def _open_questions(turns: Sequence[Turn], names: frozenset[str]) -> list[tuple[
     that states nothing, "Grey as usual!" to "How's the weather?", answered small talk)."""
     found = []
     for i, turn in enumerate(turns):
-        questions = _questions(turn.text)
+        questions = _questions(_closing(turn.text) if turn.agent else turn.text)
         if not questions or not content_words(questions[-1], names):
             continue  # no question, or one that asks nothing ("How are you?")
         reply = next((t for t in turns[i + 1 : i + 2] if t.speaker != turn.speaker), None)

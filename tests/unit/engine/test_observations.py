@@ -170,6 +170,26 @@ def test_digest_names_the_day_the_people_and_content_topics_within_bounds() -> N
     assert len(digest.content) <= 200
 
 
+def test_an_answer_leaves_open_only_what_its_last_line_asks() -> None:
+    """Blind conversation 64: an answer's headings and the lines it gives the person to say
+    ("## IELTS or CELPIP?", "- "What's your best out-the-door price?"") had been kept as
+    questions the assistant left open."""
+    answer = (
+        "## IELTS or CELPIP?\nBoth are accepted.\n\n"
+        '- "What\'s your best out-the-door price?"\n- Ask about winter tires.'
+    )
+    turns = [
+        turn(0, "Renata", "Which English test should Diego take for Express Entry?"),
+        Turn("t1", answer, "the agent", MAY_8 + 60_000, agent=True),
+    ]
+    assert write_digest(turns).unresolved_threads == ()
+    turns[1] = Turn(
+        "t1", f"{answer}\n\nWant me to make a study plan for Diego?", "the agent", MAY_8, agent=True
+    )
+    [thread] = write_digest(turns).unresolved_threads
+    assert thread == "the agent asked: Want the agent to make a study plan for Diego?"
+
+
 # --- the rule, through the engine ---------------------------------------------------------------
 
 
