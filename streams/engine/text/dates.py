@@ -1087,7 +1087,15 @@ def _alone(match: re.Match[str], text: str) -> bool:
         return False  # "Focus Friday", "Black Friday": a capitalised word before it
     if _word_before(text, at) in ("a", "an"):
         return False  # "a typical Saturday afternoon", "a lazy Sunday": a kind of day
+    if before.lower() == "coming" and _BE_BEFORE.search(text, max(0, at - 12), at):
+        return True  # "Keith is coming monday morning": the verb, not "the coming Monday"
     return before.lower() not in _NOT_ALONE and not before.isdigit()
+
+
+_BE_BEFORE = re.compile(
+    rf"(?:\b(?:am|is|are|was|were|{_BARE_BE})|['’](?:m|s|re))[ \t]+\Z", re.IGNORECASE | re.ASCII
+)
+"""A form of "be" just before a word: "is coming" is a verb, whatever "coming" is elsewhere."""
 
 
 # The expressions dated by the tense they are said in (:func:`_tense`), each left open when

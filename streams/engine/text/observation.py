@@ -287,8 +287,15 @@ _COMMON_VERBS = (
 after an auxiliary and a name they make it a question without its mark."""
 # Words a question may open with before it asks ("so what", "ok did you", "lol how many")
 _OPENING_FILLER = r"(?:(?:yo|so|and|but|ok|okay|oh|hey|btw|lol|wait|also|anyway|um|hmm)\b[ \t,]*)*"
+_QUESTION_LEAD = (
+    r"(?:(?:[.…]+|[\u2600-\u27bf\U0001f300-\U0001faff]+|(?:no|nah|nope|yes|yeah|yep|ugh|omg)\b)"
+    r"[ \t,]*)*"
+)
+"""What may open a question written without its mark besides filler: an ellipsis, an emoji,
+a yes or no ("...no 😬 what does mum even like" asked what the answer "Freesias" named;
+blind conversation 63). Not filler elsewhere: "no" opens an answer's statement."""
 _UNMARKED_QUESTION = re.compile(
-    _OPENING_FILLER + r"(?:"
+    _QUESTION_LEAD + _OPENING_FILLER + r"(?:"
     # an auxiliary before its subject: "did you end up adopting that cat"
     r"(?:do|have)(?:n['’]t)?[ \t]+(?:you|u|ya|i|we|he|she|they)\b"
     # (not "did it" told with its subject left out, before when: "did it three days ago")

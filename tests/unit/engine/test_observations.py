@@ -1136,6 +1136,10 @@ def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> Non
         ("did dad tell you about the cardiologist", True),
         ("has Ana moved out yet", True),
         ("did yoga this morning", False),  # no verb after its noun
+        # after an ellipsis, an emoji or a yes or no (blind conversation 63)
+        ("...no 😬 what does mum even like", True),
+        ("yeah what time", True),
+        ("no the party is on friday", False),
         # "did it" before when it was done, its subject left out (blind conversation 55)
         ("did it three days ago and forgot to tell you", False),
         ("did it already lol", False),

@@ -670,6 +670,9 @@ TABLE: tuple[Row, ...] = (
     ("we didnt go in june", MON, (("in june", "June 2022"),)),
     ("it was fun. it wont be ready on friday", MON, (("on friday", "12 May 2023"),)),
     ("it was great. ive got a trip in june", MON, ()),
+    # "coming" after a form of "be" is the verb, not "the coming Monday" (blind 63)
+    ("Keith the plumber is coming monday morning", MON, (("monday morning", "15 May 2023"),)),
+    ("the coming monday is a holiday", MON, ()),
     # a sentence of no verb opened by a hedge takes no past from its message: a hope, or a
     # guess at a thing done again, is to come; another guess is left open (blind 59)
     (
