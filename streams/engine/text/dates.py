@@ -642,12 +642,15 @@ def _resolve(
                 start, end = match.span("lw_name")
                 found.append(ResolvedDate(start, end, text[start:end], day, day, "day"))
             continue
+        period = None
+        if match.lastgroup == "day_of_month" and found:
+            # a later day of the month just named, whatever the tense: "the flight on August
+            # 19, so I land on the 20th" (said in June, not the coming 20th of June)
+            period = _later_that_month(match, text, found[-1])
         try:
-            period = _period(match, text, today, context)
+            period = period or _period(match, text, today, context)
         except (OverflowError, ValueError):  # before year 1 or after 9999
             continue
-        if period is None and match.lastgroup == "day_of_month" and found:
-            period = _later_that_month(match, text, found[-1])
         if period is None:
             continue
         start, end = match.span()
@@ -675,8 +678,8 @@ _OF_AFTER = re.compile(r"[ \t]+of\b", re.IGNORECASE)
 
 
 def _later_that_month(match: re.Match[str], text: str, before: ResolvedDate) -> _Period | None:
-    """A day of the month that no tense dates, after a day and month said before it in its
-    sentence: a later day of that month ("moving out by August 15, the flight on the 19th,
+    """A day of the month after a day and month said before it in its sentence: a later day
+    of that month ("moving out by August 15, the flight on the 19th,
     the Anmeldung on the 22nd", blind conversation 61: the two were left open). None when
     the date before is no day, is in another sentence, or is not earlier in that month."""
     if before.granularity != "day" or any(
@@ -1133,6 +1136,13 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
     intended = _INTENDED.search(text, start, match.start())
     if intended is not None and not _PAST_CUE.search(text, intended.end(), match.start()):
         return "future"  # "Jo has asked me to run a group in September": what is to be done
+    if (
+        _SCHEDULED.search(clause)
+        and not _HABITUAL.search(clause)
+        and not _PAST_CUE.search(clause)
+        and not _PERFECT.search(clause)
+    ):
+        return "future"  # "he starts on the 11th": a day on a timetable, the coming one
     marked, tense = _marked(clause, progressive=True)
     if marked:
         return tense
@@ -1168,6 +1178,21 @@ at a thing done again; another guess is left undated ("maybe in October?" may gu
 something happened)."""
 _AGAIN = re.compile(r"\bagain\b", re.IGNORECASE | re.ASCII)
 
+
+_SCHEDULED = re.compile(
+    r"\b(?:starts|begins|opens|finishes|ends|arrives|leaves|departs|lands|kicks[ \t]+off)\b"
+    r"|\b(?:i|we|you|they)[ \t]+(?:start|begin|arrive|leave|depart|land|fly|finish)\b",
+    re.IGNORECASE | re.ASCII,
+)
+"""A verb of a timetable in the present simple ("he starts on the 11th", "the course begins
+in September", "we fly on Friday"): said of one day or month, the coming one, as English
+tells what is fixed to come (blind conversation 64: "Diego got the job!!! ... he starts on
+the 11th", said on 2 August, had stayed undated)."""
+_HABITUAL = re.compile(
+    r"\b(?:always|usually|normally|generally|often|sometimes|never|every|each)\b",
+    re.IGNORECASE | re.ASCII,
+)
+"""What makes the present simple a habit ("it always starts on the 1st"), not a timetable."""
 
 _FRAGMENT_CONTEXT_CHARS = 500
 """A sentence with no tense of its own takes the tense of its message when the message is no

@@ -332,11 +332,12 @@ TABLE: tuple[Row, ...] = (
     ("we've booked a table on Friday", MON, ()),
     ("we booked a table on Friday", MON, (("on Friday", "5 May 2023"),)),
     # a clause's own subject and verb, in no marked tense, keep it from its sentence's past
-    # (blind conversation 41: "We fly out on Tuesday" had become the Tuesday before)
+    # (blind conversation 41: "We fly out on Tuesday" had become the Tuesday before); "fly"
+    # is a timetable's verb: the coming Tuesday (blind conversation 64)
     (
         "Frantic. We fly out on Tuesday and I haven't packed, whereas Marcus has packed",
         MON,
-        (),
+        (("on Tuesday", "9 May 2023"),),
     ),
     ("we drank on friday and it was great", MON, (("on friday", "5 May 2023"),)),
     # "that" before a subject opens a clause of its own (blind conversation 43)
@@ -500,7 +501,7 @@ TABLE: tuple[Row, ...] = (
     ("Ana's really excited about the trip in June", MON, ()),
     ("she's so tired on Fridays", MON, ()),
     # a verb in -s whose subject chat leaves out is the present, not the message's past
-    ("she got the job! starts in November", MON, ()),
+    ("she got the job! starts in November", MON, (("in November", "November 2023"),)),
     ("got the job. flies out on Friday", MON, ()),
     ("so excited her band plays on Friday", MON, ()),  # "her": a possessive too
     # "'s got" is "has got", the present (blind conversation 40, said in July)
@@ -670,6 +671,17 @@ TABLE: tuple[Row, ...] = (
     ("we didnt go in june", MON, (("in june", "June 2022"),)),
     ("it was fun. it wont be ready on friday", MON, (("on friday", "12 May 2023"),)),
     ("it was great. ive got a trip in june", MON, ()),
+    # a verb of a timetable in the present simple: the coming day (blind conversation 64)
+    ("he starts on the 11th", MON, (("the 11th", "11 May 2023"),)),
+    ("the course begins in September", MON, (("in September", "September 2023"),)),
+    ("we fly on Friday", MON, (("on Friday", "12 May 2023"),)),
+    ("it always starts on the 1st", MON, ()),  # a habit
+    # ... and a later day of the month just named, whatever the tense
+    (
+        "the flight is on August 19, so I land on the 20th",
+        MON,
+        (("August 19", "19 August 2023"), ("the 20th", "20 August 2023")),
+    ),
     # "coming" after a form of "be" is the verb, not "the coming Monday" (blind 63)
     ("Keith the plumber is coming monday morning", MON, (("monday morning", "15 May 2023"),)),
     ("the coming monday is a holiday", MON, ()),
