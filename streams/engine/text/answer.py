@@ -785,7 +785,24 @@ def _weight(unit: str, strong: set[str], words: list[str]) -> int:
     decides = any(w.casefold() in DECISION_WORDS for w in _WORD.findall(unit)) and not all(
         w.casefold() in DECISION_WORDS for w in words
     )
-    return named + (DECISION_WEIGHT if decides else 0)
+    recommends = _RECOMMENDS.search(unit) is not None
+    return named + (DECISION_WEIGHT if decides else 0) + (RECOMMEND_WEIGHT if recommends else 0)
+
+
+RECOMMEND_WEIGHT = 2
+"""What an answer's own verdict adds beyond its decision words: "My recommendation: buy the
+Discovery Pass", "my top pick", "I'd go with the RAV4", "Bottom line: ...". It is what the
+person asks again ("Which GPS watch was your top pick for me?"), and it names one thing where
+a schedule or an itinerary names many. Blind conversation 56: the assistant's facts 0.50 ->
+0.83 (its two misses were a top pick and a recommended book); RealMem unchanged (at 3:
+points @2,000 0.254 -> 0.252)."""
+_RECOMMENDS = re.compile(
+    r"\b(?:my|our)[ \t]+(?:top[ \t]+|main[ \t]+|honest[ \t]+)?"
+    r"(?:recommendation|pick|suggestion|advice|choice|vote)\b"
+    r"|\bI(?:['’]d|[ \t]+would)?[ \t]+(?:recommend|suggest|go[ \t]+with|pick|choose|opt[ \t]+for)\b"
+    r"|^[ \t]*(?:recommendation|verdict|bottom[ \t]+line|in[ \t]+short|tl;?dr)\b",
+    re.IGNORECASE,
+)
 
 
 def _clipped(unit: str) -> str:

@@ -50,6 +50,43 @@ def test_an_answer_keeps_what_it_named_and_recommended_without_markdown() -> Non
     ]
 
 
+def test_an_answer_keeps_its_own_verdict_before_a_line_that_names_more() -> None:
+    """Blind conversation 56: "Garmin Forerunner 165 — my top pick" weighed less than lines
+    naming more, and "Which GPS watch was your top pick for me?" found no watch."""
+    answer = (
+        "A watch is a great idea for run-walk — having it buzz at each interval means "
+        "you don't have to think at all. At a ~$250 budget, these are the strongest "
+        "options:\n"
+        "\n"
+        "**1. Garmin Forerunner 165 — my top pick (~$249.99)**\n"
+        "- Bright AMOLED screen, easy to read mid-run\n"
+        "- Run/walk intervals built in, very easy to set up\n"
+        "- Garmin Connect app is excellent, with free adaptive training plans (Garmin "
+        "Coach)\n"
+        "- Good sleep tracking — interesting for a night-shift worker\n"
+        "- Battery: about 11 days in smartwatch mode, ~19 hours GPS\n"
+        "\n"
+        "**2. Coros Pace 3 (~$229)**\n"
+        "- Extremely light\n"
+        "- **Outstanding battery life** — around 15+ days daily use, ~38 hours GPS\n"
+        "- Run/walk intervals supported\n"
+        "- App is solid but a bit less polished than Garmin's\n"
+        '- Less "smartwatch" stuff, more pure running tool\n'
+        "\n"
+        "**3. Apple Watch SE** — only if you want a general smartwatch that also runs. "
+        "Battery life is the issue; you'd be charging daily.\n"
+        "\n"
+        "**My recommendation:** the **Garmin Forerunner 165** if you want the nicest "
+        "all-round experience and good sleep tracking. Choose the **Coros Pace 3** if "
+        "you hate charging things or want maximum battery.\n"
+        "\n"
+        "Either will handle your 4:1 intervals perfectly. Check REI, Best Buy, and "
+        "Amazon for sales — both models are discounted fairly often."
+    )
+    kept = condensed_answer(answer, 1000, _says)
+    assert any("Garmin Forerunner 165" in k for k in kept), kept
+
+
 def test_a_heading_that_names_the_plan_is_kept_and_a_bare_number_is_not() -> None:
     answer = (
         "My guy, this is excellent! Here is your manifesto, built from your own notes:\n\n"
