@@ -1137,6 +1137,12 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
     if intended is not None and not _PAST_CUE.search(text, intended.end(), match.start()):
         return "future"  # "Jo has asked me to run a group in September": what is to be done
     if (
+        match.lastgroup in ("in_month", "in_season")
+        and _DUE.search(text, max(0, match.start() - 8), match.start())
+        and not _PAST_CUE.search(clause)  # "the baby was due in June but came early"
+    ):
+        return "future"  # "due in February": a baby, an essay, a bill expected then
+    if (
         _SCHEDULED.search(clause)
         and not _HABITUAL.search(clause)
         and not _PAST_CUE.search(clause)
@@ -1188,6 +1194,10 @@ _SCHEDULED = re.compile(
 in September", "we fly on Friday"): said of one day or month, the coming one, as English
 tells what is fixed to come (blind conversation 64: "Diego got the job!!! ... he starts on
 the 11th", said on 2 August, had stayed undated)."""
+_DUE = re.compile(r"\bdue[ \t]+\Z", re.IGNORECASE | re.ASCII)
+""""due" just before a month or season: what is expected then, the coming one ("Harriet is
+expecting her second baby, due in February!", said in August, had stayed undated; blind
+conversation 65). A day of the month stays open: "rent is due on the 1st" is every month's."""
 _HABITUAL = re.compile(
     r"\b(?:always|usually|normally|generally|often|sometimes|never|every|each)\b",
     re.IGNORECASE | re.ASCII,

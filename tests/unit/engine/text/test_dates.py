@@ -682,6 +682,14 @@ TABLE: tuple[Row, ...] = (
         MON,
         (("August 19", "19 August 2023"), ("the 20th", "20 August 2023")),
     ),
+    # "due" before a month: the coming one, unless told in the past (blind conversation 65)
+    (
+        "Harriet is expecting her second baby, due in February!",
+        MON,
+        (("in February", "February 2024"),),
+    ),
+    ("the baby was due in June but came early", MON, (("in June", "June 2022"),)),
+    ("rent is due on the 1st", MON, ()),
     # "coming" after a form of "be" is the verb, not "the coming Monday" (blind 63)
     ("Keith the plumber is coming monday morning", MON, (("monday morning", "15 May 2023"),)),
     ("the coming monday is a holiday", MON, ()),
