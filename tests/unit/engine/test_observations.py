@@ -638,6 +638,16 @@ def test_what_is_said_of_that_goes_after_what_the_other_just_said() -> None:
     assert [o.content for o in write_observations(turns)][-1].startswith("8 May 2023, Bence:")
 
 
+def test_praise_is_no_statement() -> None:
+    """Blind conversation 65: "Callum, well done!" was kept as "done!"."""
+    turns = [
+        turn(0, "Callum", "finished the bath half!!"),
+        turn(1, "Margaret", "Callum, well done! We saw you go past twice near the bridge."),
+    ]
+    said = write_observations(turns)[-1].content
+    assert said == "8 May 2023, Margaret: We saw Callum go past twice near the bridge."
+
+
 def test_a_few_words_with_no_verb_go_on_from_what_the_other_just_said() -> None:
     """Blind conversation 63: "312 to 240 😎" stood alone, the score of nothing."""
     turns = [
