@@ -439,7 +439,7 @@ _COUNT = (
     r"[0-9]{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
     rf"|a{_SP}couple(?:{_SP}of)?|couple{_SP}of|a{_SP}few|an?"
 )
-_UNIT = r"days?|weeks?|months?|years?"
+_UNIT = r"days?|weeks?|fortnights?|months?|years?"  # "a fortnight today": two weeks
 _SPELLED_DAYS = {
     word: number
     for number, word in enumerate(
@@ -533,8 +533,10 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}"
-    # without "from", weeks only: "a week tomorrow", not "the full five days tomorrow"
-    r"(?:from[ \t]+|(?<=k[ \t])|(?<=ks[ \t]))(?P<fn_from>(?<=from )now|today|tomorrow))"
+    # without "from", weeks only: "a week tomorrow", "a fortnight today", not "the full five
+    # days tomorrow"
+    r"(?:from[ \t]+|(?<=k[ \t])|(?<=ks[ \t])|(?<=ht[ \t])|(?<=hts[ \t]))"
+    r"(?P<fn_from>(?<=from )now|today|tomorrow))"
     # "a week on Friday" (British): a week after the coming Friday
     rf"|(?P<week_on>(?P<wo_n>{_COUNT}){_SP}weeks?{_SP}on{_SP}(?P<wo_name>{_DAY_NAME}))"
     # "on <weekday>", dated by its sentence's tense
@@ -1499,8 +1501,8 @@ def _weekend(monday: date) -> _Period:
 def _shifted(day: date, unit: str, count: int) -> date:
     if unit == "day":
         return day + timedelta(days=count)
-    if unit == "week":
-        return day + timedelta(days=7 * count)
+    if unit in ("week", "fortnight"):
+        return day + timedelta(days=(7 if unit == "week" else 14) * count)
     months = count if unit == "month" else 12 * count
     year, month = _month_shift(day.year, day.month, months)
     return date(year, month, min(day.day, _month_days(year, month)))

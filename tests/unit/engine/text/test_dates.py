@@ -682,6 +682,11 @@ TABLE: tuple[Row, ...] = (
         MON,
         (("August 19", "19 August 2023"), ("the 20th", "20 August 2023")),
     ),
+    # a fortnight is two weeks: "a fortnight tomorrow" had been labelled as "tomorrow"
+    # (blind conversation 66)
+    ("a blood test a fortnight tomorrow", MON, (("a fortnight tomorrow", "23 May 2023"),)),
+    ("back in a fortnight", MON, (("in a fortnight", "22 May 2023"),)),
+    ("a fortnight ago", MON, (("a fortnight ago", "24 April 2023"),)),
     # "due" before a month: the coming one, unless told in the past (blind conversation 65)
     (
         "Harriet is expecting her second baby, due in February!",
