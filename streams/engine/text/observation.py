@@ -1955,14 +1955,17 @@ def _topical(word: str) -> bool:
 
 
 def _open_questions(turns: Sequence[Turn], names: frozenset[str]) -> list[tuple[Turn, str]]:
-    """Questions nobody answers: the next turn is not the other participant's (a reply
-    that states nothing, "Grey as usual!" to "How's the weather?", answered small talk)."""
+    """Questions nobody answers: no one else speaks after them in the session (a reply that
+    states nothing, "Grey as usual!" to "How's the weather?", answered small talk). The
+    asker's own next messages come first in chat ("Did you get your results" / "Found the
+    shortbread card ..." / "and yeah got 68 in marine ecology"): the question had stayed an
+    open item of every summary after it (blind conversation 63)."""
     found = []
     for i, turn in enumerate(turns):
         questions = _questions(_closing(turn.text) if turn.agent else turn.text)
         if not questions or not content_words(questions[-1], names):
             continue  # no question, or one that asks nothing ("How are you?")
-        reply = next((t for t in turns[i + 1 : i + 2] if t.speaker != turn.speaker), None)
+        reply = next((t for t in turns[i + 1 :] if t.speaker != turn.speaker), None)
         if reply is None:
             found.append((turn, questions[-1]))
     return found

@@ -170,6 +170,21 @@ def test_digest_names_the_day_the_people_and_content_topics_within_bounds() -> N
     assert len(digest.content) <= 200
 
 
+def test_a_question_the_other_answers_after_the_askers_next_message_is_not_open() -> None:
+    """Blind conversation 63: "Did you get your results" stayed an open item of every
+    summary after it, as the asker's own next message came before the answer."""
+    turns = [
+        turn(0, "June", "Morning love. Did you get your results"),
+        turn(1, "June", "Found the shortbread card. 6oz butter 3oz sugar 9oz flour."),
+        turn(2, "Ollie", "and yeah got 68 in marine ecology"),
+    ]
+    assert write_digest(turns).unresolved_threads == ()
+    unanswered = [turn(3, "Ollie", "home safe"), *turns[:2]]
+    assert write_digest(unanswered).unresolved_threads == (
+        "June asked: Did Ollie get Ollie's results?",
+    )
+
+
 def test_an_answer_leaves_open_only_what_its_last_line_asks() -> None:
     """Blind conversation 64: an answer's headings and the lines it gives the person to say
     ("## IELTS or CELPIP?", "- "What's your best out-the-door price?"") had been kept as
