@@ -977,9 +977,12 @@ _FUTURE_CUE = re.compile(
 # in June", "I'm flying to Frankfurt on Friday" (in another clause it is the present: "I'm
 # feeling drained, and ...").
 _PROGRESSIVE = re.compile(
-    rf"(?:\b(?:am|is|are|{_BARE_BE})|['’](?:m|re))[ \t]+(?:[a-z]+[ \t]+)?[a-z]{{2,}}ing\b",
+    rf"(?:\b(?:am|is|are|{_BARE_BE})|['’](?:m|re)|\b(?:he|she|it|there)['’]s)"
+    r"[ \t]+(?:[a-z]+[ \t]+)?[a-z]{2,}ing\b",
     re.I | re.A,
 )
+# (a pronoun's "'s" before -ing is "is": "he's coming friday"; a name's may be a possessive,
+# "Sarah's painting class")
 _PERFECT = re.compile(
     r"(?:\b(?:have|has)|['’]ve)[ \t]+(?:already[ \t]+|just[ \t]+|finally[ \t]+|also[ \t]+)?"
     r"(?:[a-z]+ed|been|had|gone|done|seen|made|gotten|taken|met|found|left|spent|won|lost"

@@ -695,6 +695,11 @@ TABLE: tuple[Row, ...] = (
     ),
     ("the baby was due in June but came early", MON, (("in June", "June 2022"),)),
     ("rent is due on the 1st", MON, ()),
+    # a pronoun's "'s" before -ing is "is": the progressive, a plan (blind 60 and 61); a
+    # name's may be a possessive
+    ("she's getting married in Lisbon in September", MON, (("in September", "September 2023"),)),
+    ("he's accepting on Monday", MON, (("on Monday", "15 May 2023"),)),
+    ("Sarah's painting class on tuesday", MON, ()),
     # "coming" after a form of "be" is the verb, not "the coming Monday" (blind 63)
     ("Keith the plumber is coming monday morning", MON, (("monday morning", "15 May 2023"),)),
     ("the coming monday is a holiday", MON, ()),
