@@ -1960,12 +1960,12 @@ def _open_questions(turns: Sequence[Turn], names: frozenset[str]) -> list[tuple[
     asker's own next messages come first in chat ("Did you get your results" / "Found the
     shortbread card ..." / "and yeah got 68 in marine ecology"): the question had stayed an
     open item of every summary after it (blind conversation 63)."""
+    last_run = len(turns)  # where the session's last run of one speaker's turns begins
+    while last_run > 0 and turns[last_run - 1].speaker == turns[-1].speaker:
+        last_run -= 1
     found = []
-    for i, turn in enumerate(turns):
+    for turn in turns[last_run:]:  # after any other turn, someone else speaks
         questions = _questions(_closing(turn.text) if turn.agent else turn.text)
-        if not questions or not content_words(questions[-1], names):
-            continue  # no question, or one that asks nothing ("How are you?")
-        reply = next((t for t in turns[i + 1 :] if t.speaker != turn.speaker), None)
-        if reply is None:
+        if questions and content_words(questions[-1], names):  # not "How are you?"
             found.append((turn, questions[-1]))
     return found
