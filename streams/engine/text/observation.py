@@ -765,7 +765,7 @@ def _said_of_that(
     said = _opening(written[0].content, day, turn.speaker)
     if of_that and not _OF_THAT.match(said):
         return written  # what opened with "that" was phatic ("That's great! we ...")
-    if not of_that and not turn.text.lstrip().startswith(said.split(None, 1)[0]):
+    if not of_that and said.split(None, 1)[0] not in split_sentences(turn.text)[0].split():
         return written  # the fragment was phatic, and what follows it stands alone
     joined = f"{_finished(before.content)} {turn.speaker}: {said}"
     return _join_to_last(observations, joined, written[0], max_chars) or written

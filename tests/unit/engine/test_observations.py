@@ -676,6 +676,13 @@ def test_a_few_words_with_no_verb_go_on_from_what_the_other_just_said() -> None:
         "June: 312 to 240 😎. Quixotic on a triple word. never forget"
     )
     assert joined.source_ids == ("t0", "t1", "t2")
+    # a laugh before it is trimmed, and the rest still goes on from the other's message
+    cheaper = [
+        turn(0, "June", "It was £20 cheaper. £68 return with my senior railcard"),
+        turn(1, "Ollie", "lol nan the bargain hunter"),
+    ]
+    [joined] = write_observations(cheaper)
+    assert joined.content.endswith("senior railcard. Ollie: nan the bargain hunter")
     # a headline with its verb in -ed is a clause of its own
     turns[1:] = [turn(1, "June", "Update: standup moved to 9:15. i'm not even mad")]
     assert len(write_observations(turns)) == 2
