@@ -487,7 +487,10 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                 observations.extend(_observe(*replied, None, max_chars))
             if stated:
                 news: list[str] = []
-                if question is not None:  # what the answer moves on to is no answer
+                if question is not None or to_agent:
+                    # what the answer moves on to is no answer; a message to an assistant
+                    # that moves on tells two things ("... bigger thing: thursday night rosa
+                    # found him sweaty and confused"), each found by its own memory
                     stated, news = _moves_on(stated)
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 skipped = replied[0] if replied is not None else None
@@ -1031,13 +1034,14 @@ _MOVES_ON = re.compile(
     r"[ \t]*(?:(?:ok|okay|so|and|right|anyway)[ \t,]+)?"
     r"(?:oh[ \t,]+and|also|btw|by[ \t]+the[ \t]+way|(?:in[ \t]+)?(?:[^\W\d_]+[ \t]+)?news\b"
     r"|different[ \t]+topic|(?:one[ \t]+more|another|the[ \t]+other(?:[ \t]+big)?)[ \t]+thing"
+    r"|(?:the[ \t]+)?(?:big(?:ger)?|main|last)[ \t]+thing(?=[ \t]*[:,—–-])"
     r"|on[ \t]+(?:another|a[ \t]+different)[ \t]+note|unrelated(?:ly)?|side[ \t]+note"
     r"|p\.?s\.?|speaking[ \t]+of|separately|changing[ \t]+(?:the[ \t]+)?(?:topic|subject)"
     r"|quick[ \t]+question|random(?:ly)?)\b",
     re.IGNORECASE,
 )
 """English discourse markers that open a new topic ("oh and", "also", "btw", "other news",
-"ok studio news:", "one more thing", "on another note", "speaking of", "PS")."""
+"ok studio news:", "one more thing", "bigger thing:", "on another note", "speaking of", "PS")."""
 
 
 def _whole(text: str) -> list[str]:

@@ -2064,3 +2064,23 @@ def test_a_message_that_names_an_item_of_an_earlier_answer_is_one_memory_with_it
     assert chose.content.endswith(
         f"{REPLYING_TO} the agent: Option 2: JR West Kansai-Hiroshima Area Pass."
     )
+
+
+def test_a_message_to_an_assistant_that_moves_on_tells_each_thing_in_its_own_memory() -> None:
+    """Blind conversation 56: a message opening a session told a run and then, after "bigger
+    thing:", a hypoglycaemic episode; one memory of both ranked below the context for "What
+    was dad's blood sugar reading when Rosa found him sweaty and confused?"."""
+    message = (
+        "lol today would have been race day. did 8 miles on monday though, longest ever!! "
+        "bigger thing: thursday night rosa found dad sweaty and confused, his meter said 58."
+    )
+    answer = Turn(
+        "t1", "Please call his doctor today about the 58.", "the agent", MAY_8, agent=True
+    )
+    first, second, *_ = write_observations([Turn("t0", message, "Tessa", MAY_8), answer])
+    assert "8 miles" in first.content and "rosa" not in first.content
+    assert second.content.startswith("8 May 2023, Tessa: bigger thing: thursday night")
+    assert "58" in second.content
+    # between people a message keeps its topics together, as before
+    between = [turn(0, "Priya", "i ran 5k this morning"), turn(1, "Tessa", message)]
+    assert len(write_observations(between)) == 2  # Priya's, and Tessa's whole
