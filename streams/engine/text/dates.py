@@ -976,8 +976,9 @@ _FUTURE_CUE = re.compile(
 # The present progressive, a plan when its clause names a day or month: "we're going camping
 # in June", "I'm flying to Frankfurt on Friday" (in another clause it is the present: "I'm
 # feeling drained, and ...").
+_BE_NOW = rf"\b(?:am|is|are|{_BARE_BE})|['’](?:m|re)"  # "be" in the present, "'s" aside
 _PROGRESSIVE = re.compile(
-    rf"(?:\b(?:am|is|are|{_BARE_BE})|['’](?:m|re)|\b(?:he|she|it|there)['’]s)"
+    rf"(?:{_BE_NOW}|\b(?:he|she|it|there)['’]s)"
     r"[ \t]+(?:[a-z]+[ \t]+)?[a-z]{2,}ing\b",
     re.I | re.A,
 )
@@ -1100,9 +1101,7 @@ def _alone(match: re.Match[str], text: str) -> bool:
     return before.lower() not in _NOT_ALONE and not before.isdigit()
 
 
-_BE_BEFORE = re.compile(
-    rf"(?:\b(?:am|is|are|was|were|{_BARE_BE})|['’](?:m|s|re))[ \t]+\Z", re.IGNORECASE | re.ASCII
-)
+_BE_BEFORE = re.compile(rf"(?:{_BE_NOW}|\b(?:was|were)|['’]s)[ \t]+\Z", re.IGNORECASE | re.ASCII)
 """A form of "be" just before a word: "is coming" is a verb, whatever "coming" is elsewhere."""
 
 
@@ -1141,19 +1140,17 @@ def _tense(match: re.Match[str], text: str, context: str | None = None) -> Tense
     intended = _INTENDED.search(text, start, match.start())
     if intended is not None and not _PAST_CUE.search(text, intended.end(), match.start()):
         return "future"  # "Jo has asked me to run a group in September": what is to be done
-    if (
-        match.lastgroup in ("in_month", "in_season")
-        and _DUE.search(text, max(0, match.start() - 8), match.start())
-        and not _PAST_CUE.search(clause)  # "the baby was due in June but came early"
-    ):
-        return "future"  # "due in February": a baby, an essay, a bill expected then
-    if (
-        _SCHEDULED.search(clause)
-        and not _HABITUAL.search(clause)
-        and not _PAST_CUE.search(clause)
-        and not _PERFECT.search(clause)
-    ):
-        return "future"  # "he starts on the 11th": a day on a timetable, the coming one
+    if not _PAST_CUE.search(clause):  # "the baby was due in June but came early"
+        if match.lastgroup in ("in_month", "in_season") and _DUE.search(
+            text, max(0, match.start() - 8), match.start()
+        ):
+            return "future"  # "due in February": a baby, an essay, a bill expected then
+        if (
+            _SCHEDULED.search(clause)
+            and not _HABITUAL.search(clause)
+            and not _PERFECT.search(clause)
+        ):
+            return "future"  # "he starts on the 11th": a day on a timetable, the coming one
     marked, tense = _marked(clause, progressive=True)
     if marked:
         return tense

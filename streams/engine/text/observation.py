@@ -759,7 +759,8 @@ def _said_of_that(
     if previous is None or previous.agent or previous.speaker == turn.speaker:
         return written
     of_that = _OF_THAT.match(turn.text.lstrip()) is not None
-    if not of_that and not _goes_on(turn.text):
+    fragment = None if of_that else _goes_on(turn.text)
+    if not of_that and fragment is None:
         return written
     day = day_label(turn.at)
     before = _last_of(observations, previous, written, day)
@@ -768,7 +769,7 @@ def _said_of_that(
     said = _opening(written[0].content, day, turn.speaker)
     if of_that and not _OF_THAT.match(said):
         return written  # what opened with "that" was phatic ("That's great! we ...")
-    if not of_that and said.split(None, 1)[0] not in split_sentences(turn.text)[0].split():
+    if fragment is not None and said.split(None, 1)[0] not in fragment.split():
         return written  # the fragment was phatic, and what follows it stands alone
     joined = f"{_finished(before.content)} {turn.speaker}: {said}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
@@ -780,16 +781,16 @@ message when it has no verb ("312 to 240", "only the lace!!"): longer, it names 
 its own ("the new bakery on the corner by the station")."""
 
 
-def _goes_on(text: str) -> bool:
-    """Whether ``text`` opens with a short sentence of no verb and no pronoun that names a
-    number or a thing (a determiner before it) without asking: said after another's message,
-    it is about that message's thing, unless the message goes on to say enough to be about
-    something else (:data:`TOPIC_WORDS`: "Exactly my reaction. By the way, I have my first
-    cello recital on June 24th"). A word alone is more often a reaction ("Ambitious!", "ugh
-    thats grim") than a thing, and a reaction opens a message that goes on about something
-    else."""
+def _goes_on(text: str) -> str | None:
+    """The short sentence ``text`` opens with when it has no verb and no pronoun and names a
+    number or a thing (a determiner before it) without asking (else None): said after
+    another's message, it is about that message's thing, unless the message goes on to say
+    enough to be about something else (:data:`TOPIC_WORDS`: "Exactly my reaction. By the
+    way, I have my first cello recital on June 24th"). A word alone is more often a reaction
+    ("Ambitious!", "ugh thats grim") than a thing, and a reaction opens a message that goes
+    on about something else."""
     first, *rest = split_sentences(text) or [""]
-    return (
+    goes_on = (
         len(first.split()) <= GOES_ON_WORDS
         and len(content_words(" ".join(rest))) < TOPIC_WORDS
         and _NAMES_A_THING.search(first) is not None
@@ -799,6 +800,7 @@ def _goes_on(text: str) -> bool:
         and not _IN_ED.search(first)  # "Update: standup moved to 9:15" has its verb
         and bool(content_words(first))
     )
+    return first if goes_on else None
 
 
 _IN_ED = re.compile(r"\b[^\W\d_]{3,}ed\b", re.IGNORECASE)
