@@ -1300,10 +1300,23 @@ def has_a_verb(clause: str) -> bool:
     return _marked(clause, progressive=False)[0]
 
 
+_ELIDED_HAVE_GOT = re.compile(
+    r"^([ \t]*(?:(?:and|but|so|also|still)[ \t]+)?)got(?=[ \t]+(?:a|an|the|my|our|his|her|their)"
+    rf"(?:[ \t]+[a-z]+){{0,2}}?[ \t]+(?:{_ONE_OFF_EVENTS})\b(?![ \t]+[a-z]+(?<!\bon)(?<!\bat)"
+    r"(?<!\bin)(?<!\bthis)(?<!\bnext)(?<!\btomorrow)(?<!day)(?<!\bbtw)(?<!\bfor)\b))",
+    re.IGNORECASE | re.ASCII,
+)
+"""A clause that opens with "got" and an event, its subject and "have" left out as chat leaves
+them: "got an interview on tuesday btw" (said on a Sunday) is "I've got", the coming Tuesday,
+not "I got" (blind conversation 68 had dated it to the Tuesday before). The event must end its
+noun phrase: "got my scan results on friday" is what came."""
+
+
 def _marked(scope: str, *, progressive: bool) -> tuple[bool, Tense | None]:
     """Whether ``scope`` marks a tense, and which: the future with a mark of it and none of the
     past, the past with a mark of it and no other present-tense verb ("I have a meeting on
     Friday": the coming one, or every week's); otherwise None."""
+    scope = _ELIDED_HAVE_GOT.sub(r"\1have got", scope)
     # "I've booked a table on Friday": the day is the table's, the booking holds now
     perfects = [m for m in _PERFECT.finditer(scope) if not _ARRANGED.search(m.group())]
     perfect = bool(perfects)

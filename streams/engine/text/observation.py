@@ -445,13 +445,23 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
         echoed = _echoed_words(previous, turn, names)
         last = _others_last_sentence(previous, turn)
         replying = _replies_to_a_wh_question(last)
-        stated = _stated(turn.text, names, requests=to_agent, echoed=echoed, replying=replying)
+        listener = (
+            frozenset() if to_agent else called.get(others.get(turn.speaker, ""), frozenset())
+        )
+        stated = _stated(
+            turn.text,
+            names,
+            requests=to_agent,
+            echoed=echoed,
+            replying=replying,
+            listener=listener,
+        )
         polar = bool(_ANSWER_START.match(turn.text.lstrip()))  # a yes or no opens it
         question = _question_answered(previous, turn, stated, names, polar)
         word_only = not stated and _answers_a_word(question, previous, last, names)
         if word_only:
             # "Blue." to "Which color?" is no small talk; "same old" to "What's new?" is
-            stated = _stated(turn.text, names, echoed=echoed, answering=True)
+            stated = _stated(turn.text, names, echoed=echoed, answering=True, listener=listener)
         if question is not None and polar:
             stated = _answer(turn.text, stated)  # "Yes!" is phatic alone, a fact after it
         if to_agent and stated:
@@ -1108,6 +1118,7 @@ def _stated(
     echoed: frozenset[str] = frozenset(),
     answering: bool = False,
     replying: bool = False,
+    listener: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The sentences of ``text`` that state something, each without its leading and trailing
     phatic clauses ("Oh wow, ", ", haha") and its hedges.
@@ -1156,7 +1167,7 @@ def _stated(
             continue  # a question that asks nothing in particular ("What next?")
         if echoed and not asked and set(words) <= echoed and _SECOND_PERSON.search(sentence):
             continue  # "glad you found something that brings you joy": a reaction
-        trimmed = _trim_phatic(sentence, names)
+        trimmed = _trim_phatic(sentence, names, listener)
         if not trimmed:
             continue  # "Oh man, wow!", "Dude.": only a word of address names anything
         stating.append(trimmed)
@@ -1352,17 +1363,29 @@ def _clause_spans(sentence: str) -> list[tuple[int, int]]:
 _CLAUSE = re.compile(r"[,;:—–]+[ \t]+|[ \t]+[—–-][ \t]+")  # "9:30" and "3,000" stay whole
 
 
-def _trim_phatic(sentence: str, names: frozenset[str]) -> str:
+def _trim_phatic(
+    sentence: str, names: frozenset[str], listener: frozenset[str] = frozenset()
+) -> str:
     """``sentence`` without its leading and trailing clauses that say nothing ("Oh wow, ",
     ", haha", "Hey Mel, ", "My friend, " before what I or you did, ", my friend" at the end,
     "Oh man, ": :func:`_addressed`); "" when those are all it has. A clause of one
     capitalised word that is no participant's name is a name said ("Oscar, my guinea pig"):
     it stays. A participant's name before a question to the listener, with no comma ("Greg
-    did you buy him a sweater", "greg are u getting a dog"), is said to them too."""
+    did you buy him a sweater", "greg are u getting a dog"), is said to them too, and so is
+    the ``listener``'s name ending a sentence with no comma ("im allergic callum": a person's,
+    an assistant's name is a noun too, "a startup assistant"), unless as an object
+    (:data:`_BEFORE_A_NAME`)."""
     named = _NAME_BEFORE_ASKING.match(sentence)
     if named is not None and _folded(named.group(1)) in names:
         sentence = sentence[named.end() :]
         sentence = sentence[:1].upper() + sentence[1:]
+    last = _NAME_AT_END.search(sentence)
+    if (
+        last is not None
+        and _folded(last.group(2)) in listener
+        and _folded(last.group(1)) not in _BEFORE_A_NAME
+    ):
+        sentence = sentence[: last.start(2)].rstrip() + sentence[last.end(2) :]
     spans = _clause_spans(sentence)
     saying = [
         i
@@ -1391,6 +1414,70 @@ _WHO_IT_IS = re.compile(
     r"(?:you|me|us|him|her|them)$",
     re.IGNORECASE,
 )
+
+
+_NAME_AT_END = re.compile(r"\b([^\W\d_]+['’]?[^\W\d_]*)[ \t]+([^\W\d_]+)(?=[^\w]*$)")
+_BEFORE_A_NAME = frozenset(
+    {
+        "and",
+        "or",
+        "nor",
+        "with",
+        "to",
+        "for",
+        "from",
+        "at",
+        "by",
+        "of",
+        "about",
+        "like",
+        "than",
+        "as",
+        "is",
+        "was",
+        "are",
+        "am",
+        "'s",
+        "its",
+        "it's",
+        "im",
+        "i'm",
+        "called",
+        "named",
+        "call",
+        "calls",
+        "the",
+        "a",
+        "an",
+        "my",
+        "your",
+        "his",
+        "her",
+        "our",
+        "their",
+        "this",
+        "that",
+        "dear",
+        "uncle",
+        "aunt",
+        "auntie",
+        "cousin",
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "st",
+        "saint",
+        "little",
+        "big",
+        "old",
+        "young",
+    }
+)
+"""Words after which a participant's name ends a sentence as its object or complement ("it's
+just me and callum", "a text from jamie"): anywhere else the name that ends a sentence with no
+comma before it is said to that participant ("im allergic callum", blind conversation 68, had
+kept "Jamie is allergic callum")."""
 
 
 # A word, then a question to the listener: an auxiliary before "you" ("Greg did you", "Greg

@@ -1457,6 +1457,25 @@ def test_a_name_before_a_question_to_the_listener_is_a_vocative_without_a_comma(
     assert write_observations(chat)[1].content == f"8 May 2023, Luisa: {said}"
 
 
+def test_the_listener_s_name_ending_a_sentence_without_a_comma_is_a_vocative() -> None:
+    # "im allergic callum" had been kept as "Jamie is allergic callum" (blind conversation 68)
+    for said, expected in (
+        ("im allergic callum", "8 May 2023: Jamie is allergic"),
+        ("the bridge is finished callum!!", "8 May 2023, Jamie: the bridge is finished!!"),
+        # the name as an object or a complement stays, and so does the speaker's own
+        (
+            "the last slice of cake is for callum",
+            "8 May 2023, Jamie: the last slice of cake is for callum",
+        ),
+        (
+            "my boss marcus calls me jamie",
+            "8 May 2023: Jamie's boss marcus calls them jamie",
+        ),
+    ):
+        chat = [turn(0, "Callum", "get a cat!!"), turn(1, "Jamie", said)]
+        assert write_observations(chat)[-1].content == expected, said
+
+
 def test_among_three_you_is_the_one_called_by_name_else_the_one_answered() -> None:
     turns = [
         turn(0, "Ben", "I finished the Berlin marathon last weekend!"),
