@@ -490,8 +490,8 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     turn, reply, you, question, max_chars, replied, words, picked, quoted=to_agent
                 )
             )
-            if moved_on:
-                observations.extend(_observe(turn, moved_on, you, None, max_chars, quoted=True))
+            for topic in _each_topic(moved_on):
+                observations.extend(_observe(turn, topic, you, None, max_chars, quoted=True))
         else:
             if replied is not None:
                 observations.extend(_observe(*replied, None, max_chars))
@@ -502,6 +502,10 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     # that moves on tells two things ("... bigger thing: thursday night rosa
                     # found him sweaty and confused"), each found by its own memory
                     stated, news = _moves_on(stated)
+                    if news and question is None and len(words(" ".join(stated))) < 2:
+                        # "few updates. 1) declan backed down ...": a heading of what follows
+                        first, *rest = _each_topic(news)
+                        stated, news = [*stated, *first], [s for topic in rest for s in topic]
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 skipped = replied[0] if replied is not None else None
                 may_choose = to_agent and question is None  # from an earlier answer
@@ -525,8 +529,10 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                         observations, earlier, turn, question, written, max_chars
                     )
                 observations.extend(written)
-                if news:
-                    observations.extend(_observe(turn, news, you, None, max_chars, quoted=to_agent))
+                for topic in _each_topic(news):
+                    observations.extend(
+                        _observe(turn, topic, you, None, max_chars, quoted=to_agent)
+                    )
         replied = None
         earlier, previous = previous, turn
     if replied is not None:
@@ -1042,14 +1048,31 @@ def _moves_on(stated: list[str]) -> tuple[list[str], list[str]]:
     return stated, []
 
 
+def _each_topic(news: list[str]) -> list[list[str]]:
+    """``news`` (what :func:`_moves_on` split off, opening with a marker) cut again at each
+    sentence that opens by moving on: one memory per topic. "Big decisions week. 1) I'm
+    raising sourdough ... 2) Knee: off crutches since the 19th ... 3) Case Western visit
+    ..." had been the first memory and one of the other three (blind conversation 67)."""
+    topics: list[list[str]] = []
+    for sentence in news:
+        if not topics or _MOVES_ON.match(sentence):
+            topics.append([])
+        topics[-1].append(sentence)
+    return topics
+
+
 _MOVES_ON = re.compile(
     r"[ \t]*(?:(?:ok|okay|so|and|right|anyway)[ \t,]+)?"
     r"(?:oh[ \t,]+and|also|btw|by[ \t]+the[ \t]+way|(?:in[ \t]+)?(?:[^\W\d_]+[ \t]+)?news\b"
-    r"|different[ \t]+topic|(?:one[ \t]+more|another|the[ \t]+other(?:[ \t]+big)?)[ \t]+thing"
+    r"|different[ \t]+(?:topic|thing|question|subject)"
+    r"|(?:one[ \t]+more|another|the[ \t]+other(?:[ \t]+big)?)[ \t]+thing"
     r"|(?:the[ \t]+)?(?:big(?:ger)?|main|last)[ \t]+thing(?=[ \t]*[:,—–-])"
     r"|on[ \t]+(?:another|a[ \t]+different)[ \t]+note|unrelated(?:ly)?|side[ \t]+note"
     r"|p\.?s\.?|speaking[ \t]+of|separately|changing[ \t]+(?:the[ \t]+)?(?:topic|subject)"
-    r"|quick[ \t]+question|random(?:ly)?)\b",
+    r"|quick[ \t]+question|random(?:ly)?)\b"
+    # an item of a list of news written inline: "few updates. 1) declan backed down ... 2) im
+    # doing lisbon!! ... niamh from work is taking my dublin bib"
+    r"|[ \t]*\(?\d{1,2}\)[ \t]",
     re.IGNORECASE,
 )
 """English discourse markers that open a new topic ("oh and", "also", "btw", "other news",

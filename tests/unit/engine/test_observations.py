@@ -2103,3 +2103,27 @@ def test_a_message_to_an_assistant_that_moves_on_tells_each_thing_in_its_own_mem
     # between people a message keeps its topics together, as before
     between = [turn(0, "Priya", "i ran 5k this morning"), turn(1, "Tessa", message)]
     assert len(write_observations(between)) == 2  # Priya's, and Tessa's whole
+
+
+def test_a_message_to_an_assistant_of_several_items_tells_each_in_its_own_memory() -> None:
+    """Blind conversations 67 and 69: news written as an inline list ("1) ... 2) ...") or
+    moving on more than once had been two memories, the first topic and all the others."""
+    message = (
+        "few updates. 1) declan backed down, rent is 1,173 from october. "
+        "2) im doing lisbon!! niamh from work is taking my dublin bib. "
+        "3) physio says the knee is grand. different thing, can you redo the plan"
+    )
+    answer = Turn("t1", "Congratulations on Lisbon!", "the agent", MAY_8, agent=True)
+    memories = write_observations([Turn("t0", message, "Darragh", MAY_8), answer])
+    told = [m.content for m in memories if m.speaker == "Darragh"]
+    # the heading ("few updates.") stays with the first item
+    assert (
+        told[0]
+        == "8 May 2023, Darragh: few updates. 1) declan backed down, rent is 1,173 from october."
+    )
+    assert [("declan" in c, "niamh" in c, "knee" in c, "redo" in c) for c in told] == [
+        (True, False, False, False),
+        (False, True, False, False),
+        (False, False, True, False),
+        (False, False, False, True),
+    ], told
