@@ -1165,7 +1165,7 @@ def _stated(
     describing = False  # a sentence says what a third person is like: no small talk
     reminding = False  # the sentence before is a reminder ("Do you remember the claim?")
     for sentence in split_sentences(without_emphasis(text)):
-        asked = is_question(sentence)
+        asked = is_question(sentence) or _asked_by_name(sentence, names)
         if asked and replying and not stating and _uptalk(sentence):
             sentence, asked = sentence.rstrip().rstrip("?") + ".", False
         opened = _trim_phatic(sentence, names) if asked else ""
@@ -1398,10 +1398,7 @@ def _trim_phatic(
     the ``listener``'s name ending a sentence with no comma ("im allergic callum": a person's,
     an assistant's name is a noun too, "a startup assistant"), unless as an object
     (:data:`_BEFORE_A_NAME`)."""
-    named = _NAME_BEFORE_ASKING.match(sentence)
-    if named is not None and _folded(named.group(1)) in names:
-        sentence = sentence[named.end() :]
-        sentence = sentence[:1].upper() + sentence[1:]
+    sentence = _without_name_asked(sentence, names)
     last = _NAME_AT_END.search(sentence)
     if (
         last is not None
@@ -1629,7 +1626,7 @@ def _last_question(text: str, names: frozenset[str]) -> tuple[str, str] | None:
     at = max((i for i, s in enumerate(sentences) if _asks_the_other(s, names)), default=None)
     if at is None:
         return None
-    question = _asked(_unaddressed(sentences[at]))
+    question = _asked(_unaddressed(_without_name_asked(sentences[at], names)))
     return _question_in(sentences, at, question, names), _told_with(sentences[at + 1 :], names)
 
 
@@ -1676,6 +1673,25 @@ def _question_in(sentences: list[str], at: int, question: str, names: frozenset[
     if FIRST_PERSON.search(context):
         return question  # "we tried a new brunch spot. How did it go?": "it" is not the brunch
     return f"{_finished(context)} {question}"
+
+
+def _without_name_asked(sentence: str, names: frozenset[str]) -> str:
+    """``sentence`` without a participant's name before its question ("jess did you book the
+    cabin yet": "Did you book the cabin yet"), which the third person makes "jess did Jess"."""
+    named = _NAME_BEFORE_ASKING.match(sentence)
+    if named is None or _folded(named.group(1)) not in names:
+        return sentence
+    rest = sentence[named.end() :]
+    return rest[:1].upper() + rest[1:]
+
+
+def _asked_by_name(sentence: str, names: frozenset[str]) -> bool:
+    """Whether ``sentence`` is a question without its mark after the listener's name ("jess
+    did you book the cabin yet or are you still optimizing the spreadsheet"): found as the
+    question an answer replied to, it had also been kept as a statement of its own ("Priya:
+    Did Jess book the cabin yet ...", blind conversation 70)."""
+    unnamed = _without_name_asked(sentence, names)
+    return unnamed is not sentence and is_question(unnamed)
 
 
 def _asks_the_other(sentence: str, names: frozenset[str]) -> bool:
