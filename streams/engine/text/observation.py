@@ -583,12 +583,18 @@ def _replies_to(kept: list[str], turn: Turn, names: frozenset[str], polar: bool)
     below the context for "Which neighbour agreed to water the garden?" (blind conversations
     25 and 27: single-hop 0.80 -> 0.90 and answers 0.70 -> 0.75; RealMem evidence @5 / @10
     0.191 / 0.264 -> 0.190 / 0.261, points @2,000 0.258 -> 0.259).
+    A message that opens by moving on (:data:`_MOVES_ON`: "Also my best friend Juliana wants
+    to visit in december!", "Different topic tonight.") replies to nothing: joined to the
+    answer on child benefits before it, blind conversation 64's "Also Lívia needs something
+    after school ..." was a memory of both (blind 67: 0.75 -> 0.78; RealMem unchanged).
     A person moves on in the next message as often as they reply ("wetsuit came! ..." after
     the assistant's outline of a handoff document): one memory of both was about two things,
     and its embedding about neither (issue 38, conversation 11: the handoff document's answer
     was found 45th for a question about it)."""
     if polar:
         return True
+    if _MOVES_ON.match(turn.text):
+        return False  # "Also Lívia needs something after school ...": news, not a reply
     own = _topic_words(turn.text, names)
     if len(own) < TOPIC_WORDS:
         return True

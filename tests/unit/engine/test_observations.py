@@ -2116,6 +2116,25 @@ def test_a_message_to_an_assistant_that_moves_on_tells_each_thing_in_its_own_mem
     assert len(write_observations(between)) == 2  # Priya's, and Tessa's whole
 
 
+def test_a_message_that_opens_by_moving_on_replies_to_no_answer() -> None:
+    """Blind conversation 64: "Also Lívia needs something after school ..." shared a word
+    with the answer on child benefits before it and had been one memory with it."""
+    answer = "You can apply for the Canada Child Benefit after 18 months of residence."
+    news = "Lívia needs something after school, Diego works evenings: the benefit would pay."
+
+    def memories(message: str) -> list[tuple[str, ...]]:
+        turns = [
+            Turn("t0", "What child benefits can we get?", "Renata", MAY_8),
+            Turn("t1", answer, "the agent", MAY_8 + 1, agent=True),
+            Turn("t2", message, "Renata", MAY_8 + 2),
+        ]
+        return [o.source_ids for o in write_observations(turns)]
+
+    assert ("t1", "t2") in memories(news)  # a reply: one memory with the answer
+    assert ("t2",) in memories(f"Also {news}")  # news of its own
+    assert ("t2",) in memories(f"Different topic. {news}")
+
+
 def test_a_message_to_an_assistant_of_several_items_tells_each_in_its_own_memory() -> None:
     """Blind conversations 67 and 69: news written as an inline list ("1) ... 2) ...") or
     moving on more than once had been two memories, the first topic and all the others."""
