@@ -2116,6 +2116,37 @@ def test_a_message_to_an_assistant_that_moves_on_tells_each_thing_in_its_own_mem
     assert len(write_observations(between)) == 2  # Priya's, and Tessa's whole
 
 
+def test_a_letter_to_an_assistant_tells_each_paragraph_of_other_news_in_its_own_memory() -> None:
+    """Blind conversation 71: a message a paragraph per piece of news (a new medicine, then
+    the family history) had been one memory, found for neither."""
+    health = (
+        "Good morning. I had my annual check-up with my GP, Dr Anita Sharma, a fortnight ago "
+        "and my blood pressure was 162/96. She has started me on amlodipine 5 mg, one tablet "
+        "each morning, and I started it last Thursday."
+    )
+    history = (
+        "On another subject entirely, I found my grandparents' ship on a passenger list "
+        "yesterday: James McKenzie and Agnes Paterson sailed on the Athenic in 1913, and "
+        "landed in Wellington. Could you suggest where to look next?"
+    )
+    same = (
+        "My GP also wants me to take my blood pressure at home twice a day and bring the "
+        "readings to my next appointment with Dr Sharma in April. Which monitor should I buy?"
+    )
+
+    def told(message: str) -> list[str]:
+        answer = Turn("t1", "Let's take these one at a time.", "the agent", MAY_8, agent=True)
+        turns = [Turn("t0", message, "Margaret", MAY_8), answer]
+        return [o.content for o in write_observations(turns) if o.speaker == "Margaret"]
+
+    two = told(f"{health}\n\n{history}")
+    assert len(two) == 2 and "amlodipine" in two[0] and "Athenic" in two[1], two
+    # a paragraph that goes on with the topic before it stays with it, as does a short one
+    assert len(told(f"{health}\n\n{same}")) == 1
+    assert len(told(f"{health}\n\nAlso the Athenic, 1913: where next?")) == 2  # "also"
+    assert len(told(f"{health}\n\nThe Athenic, 1913: where do I look next?")) == 1
+
+
 def test_a_message_that_opens_by_moving_on_replies_to_no_answer() -> None:
     """Blind conversation 64: "Also Lívia needs something after school ..." shared a word
     with the answer on child benefits before it and had been one memory with it."""
