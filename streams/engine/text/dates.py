@@ -55,6 +55,8 @@ this <season>                           the one D is in, else the one that begin
                                         in D's year
 next <season>                           the first such season that begins after D    season
 N days / weeks / months / years ago     D - N units (calendar arithmetic)            day
+N units ago today / yesterday /         that day - N units ("a week ago yesterday")  day
+  tomorrow
 in N units, N units from now / today    D + N units (days, weeks, months, years)     day
 N units from tomorrow, N units          D + 1 day + N units (none after a perfect:   day
 tomorrow ("a week tomorrow")            "married three years today")
@@ -519,6 +521,9 @@ _ONLY_A_FUNCTION_WORD_AFTER = (
 """What keeps a day from being a noun's modifier ("on the 15th floor", "Christmas presents"):
 after it, only a function word may come, or no word at all."""
 
+_AGO_FROM = {"yesterday": -1, "tomorrow": 1}
+"""The day "N units ago" counts back from when it names one ("a week ago yesterday")."""
+
 _EXPRESSION_SOURCE = (
     # A word start whose letter can begin an expression: a cheap filter for the scan.
     r"\b(?=[tylneiacofsjmdw0-9])(?:"
@@ -530,7 +535,9 @@ _EXPRESSION_SOURCE = (
     rf"|(?P<part>(?:earlier|later){_SP}this{_SP}(?P<part_unit>week|month|year))"
     rf"|(?P<two_away>the{_SP}(?P<an_unit>weekend|week|month|year){_SP}"
     rf"(?P<an_rel>after{_SP}next|before{_SP}last(?!{_SP}(?:{_WEEKDAY}|{_MONTH}|{_UNIT}|weekend))))"
-    rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago)"
+    rf"|(?P<ago>(?P<ago_n>{_COUNT}){_SP}(?P<ago_unit>weekends?|{_UNIT}){_SP}ago"
+    # "a week ago yesterday", "114 years ago yesterday": that many before the day named
+    rf"(?:{_SP}(?P<ago_from>today|yesterday|tomorrow)\b)?)"
     rf"|(?P<ahead>in{_SP}(?P<in_n>{_COUNT}){_SP}(?P<in_unit>{_UNIT}))"
     rf"|(?P<from_now>(?P<fn_n>{_COUNT}){_SP}(?P<fn_unit>{_UNIT}){_SP}"
     # without "from", weeks only: "a week tomorrow", "a fortnight today", not "the full five
@@ -745,7 +752,8 @@ def _period(
         unit = match.group("ago_unit").lower().rstrip("s")
         if unit == "weekend":
             return _weekend(monday - timedelta(days=7 * count))
-        day = _shifted(today, unit, -count)
+        start = today + timedelta(days=_AGO_FROM.get((match.group("ago_from") or "").lower(), 0))
+        day = _shifted(start, unit, -count)
         return day, day, "day"
     if kind == "ahead":
         if (

@@ -236,6 +236,14 @@ TABLE: tuple[Row, ...] = (
     ("a month ago", "2023-03-31T10:00", (("a month ago", "28 February 2023"),)),
     ("a month ago", "2024-03-31T10:00", (("a month ago", "29 February 2024"),)),
     ("a year ago", "2024-02-29T10:00", (("a year ago", "28 February 2023"),)),
+    # counted back from the day it names (blind conversation 71: "114 years ago yesterday")
+    ("we met a week ago yesterday", MON, (("a week ago yesterday", "30 April 2023"),)),
+    ("I saw her a week ago today", MON, (("a week ago today", "1 May 2023"),)),
+    (
+        "two weeks ago, yesterday was fine",
+        MON,
+        (("two weeks ago", "24 April 2023"), ("yesterday", "7 May 2023")),
+    ),
     ("two weeks ago", "2023-01-05T10:00", (("two weeks ago", "22 December 2022"),)),
     ("3 days ago", "2023-03-02T10:00", (("3 days ago", "27 February 2023"),)),
     ("a couple of weeks ago", MON, (("a couple of weeks ago", "24 April 2023"),)),
