@@ -521,8 +521,16 @@ _ONLY_A_FUNCTION_WORD_AFTER = (
 """What keeps a day from being a noun's modifier ("on the 15th floor", "Christmas presents"):
 after it, only a function word may come, or no word at all."""
 
-_AGO_FROM = {"yesterday": -1, "tomorrow": 1}
-"""The day "N units ago" counts back from when it names one ("a week ago yesterday")."""
+_DAY_COUNTED_FROM = {"yesterday": -1, "tomorrow": 1}
+"""Days from D to the day "N units ago" or "N units from ..." counts from when it names one
+("a week ago yesterday", "a week tomorrow"); "today" and "now" are D."""
+
+
+def _counted_from(today: date, named: str | None) -> date:
+    """The day an "ago" or "from" count starts at: ``named`` (:data:`_DAY_COUNTED_FROM`), else
+    ``today``."""
+    return today + timedelta(days=_DAY_COUNTED_FROM.get((named or "").lower(), 0))
+
 
 _EXPRESSION_SOURCE = (
     # A word start whose letter can begin an expression: a cheap filter for the scan.
@@ -752,7 +760,7 @@ def _period(
         unit = match.group("ago_unit").lower().rstrip("s")
         if unit == "weekend":
             return _weekend(monday - timedelta(days=7 * count))
-        start = today + timedelta(days=_AGO_FROM.get((match.group("ago_from") or "").lower(), 0))
+        start = _counted_from(today, match.group("ago_from"))
         day = _shifted(start, unit, -count)
         return day, day, "day"
     if kind == "ahead":
@@ -806,7 +814,7 @@ def _period(
     # not after a perfect ("we've been married three years today": a span)
     if _SPAN_PERFECT.search(_sentence_before(match, text)):
         return None
-    start = today + timedelta(days=1 if match.group("fn_from").lower() == "tomorrow" else 0)
+    start = _counted_from(today, match.group("fn_from"))
     day = _shifted(start, match.group("fn_unit").lower().rstrip("s"), _count(match.group("fn_n")))
     return day, day, "day"
 

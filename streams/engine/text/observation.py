@@ -484,30 +484,29 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             and (picked or _replies_to(replied[1], turn, names, polar))
         ):
             # a reply to an assistant follows what it replies to: one memory of both
-            reply, moved_on = _moves_on(stated) if to_agent else (stated, [])
+            reply, *moved_on = _topics(stated) if to_agent else [stated]
             observations.extend(
                 _replying(
                     turn, reply, you, question, max_chars, replied, words, picked, quoted=to_agent
                 )
             )
-            for topic in _each_topic(moved_on):
+            for topic in moved_on:
                 observations.extend(_observe(turn, topic, you, None, max_chars, quoted=True))
         else:
             if replied is not None:
                 observations.extend(_observe(*replied, None, max_chars))
             if stated:
-                news: list[str] = []
-                starts: frozenset[str] = frozenset()  # sentences that open a new paragraph's topic
+                topics = [stated]
                 if question is not None or to_agent:
                     # what the answer moves on to is no answer; a message to an assistant
                     # that moves on tells two things ("... bigger thing: thursday night rosa
                     # found him sweaty and confused"), each found by its own memory
                     starts = _paragraph_starts(turn.text) if to_agent else frozenset()
-                    stated, news = _moves_on(stated, starts)
-                    if news and question is None and len(words(" ".join(stated))) < 2:
+                    topics = _topics(stated, starts)
+                    if len(topics) > 1 and question is None and len(words(" ".join(topics[0]))) < 2:
                         # "few updates. 1) declan backed down ...": a heading of what follows
-                        first, *rest = _each_topic(news, starts)
-                        stated, news = [*stated, *first], [s for topic in rest for s in topic]
+                        topics = [topics[0] + topics[1], *topics[2:]]
+                stated, *news = topics
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 skipped = replied[0] if replied is not None else None
                 may_choose = to_agent and question is None  # from an earlier answer
@@ -531,7 +530,7 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                         observations, earlier, turn, question, written, max_chars
                     )
                 observations.extend(written)
-                for topic in _each_topic(news, starts):
+                for topic in news:
                     observations.extend(
                         _observe(turn, topic, you, None, max_chars, quoted=to_agent)
                     )
@@ -1075,31 +1074,21 @@ def _paragraph_starts(text: str) -> frozenset[str]:
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
-def _moves_on(
-    stated: list[str], starts: frozenset[str] = frozenset()
-) -> tuple[list[str], list[str]]:
-    """``stated`` (a person's sentences replying to an assistant's answer, or answering a
-    question) split where a sentence after the first opens by moving on (:data:`_MOVES_ON`,
-    or one of ``starts``: :func:`_paragraph_starts`):
-    what replies, to be one memory with what it replies to, and what is news of its own
-    ("constantly. ok my news. mum's finally got a date for her hip"). "no thats ok, I'll just
-    bring the list. one more thing, I only roast tuesdays and fridays rn" was one memory with the
-    answer's questions for a fire marshal, and ranked out of the context for "On which days
-    did Rafael roast?" (blind conversation 53: all answers 0.60 -> 0.70, single-hop 0.50 ->
-    0.64; RealMem unchanged, evidence @5 / @10 0.194 / 0.269, points 0.255)."""
-    for at, sentence in enumerate(stated[1:], start=1):
-        if _MOVES_ON.match(sentence) or sentence in starts:
-            return stated[:at], stated[at:]
-    return stated, []
-
-
-def _each_topic(news: list[str], starts: frozenset[str] = frozenset()) -> list[list[str]]:
-    """``news`` (what :func:`_moves_on` split off, opening with a marker) cut again at each
-    sentence that opens by moving on: one memory per topic. "Big decisions week. 1) I'm
-    raising sourdough ... 2) Knee: off crutches since the 19th ... 3) Case Western visit
-    ..." had been the first memory and one of the other three (blind conversation 67)."""
+def _topics(stated: list[str], starts: frozenset[str] = frozenset()) -> list[list[str]]:
+    """``stated`` (a person's sentences replying to an assistant's answer, answering a
+    question, or told to an assistant) cut where a sentence after the first opens by moving
+    on (:data:`_MOVES_ON`, or one of ``starts``: :func:`_paragraph_starts`): one memory per
+    topic. The first replies, to be one memory with what it replies to; the others are news
+    of their own ("constantly. ok my news. mum's finally got a date for her hip"). "no thats
+    ok, I'll just bring the list. one more thing, I only roast tuesdays and fridays rn" was
+    one memory with the answer's questions for a fire marshal, and ranked out of the context
+    for "On which days did Rafael roast?" (blind conversation 53: all answers 0.60 -> 0.70,
+    single-hop 0.50 -> 0.64; RealMem unchanged, evidence @5 / @10 0.194 / 0.269, points
+    0.255). "Big decisions week. 1) I'm raising sourdough ... 2) Knee: off crutches since the
+    19th ... 3) Case Western visit ..." had been the first topic and one memory of the other
+    three (blind conversation 67)."""
     topics: list[list[str]] = []
-    for sentence in news:
+    for sentence in stated:
         if not topics or _MOVES_ON.match(sentence) or sentence in starts:
             topics.append([])
         topics[-1].append(sentence)
@@ -1444,7 +1433,7 @@ def _trim_phatic(
     an assistant's name is a noun too, "a startup assistant"), unless as an object
     (:data:`_BEFORE_A_NAME`)."""
     sentence = _without_name_asked(sentence, names)
-    last = _NAME_AT_END.search(sentence)
+    last = _NAME_AT_END.search(sentence) if listener else None
     if (
         last is not None
         and _folded(last.group(2)) in listener
