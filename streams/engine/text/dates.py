@@ -52,7 +52,8 @@ last / this / next <month name>         the most recent one strictly before D's 
 last <season>                           the most recent such season that ended       season
                                         before D's season began
 this <season>                           the one D is in, else the one that begins    season
-                                        in D's year
+                                        in D's year (in a sentence in the past, the
+                                        most recent such one)
 next <season>                           the first such season that begins after D    season
 N days / weeks / months / years ago     D - N units (calendar arithmetic)            day
 N units ago today / yesterday /         that day - N units ("a week ago yesterday")  day
@@ -64,9 +65,14 @@ N weeks on <weekday> ("a week on        the coming <weekday> + N weeks          
 Friday")
 <day> <month>, <month> <day>, the <day> that day in the year that puts it nearest D   day
 of <month> (no year after it), the     (so within half a year, but for 29 February);
-month whole or shortened ("aug 2")      after "since", the last up to D
+month whole or shortened ("aug 2")      after "since", the last up to D; arranged
+                                        for, or in the future, and over two months
+                                        gone: the first after D
 on <weekday>, in a sentence in the past as "last <weekday>"; in the future as     day
-/ in the future                         "this coming <weekday>"
+/ in the future                         "this coming <weekday>", after the day to
+                                        come its sentence named before it
+that <weekday> / the <weekday> after    in the week of the day named before it in    day
+                                        the message / the first after that day
 in [early / late / mid] <month>, in a   the most recent such month up to D's / the   month
 sentence in the past / in the future    first one from D's on
 since <month>, in any sentence          the most recent such month up to D's         month
@@ -647,18 +653,14 @@ def _resolve(
     for match in matches:
         if found and match.start() < found[-1].end:
             continue  # within the expression before it ("the 17th" of "Thursday the 17th")
-        if (
-            match.lastgroup == "lead_weekday"  # a weekday alone: "that next Friday" is next's
-            and found
-            and _word_before(text, match.start()).lower() == "that"
-        ):
-            anchor = found[-1]  # "closing is may 15, and we're moving her in that saturday"
-            if anchor.granularity == "day":
-                target = _WEEKDAYS[match.group("lw_name").lower()]
-                day = anchor.first + timedelta(days=(target - anchor.first.weekday()) % 7)
-                start, end = match.span("lw_name")
-                found.append(ResolvedDate(start, end, text[start:end], day, day, "day"))
-            continue
+        if match.lastgroup == "lead_weekday":  # "that next Friday" is next's
+            anchor = found[-1] if found else _day_before(match, text, today, context)
+            anchored = None if anchor is None else _anchored_weekday(match, text, anchor)
+            if anchored is not None:
+                found.append(anchored)
+                continue
+            if found and _word_before(text, match.start()).lower() == "that":
+                continue
         period = None
         if match.lastgroup == "day_of_month" and found:
             # a later day of the month just named, whatever the tense: "the flight on August
@@ -683,8 +685,74 @@ def _resolve(
         if numbered is not None and not _OF_AFTER.match(text, numbered.end()):
             end = numbered.end()  # "Thursday the 17th (17 March 2022)", not between the two
         first, last, granularity = period
+        if match.lastgroup in ("on_weekday", "lead_weekday") and found and first > today:
+            first = last = _in_order(first, granularity, found[-1], text[found[-1].end : start])
         found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
     return tuple(found)
+
+
+def _anchored_weekday(match: re.Match[str], text: str, before: ResolvedDate) -> ResolvedDate | None:
+    """The weekday of ``match`` (said alone) told from the day named before it in its
+    message (``before``), or None: "that saturday" is in that day's week ("closing is may
+    15, and we're moving her in that saturday"), "the wednesday after" the first one after it
+    ("thursday night, back monday. mum's op is the wednesday after": blind conversation 72
+    had left it undated)."""
+    if before.granularity != "day":
+        return None
+    word = _word_before(text, match.start()).lower()
+    target = _WEEKDAYS[match.group("lw_name").lower()]
+    after = _AFTER_IT.match(text, match.end()) if word == "the" else None
+    if after is not None:
+        day = before.first + timedelta(days=(target - before.first.weekday() - 1) % 7 + 1)
+        start, end = match.start(), after.end("after")
+    elif word == "that":
+        day = before.first + timedelta(days=(target - before.first.weekday()) % 7)
+        start, end = match.span("lw_name")
+    else:
+        return None
+    return ResolvedDate(start, end, text[start:end], day, day, "day")
+
+
+def _day_before(
+    match: re.Match[str], text: str, today: date, context: str | None
+) -> ResolvedDate | None:
+    """For "the <weekday> after" that opens ``text``'s dates, the last day named before
+    ``text`` in its message (``context``), or None: "thursday night, back monday. mum's op is
+    the wednesday after" is grounded a sentence at a time."""
+    if context is None or not _AFTER_IT.match(text, match.end()):
+        return None
+    if _word_before(text, match.start()).lower() != "the":
+        return None
+    at = context.find(text)
+    if at <= 0:
+        return None
+    before = context[:at]
+    days = [d for d in _resolve(before, before.lower(), today, context) if d.granularity == "day"]
+    return days[-1] if days else None
+
+
+_AFTER_IT = re.compile(
+    r"[ \t]+(?P<after>after)(?=[ \t]*(?:$|[.,!?;:)\n]|(?:and|but|so|then|that|which)\b))",
+    re.IGNORECASE,
+)
+""""after" that ends a clause: after the day named before ("the wednesday after"), not
+after a thing ("the Friday after the party") nor "after next"."""
+
+
+def _in_order(first: date, granularity: str, before: ResolvedDate, between: str) -> date:
+    """``first``, a day to come dated by its tense, moved on by weeks to after the day to come
+    named just before it in the same sentence (``before``; ``between``: the text between): a
+    plan is told in the order it goes ("thursday night, back monday", said on a Saturday, is
+    the Monday after that Thursday, not the one before it; blind conversation 72)."""
+    if (
+        granularity != "day"
+        or before.granularity != "day"
+        or first >= before.first  # the same day named again ("Friday night ... Friday")
+        or any(mark in between for mark in _SENTENCE_MARKS)
+        or (before.first - first).days >= 7
+    ):
+        return first
+    return first + timedelta(days=7)
 
 
 _Period = tuple[date, date, Granularity]
@@ -742,9 +810,14 @@ def _period(
             day += timedelta(days=7)
         return day, day, "day"
     if kind == "period":
-        return _named_period(
-            _normalised(match.group("p_rel")), match.group("p_unit").lower(), today, monday
-        )
+        relation, unit = _normalised(match.group("p_rel")), match.group("p_unit").lower()
+        period = _named_period(relation, unit, today, monday)
+        to_come = relation == "this" and unit in _SEASONS and period[0] > today
+        if to_come and _tense(match, text, context) == "past":
+            # "this winter finally broke us", said on 1 March: the winter just gone, not the
+            # one to begin later in the year (blind conversation 73)
+            return _named_period("last", unit, today, monday)
+        return period
     if kind == "named_month":
         month = _month_named(text[match.start("m_name") : match.end("m_name")])
         if month is None:
@@ -906,12 +979,25 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
         later = [d for d in candidates if d >= today]
         if later:
             return later[0], later[0], "day"
+    day = min(candidates, key=lambda d: (abs((d - today).days), d))
+    if (today - day).days > _RECENT_DAYS and (
+        _ARRANGED_FOR.search(text, 0, match.start()) or _tense(match, text) == "future"
+    ):
+        # "now they fixed the wedding: 18 October", "the wedding will be on 18 October", said
+        # in February: the coming one, not the nearer one gone
+        day = next(d for d in candidates if d > today)
+        return day, day, "day"
     if _word_before(text, match.start()) == "since":
         earlier = [d for d in candidates if d <= today]  # "since June 3rd": one gone by
         if earlier:
             return earlier[-1], earlier[-1], "day"
-    day = min(candidates, key=lambda d: (abs((d - today).days), d))
     return day, day, "day"
+
+
+_RECENT_DAYS = 60
+"""How long ago a day and month may be and still be the one meant when its sentence says it
+is to come: a day of the last two months named in the future is one just gone, told loosely
+("let's circle back to your trip from July 15th", said in August), not one a year away."""
 
 
 # After a day and "may" or "march" in lower case, what makes them a date: the sentence ends
@@ -932,6 +1018,14 @@ _UNTIL = frozenset({"until", "till", "til", "through", "thru"})
 """Words before a date that make it a bound still ahead: what lasts until then has not ended
 (blind conversation 44: "new permit is until september 30", said in March, had become the
 September before, the nearer of the two)."""
+_ARRANGED_FOR = re.compile(
+    r"\b(?:booked|scheduled|fixed|set|planned|arranged|reserved)\b[^.!?\n]{0,40}?"
+    r"(?:[ \t]for|:)[ \t]+(?:the[ \t]+)?$",
+    re.IGNORECASE | re.ASCII,
+)
+"""What is arranged for a day is to come, told in any tense: "they fixed the wedding: 18
+October", said in February (blind conversation 74: the nearer 18 October, of the year
+before), "we booked the venue for 3 June"."""
 # What a day is put off or moved to is a day to come: "the wedding's moved to 2nd September",
 # "they pushed it back to the 3rd of June", "postponed until March 9th"
 _RESCHEDULED = re.compile(

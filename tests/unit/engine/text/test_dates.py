@@ -368,6 +368,56 @@ TABLE: tuple[Row, ...] = (
         MON,
         (("3 may", "3 May 2023"), ("next Friday", "19 May 2023")),
     ),
+    # "the <weekday> after" is the first one after the day named before it, and a plan's
+    # days come in the order told: "back monday" after "thursday night" (said on a Saturday)
+    # is the Monday after it (blind conversation 72)
+    (
+        "thursday night, back monday. mum's op is the wednesday after so i'll drive up",
+        "2025-04-12T10:00",
+        (
+            ("thursday night", "17 April 2025"),
+            ("monday", "21 April 2025"),
+            ("wednesday after", "23 April 2025"),
+        ),
+    ),
+    (
+        "the wedding is on 3 May and the party is the sunday after",
+        "2025-04-12T10:00",
+        (("3 May", "3 May 2025"), ("sunday after", "4 May 2025")),
+    ),
+    (
+        "we fly out on friday and the party is the friday after the wedding",
+        MON,
+        (("on friday", "12 May 2023"),),
+    ),
+    # ... the same day named again is that day ("Friday night ... Friday")
+    (
+        "I'm working Friday night, so don't plan to pick up your packet Friday",
+        MON,
+        (("Friday night", "12 May 2023"), ("Friday", "12 May 2023")),
+    ),
+    # "this <season>" told in the past, said before that season begins in the year, is the
+    # one just gone (blind conversation 73: said on 1 March, "this winter finally broke us")
+    (
+        "this winter finally broke us, and this winter we will ski",
+        "2025-03-01T10:00",
+        (("this winter", "winter 2024-25"), ("this winter", "winter 2025-26")),
+    ),
+    # a day and month arranged for, or told in the future, is the coming one when the
+    # nearer is months gone (blind conversation 74, said on 24 February)
+    (
+        "now they fixed the wedding: 18 October in Belo Horizonte",
+        "2025-02-24T10:00",
+        (("18 October", "18 October 2025"),),
+    ),
+    ("the wedding will be on 18 October", "2025-02-24T10:00", (("18 October", "18 October 2025"),)),
+    ("we got married on 18 October", "2025-02-24T10:00", (("18 October", "18 October 2024"),)),
+    # ... but one of the last two months, told loosely, is the one just gone
+    (
+        "let's circle back to your trip from July 15th",
+        "2026-08-14T10:00",
+        (("July 15th", "15 July 2026"),),
+    ),
     # a day after "until" is a bound still ahead (blind conversation 44, said in March)
     (
         "new permit is until september 30",
@@ -872,6 +922,19 @@ def test_given_a_statement_when_grounded_then_each_expression_is_followed_by_its
         "Went to an LGBTQ support group yesterday (7 May 2023), "
         "and my car broke down last Fri (5 May 2023)."
     )
+
+
+def test_a_weekday_after_a_day_of_an_earlier_sentence_is_the_first_one_after_it() -> None:
+    """A message is grounded a sentence at a time: "the wednesday after" finds its day in the
+    sentences of its message before it (blind conversation 72)."""
+    message = "thursday night, back monday. mum's op is the wednesday after so i'll drive up"
+    sentence = "mum's op is the wednesday after so i'll drive up"
+    said = ms("2025-04-12T10:00")  # a Saturday
+
+    assert grounded(sentence, said, message) == (
+        "mum's op is the wednesday after (23 April 2025) so i'll drive up"
+    )
+    assert grounded(sentence, said, sentence) == sentence  # no day before it: left open
 
 
 @pytest.mark.parametrize(
