@@ -152,6 +152,9 @@ _ADVERBS = frozenset(
     | {"ever", "barely", "hardly", "nearly", "almost", "once"}
     | {"first", "then", "soon", "later", "kinda", "sorta", "lowkey"}  # "I first brought her"
     | {"both", "either", "neither"}  # "I both love and hate it", "I either call or text"
+    # degree and hedges: "I very nearly sent" had been "Margaret veries nearly sent" (blind
+    # conversation 65), "I quite enjoy it" "Margaret quites enjoy it"
+    | {"very", "so", "quite", "rather", "much", "pretty", "somehow", "maybe", "perhaps"}
 )
 _CHAT_VERBS = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to"}
 """Chat's contracted verbs after I, in the third person."""

@@ -144,6 +144,12 @@ def test_the_verb_after_i_both_or_i_either_agrees(sentence: str, start: str) -> 
         ("busier than I ever was", "busier than Jon ever was"),
         ("when I first brought her home", "when Jon first brought her home"),
         ("I kinda love it", "Jon kinda loves it"),
+        # nor is a word of degree or a hedge (blind conversation 65: "veries nearly sent")
+        ("I very nearly sent a message", "Jon very nearly sent a message"),
+        ("I quite enjoy it", "Jon quite enjoys it"),
+        ("I very much want that", "Jon very much wants that"),
+        ("I so want to go", "Jon so wants to go"),
+        ("I maybe need one", "Jon maybe needs one"),
         # chat's contracted verbs
         ("I wanna come to japan", "Jon wants to come to japan"),
         ("I gotta tape it", "Jon has to tape it"),
