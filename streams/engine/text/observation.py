@@ -496,16 +496,21 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
             if replied is not None:
                 observations.extend(_observe(*replied, None, max_chars))
             if stated:
-                topics = [stated]
-                if question is not None or to_agent:
-                    # what the answer moves on to is no answer; a message to an assistant
-                    # that moves on tells two things ("... bigger thing: thursday night rosa
-                    # found him sweaty and confused"), each found by its own memory
-                    starts = _paragraph_starts(turn.text) if to_agent else frozenset()
-                    topics = _topics(stated, starts)
-                    if len(topics) > 1 and question is None and len(words(" ".join(topics[0]))) < 2:
-                        # "few updates. 1) declan backed down ...": a heading of what follows
-                        topics = [topics[0] + topics[1], *topics[2:]]
+                # what an answer moves on to is no answer; a message that moves on tells two
+                # things ("... bigger thing: thursday night rosa found him sweaty and
+                # confused"; "maya is always right. ok flat news too, i saw one in
+                # portobello"), each found by its own memory
+                starts = _paragraph_starts(turn.text) if to_agent else frozenset()
+                topics = _topics(stated, starts)
+                heading = " ".join(topics[0])
+                if (
+                    len(topics) > 1
+                    and question is None
+                    and len(words(heading)) < 2
+                    and not has_a_verb(heading)
+                ):
+                    # "few updates. 1) declan backed down ...": a heading of what follows
+                    topics = [topics[0] + topics[1], *topics[2:]]
                 stated, *news = topics
                 written = _observe(turn, stated, you, question, max_chars, quoted=to_agent)
                 skipped = replied[0] if replied is not None else None
@@ -1075,18 +1080,24 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def _topics(stated: list[str], starts: frozenset[str] = frozenset()) -> list[list[str]]:
-    """``stated`` (a person's sentences replying to an assistant's answer, answering a
-    question, or told to an assistant) cut where a sentence after the first opens by moving
-    on (:data:`_MOVES_ON`, or one of ``starts``: :func:`_paragraph_starts`): one memory per
-    topic. The first replies, to be one memory with what it replies to; the others are news
-    of their own ("constantly. ok my news. mum's finally got a date for her hip"). "no thats
-    ok, I'll just bring the list. one more thing, I only roast tuesdays and fridays rn" was
-    one memory with the answer's questions for a fire marshal, and ranked out of the context
-    for "On which days did Rafael roast?" (blind conversation 53: all answers 0.60 -> 0.70,
-    single-hop 0.50 -> 0.64; RealMem unchanged, evidence @5 / @10 0.194 / 0.269, points
-    0.255). "Big decisions week. 1) I'm raising sourdough ... 2) Knee: off crutches since the
-    19th ... 3) Case Western visit ..." had been the first topic and one memory of the other
-    three (blind conversation 67)."""
+    """``stated`` (a person's sentences: a reply to an assistant's answer, an answer to a question,
+    a message to an assistant or to another person) cut where a sentence after the first
+    opens by moving on (:data:`_MOVES_ON`, or one of ``starts``: :func:`_paragraph_starts`):
+    one memory per topic. The first replies, to be one memory with what it replies to; the
+    others are news of their own ("constantly. ok my news. mum's finally got a date for her
+    hip"). "no thats ok, I'll just bring the list. one more thing, I only roast tuesdays and
+    fridays rn" was one memory with the answer's questions for a fire marshal, and ranked
+    out of the context for "On which days did Rafael roast?" (blind conversation 53: all
+    answers 0.60 -> 0.70, single-hop 0.50 -> 0.64; RealMem unchanged, evidence @5 / @10
+    0.194 / 0.269, points 0.255). "Big decisions week. 1) I'm raising sourdough ... 2) Knee:
+    off crutches since the 19th ... 3) Case Western visit ..." had been the first topic and
+    one memory of the other three (blind conversation 67). Between people too: "maya is
+    always right. ok flat news too, i saw one in portobello yesterday. Bath Street, ..." had
+    been one memory with the reaction first, found for no question about the flat (blind
+    conversation 72: all answers 0.57 -> 0.60; blind 65 had its messages' "Speaking of the
+    flat, ..." cut off and lost one answer to ranking, 0.70 -> 0.68; the other p2p
+    conversations unchanged). A first topic with its verb ("maya is always right.") is no
+    heading of what follows."""
     topics: list[list[str]] = []
     for sentence in stated:
         if not topics or _MOVES_ON.match(sentence) or sentence in starts:

@@ -1136,6 +1136,28 @@ def test_news_after_an_answer_is_its_own_and_a_question_of_her_goes_on_from_it()
     assert news.source_ids == ("t1", "t2", "t3")
 
 
+def test_news_a_person_moves_on_to_after_a_reaction_is_a_memory_of_its_own() -> None:
+    """Blind conversation 72: "maya is always right. ok flat news too, i saw one in portobello
+    yesterday. Bath Street, ..." had been one memory, the reaction to Maya's advice first,
+    and was found for no question about the flat. A reaction with its verb is no heading of
+    what follows; the other's reply to the news ("a garden for pickle!") goes on from it."""
+    turns = [
+        turn(0, "Felix", "maya said you'll regret not going more than you'd regret going"),
+        turn(
+            1,
+            "Clara",
+            "maya is always right. ok flat news too, i saw one in portobello yesterday. "
+            "Bath Street, ground floor, tiny back garden",
+        ),
+        turn(2, "Felix", "a garden for pickle!"),
+    ]
+    memories = write_observations(turns)
+    [news] = [m for m in memories if "Bath Street" in m.content]
+    assert news.content.startswith("8 May 2023, Clara: ok flat news too, Clara saw one")
+    assert news.content.endswith("Felix: a garden for pickle!")
+    assert not any("Bath Street" in m.content and "always right" in m.content for m in memories)
+
+
 def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> None:
     turns = [
         turn(0, "Claire", "Biscuit ate an entire sock on Thursday and it cost me £180"),
@@ -2111,9 +2133,11 @@ def test_a_message_to_an_assistant_that_moves_on_tells_each_thing_in_its_own_mem
     assert "8 miles" in first.content and "rosa" not in first.content
     assert second.content.startswith("8 May 2023, Tessa: bigger thing: thursday night")
     assert "58" in second.content
-    # between people a message keeps its topics together, as before
+    # between people as well (blind conversation 72)
     between = [turn(0, "Priya", "i ran 5k this morning"), turn(1, "Tessa", message)]
-    assert len(write_observations(between)) == 2  # Priya's, and Tessa's whole
+    _, run, bigger = write_observations(between)
+    assert "8 miles" in run.content and "rosa" not in run.content
+    assert "58" in bigger.content and "8 miles" not in bigger.content
 
 
 def test_a_letter_to_an_assistant_tells_each_paragraph_of_other_news_in_its_own_memory() -> None:
