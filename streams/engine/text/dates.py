@@ -688,7 +688,28 @@ def _resolve(
         if match.lastgroup in ("on_weekday", "lead_weekday") and found and first > today:
             first = last = _in_order(first, granularity, found[-1], text[found[-1].end : start])
         found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
+    return _not_this_one(found, text)
+
+
+def _not_this_one(found: list[ResolvedDate], text: str) -> tuple[ResolvedDate, ...]:
+    """``found``, with a "next <weekday>" that the text tells apart from "this <weekday>"
+    ("next saturday — not this saturday, the one after", said on a Sunday, when both named the
+    coming one by the week's rule; blind conversation 76) a week after the day the two named."""
+    for i, (said, other) in enumerate(zip(found, found[1:], strict=False)):
+        relation, _, name = said.expression.lower().partition(" ")
+        if (
+            relation == "next"
+            and other.expression.lower() == f"this {name}"
+            and other.first == said.first
+            and _NOT_BEFORE.search(text, said.end, other.start)
+        ):
+            day = said.first + timedelta(days=7)
+            found[i] = ResolvedDate(said.start, said.end, said.expression, day, day, "day")
     return tuple(found)
+
+
+_NOT_BEFORE = re.compile(r"\bnot[ \t]+\Z", re.IGNORECASE)
+""""not" just before the expression it is said of."""
 
 
 def _anchored_weekday(match: re.Match[str], text: str, before: ResolvedDate) -> ResolvedDate | None:

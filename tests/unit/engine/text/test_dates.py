@@ -418,6 +418,13 @@ TABLE: tuple[Row, ...] = (
         "2026-08-14T10:00",
         (("July 15th", "15 July 2026"),),
     ),
+    # "next <weekday>" told apart from "this <weekday>" is the one after it, whatever the
+    # week's rule gave both (blind conversation 76, said on a Sunday)
+    (
+        "she's turning 21 next saturday — not this saturday, the one after.",
+        "2024-03-10T10:00",
+        (("next saturday", "23 March 2024"), ("this saturday", "16 March 2024")),
+    ),
     # a day after "until" is a bound still ahead (blind conversation 44, said in March)
     (
         "new permit is until september 30",
