@@ -269,7 +269,7 @@ def _units(
     (:func:`_named_again`), and parsing it again made the observation writer ~15 % slower
     on RealMem."""
     units: list[_Unit] = []
-    said: set[str] = set()
+    said: dict[str, int] = {}  # a unit's text: its place in ``units``
     code = False  # inside a fenced block: code is reproduced, not stated
     label: tuple[int, str, str] | None = None  # a label (:func:`_label`): line, text
 
@@ -302,9 +302,12 @@ def _units(
             if not weight and not wanted:
                 continue
             kept = _clipped(piece)
-            if kept in said:  # a unit said again counts once
+            if kept in said:  # a unit said again counts once, picked if either copy is
+                if wanted:
+                    i = said[kept]
+                    units[i] = replace(units[i], picked=True)
                 continue
-            said.add(kept)
+            said[kept] = len(units)
             terms = words if kept == piece else list(words_of(kept))
             names = _name_words(piece, words) if choice else frozenset()  # what a reply may choose
             units.append(_Unit(kept, len(units), weight, topic_terms(terms), wanted, names))

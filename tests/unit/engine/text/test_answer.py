@@ -409,6 +409,16 @@ _REPLY_WORDS = st.sampled_from(
 )
 
 
+def test_an_item_picked_where_the_answer_says_it_again_is_kept() -> None:
+    """Found by the property below: a picked item that repeats an earlier line was dropped as
+    said before, and the earlier copy, not picked, left to the budget."""
+    lines = ["### Option 1: Walk", "2) Paris", "2) Paris", "#2 is best", "Options:", "3. Lyon"]
+    answer = "\n".join(lines)
+    picked = picked_lines(answer, "one 2", _says)
+    assert picked == frozenset({2})
+    assert "Paris" in condensed_answer(answer, 1000, _says, picked)
+
+
 @given(st.lists(_LIST_LINES, max_size=14), st.lists(_REPLY_WORDS, max_size=10))
 def test_a_pick_is_an_item_line_of_the_answer_and_kept(lines: list[str], words: list[str]) -> None:
     answer, reply = "\n".join(lines), " ".join(words)
