@@ -85,6 +85,7 @@ __all__ = [
     "is_passing_state",
     "is_phatic",
     "is_question",
+    "moves_on",
     "names_several",
     "own_words",
     "participants",
@@ -599,7 +600,7 @@ def _replies_to(kept: list[str], turn: Turn, names: frozenset[str], polar: bool)
     was found 45th for a question about it)."""
     if polar:
         return True
-    if _MOVES_ON.match(turn.text):
+    if moves_on(turn.text):
         return False  # "Also Lívia needs something after school ...": news, not a reply
     own = _topic_words(turn.text, names)
     if len(own) < TOPIC_WORDS:
@@ -1100,7 +1101,7 @@ def _topics(stated: list[str], starts: frozenset[str] = frozenset()) -> list[lis
     heading of what follows."""
     topics: list[list[str]] = []
     for sentence in stated:
-        if not topics or _MOVES_ON.match(sentence) or sentence in starts:
+        if not topics or moves_on(sentence) or sentence in starts:
             topics.append([])
         topics[-1].append(sentence)
     return topics
@@ -1114,7 +1115,10 @@ _MOVES_ON = re.compile(
     r"|(?:the[ \t]+)?(?:big(?:ger)?|main|last)[ \t]+thing(?=[ \t]*[:,—–-])"
     r"|on[ \t]+(?:another|a[ \t]+different)[ \t]+note|unrelated(?:ly)?|side[ \t]+note"
     r"|p\.?s\.?|speaking[ \t]+of|separately|changing[ \t]+(?:the[ \t]+)?(?:topic|subject)"
-    r"|quick[ \t]+question|random(?:ly)?)\b"
+    r"|quick[ \t]+question|random(?:ly)?"
+    # the next item of news counted out: "Two things. First, Aroha emailed ... Second: Elsa's
+    # wedding is next Saturday" (blind conversation 73)
+    r"|(?:second|third|fourth)(?:ly)?(?=[ \t]*[:,—–-])|lastly)\b"
     # an item of a list of news written inline: "few updates. 1) declan backed down ... 2) im
     # doing lisbon!! ... niamh from work is taking my dublin bib"
     r"|[ \t]*\(?\d{1,2}\)[ \t]",
@@ -1122,6 +1126,54 @@ _MOVES_ON = re.compile(
 )
 """English discourse markers that open a new topic ("oh and", "also", "btw", "other news",
 "ok studio news:", "one more thing", "bigger thing:", "on another note", "speaking of", "PS")."""
+
+
+def moves_on(sentence: str) -> bool:
+    """Whether ``sentence`` opens a new topic: a discourse marker of one (:data:`_MOVES_ON`),
+    or "now" before a topic named in a few words and no verb ("Now flights.", "Now the scary
+    one: resigning.", "Now, about the car", "Now: I want to ask ..."), as people turn to the
+    next thing on their list (blind conversations 73 and 74: "Visa application submitted two
+    days ago! ... Now flights. We can't leave before August 9 because my sister Elsa is
+    getting married ..." had been one memory). "Now I'm worried." goes on, and "now 12 to 17
+    july" says what a thing moved to (blind conversation 58)."""
+    if _MOVES_ON.match(sentence):
+        return True
+    now = _NOW_TOPIC.match(sentence)
+    if now is None:
+        return False
+    if now.group("mark") in (":", "—", "–"):
+        return True  # "Now: I want to ask for relocation assistance"
+    words = now.group("head").split(",")[0].split()
+    if not words or len(words) > NOW_TOPIC_WORDS or has_a_verb(" ".join(words)):
+        return False  # "Now." and "Now the baby is sleeping." go on
+    first = words[0].lower()
+    if _BACK_TO_IT.intersection(w.lower() for w in words):
+        return False  # "Now, about these estimated costs", "Now, for the next one": a reply
+    return (
+        first in _TOPIC_OPENERS  # "Now the visa.", "Now, about the car", "Now for something"
+        or (words[0][:1].isupper() and first.split("'")[0] != "i")  # a name: "Now Juniper."
+        # a plural noun alone ("Now flights."), not an imperative ("Now, execute.", "Now,
+        # proceed with the research": RealMem's commands) nor a value ("now 12 to 17 july")
+        or (len(words) == 1 and first.endswith("s") and not first.endswith("ss"))
+    )
+
+
+_TOPIC_OPENERS = frozenset(
+    {"the", "a", "an", "my", "our", "your", "his", "her", "their", "some", "something"}
+    | {"another", "about", "for", "regarding", "onto", "on", "to", "re"}
+)
+"""Words a topic "now" turns to opens with: a determiner or a preposition of topic."""
+_BACK_TO_IT = frozenset({"this", "these", "that", "those", "it", "next", "same", "other"})
+"""Words by which what "now" names is what was just said: RealMem's "Now, about these
+estimated costs" and "Now, for the next one" reply to the answer before them (cut from it,
+the persona's points @2,000 fell 0.279 -> 0.271)."""
+NOW_TOPIC_WORDS = 4
+"""The most words "now" may name a topic in ("Now the scary one:"): more is a clause."""
+_NOW_TOPIC = re.compile(
+    r"[ \t]*(?:(?:ok|okay|so|and|right)[ \t,]+)?now\b[ \t]*(?P<mark>[,:—–-]?)[ \t]*"
+    r"(?P<head>[^.!?:;\n]*)(?:[.!?:;]|$)",
+    re.IGNORECASE,
+)
 
 
 def _whole(text: str) -> list[str]:

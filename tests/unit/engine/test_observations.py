@@ -32,6 +32,7 @@ from streams.engine.text.observation import (
     is_passing_state,
     is_phatic,
     is_question,
+    moves_on,
     split_sentences,
     write_digest,
     write_observations,
@@ -2138,6 +2139,39 @@ def test_a_message_to_an_assistant_that_moves_on_tells_each_thing_in_its_own_mem
     _, run, bigger = write_observations(between)
     assert "8 miles" in run.content and "rosa" not in run.content
     assert "58" in bigger.content and "8 miles" not in bigger.content
+
+
+@pytest.mark.parametrize(
+    ("sentence", "opens_a_topic"),
+    [
+        ("Now flights.", True),
+        ("Now the scary one: resigning.", True),
+        ("Now: I want to ask for relocation assistance.", True),
+        # a singular word alone may as well be a command ("Now, output:")
+        ("Now question: when can I apply for citizenship?", False),
+        ("Now, about the car, it failed its MOT.", True),
+        ("Second: Elsa's wedding is next Saturday.", True),
+        ("Secondly, the car.", True),
+        # "now" in a clause goes on
+        ("Now I'm worried.", False),
+        ("Now I need to find a long-term rental.", False),
+        ("Now the baby is sleeping.", False),
+        ("now that you mention it, yes", False),
+        ("Now is fine.", False),
+        ("now 12 to 17 july.", False),  # what a thing moved to
+        ("Now, about these estimated costs, no time to waste.", False),  # a reply to them
+        ("Now, execute.", False),  # a command
+        ("Now.", False),
+        ("second time lucky", False),
+    ],
+)
+def test_now_before_a_topic_and_a_counted_item_open_a_topic(
+    sentence: str, opens_a_topic: bool
+) -> None:
+    """Blind conversations 73 and 74: "Visa application submitted two days ago! ... Now
+    flights. We can't leave before August 9 because my sister Elsa is getting married ..."
+    and "First, Aroha emailed ... Second: Elsa's wedding is next Saturday" told two things."""
+    assert moves_on(sentence) is opens_a_topic
 
 
 def test_a_letter_to_an_assistant_tells_each_paragraph_of_other_news_in_its_own_memory() -> None:
