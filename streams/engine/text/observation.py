@@ -528,6 +528,10 @@ def write_observations(turns: Sequence[Turn], max_chars: int = 1000) -> list[Obs
                     )
                     if taken_up is written:
                         taken_up = _said_of_that(observations, previous, turn, written, max_chars)
+                    if taken_up is written:
+                        taken_up = _told_on(
+                            observations, earlier, previous, turn, written, names, max_chars
+                        )
                     written = taken_up
                     if word_only and [o.source_ids for o in written] == [turn.ids]:
                         written = []  # "How come?" "work": not joined to what it answers
@@ -802,6 +806,50 @@ def _said_of_that(
         return written  # the fragment was phatic, and what follows it stands alone
     joined = f"{_finished(before.content)} {turn.speaker}: {said}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
+
+
+def _told_on(
+    observations: list[Observation],
+    earlier: Turn | None,
+    previous: Turn | None,
+    turn: Turn,
+    written: list[Observation],
+    names: frozenset[str],
+    max_chars: int,
+) -> list[Observation]:
+    """``written`` (``turn``, between people) joined after its speaker's own observation
+    before it when the other's turn between says nothing (a cheer: "NADIA! Oh my goodness!
+    Tell me everything!") and ``turn`` opens by going on about it ("It was on Friday, at
+    sunset at Lime Kiln Point."): told on, as after a question that names nothing
+    (:func:`_taken_up`). Apart, "It was on Friday" said what of nothing, and "Owen proposed!"
+    neither when nor where (blind conversation 75). ``written`` as it is otherwise."""
+    if (
+        earlier is None
+        or previous is None
+        or earlier.agent
+        or previous.agent
+        or earlier.speaker != turn.speaker
+        or previous.speaker == turn.speaker
+        or not _cheers(previous.text, names)
+    ):
+        return written
+    day = day_label(turn.at)
+    before = _last_of(observations, earlier, written, day)
+    if before is None:
+        return written
+    said = _opening(written[0].content, day, turn.speaker)
+    if not _TAKES_UP.match(said):
+        return written  # "Tell me everything!" "We're moving to Leeds": news of its own
+    joined = f"{_finished(before.content)} {said}"
+    return _join_to_last(observations, joined, written[0], max_chars) or written
+
+
+def _cheers(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` says nothing and asks nothing: a cheer or a call for more ("NADIA! Oh
+    my goodness! Tell me everything!"), not a question ("Did she like it?": what follows
+    answers it, :func:`_taken_up`)."""
+    sentences = split_sentences(text)
+    return all(is_phatic(s, names) and not is_question(s) for s in sentences)
 
 
 GOES_ON_WORDS = 5

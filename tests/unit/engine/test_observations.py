@@ -1159,6 +1159,26 @@ def test_news_a_person_moves_on_to_after_a_reaction_is_a_memory_of_its_own() -> 
     assert not any("Bath Street" in m.content and "always right" in m.content for m in memories)
 
 
+def test_news_told_on_after_a_cheer_is_one_memory_with_the_news() -> None:
+    """Blind conversation 75: "Owen proposed!" "NADIA! Oh my goodness! Tell me everything!"
+    "It was on Friday, at sunset at Lime Kiln Point." had been two memories, one saying
+    neither when nor where, the other what of nothing."""
+    turns = [
+        turn(0, "Nadia", "We saw the whales! But that's not the big news. Owen proposed!"),
+        turn(1, "Gloria", "NADIA! Oh my goodness! Tell me everything!"),
+        turn(2, "Nadia", "It was on Friday, at sunset at Lime Kiln Point."),
+    ]
+    [told] = [m for m in write_observations(turns) if "Lime Kiln" in m.content]
+    assert "Owen proposed!" in told.content
+    assert told.source_ids == ("t0", "t2")
+    # news of its own after a cheer stands alone
+    other = [*turns[:2], turn(2, "Nadia", "We're moving to Leeds in June.")]
+    assert [m.source_ids for m in write_observations(other)][-1] == ("t2",)
+    # and after a question that names something, the answer is the question's
+    asked = [*turns[:1], turn(1, "Gloria", "Where did he do it?"), turns[2]]
+    assert not any(m.source_ids == ("t0", "t2") for m in write_observations(asked))
+
+
 def test_an_answer_to_a_question_word_and_its_noun_carries_the_question() -> None:
     turns = [
         turn(0, "Claire", "Biscuit ate an entire sock on Thursday and it cost me £180"),
