@@ -684,11 +684,46 @@ def _resolve(
         )
         if numbered is not None and not _OF_AFTER.match(text, numbered.end()):
             end = numbered.end()  # "Thursday the 17th (17 March 2022)", not between the two
+            period = _in_the_month_named(period, int(numbered.group("n")), text, start, today)
         first, last, granularity = period
         if match.lastgroup in ("on_weekday", "lead_weekday") and found and first > today:
             first = last = _in_order(first, granularity, found[-1], text[found[-1].end : start])
         found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
     return _not_this_one(found, text)
+
+
+def _in_the_month_named(
+    period: _Period, number: int, text: str, start: int, today: date
+) -> _Period:
+    """``period``, a weekday and a day of the month ("monday 15th"), moved to the month said
+    in its sentence before it ("in july") when that month has that day on that weekday, the
+    year nearest the day said: "it's in july starting monday 15th", said in May, had been
+    15 April, the nearest Monday the 15th (blind conversation 76)."""
+    sentence = text[_sentence_start(text, start) : start]
+    months = [_month_named(m.group(1)) for m in _MONTH_SAID.finditer(sentence)]
+    month = next((m for m in reversed(months) if m is not None), None)
+    if month is None:
+        return period
+    weekday = period[0].weekday()
+    days = []
+    for year in (today.year - 1, today.year, today.year + 1):
+        try:
+            day = date(year, month, number)
+        except ValueError:  # the month has no such day
+            continue
+        if day.weekday() == weekday:
+            days.append(day)
+    if not days:
+        return period
+    day = min(days, key=lambda d: abs((d - today).days))
+    return day, day, "day"
+
+
+_MONTH_SAID = re.compile(
+    rf"\bin[ \t]+(?:early[ \t]+|mid[ \t-]+|late[ \t]+)?({_MONTH_WORD})\b", re.IGNORECASE
+)
+"""A month said in a sentence ("in july"), which a weekday and day of the month after it
+may fall in."""
 
 
 def _not_this_one(found: list[ResolvedDate], text: str) -> tuple[ResolvedDate, ...]:

@@ -425,6 +425,13 @@ TABLE: tuple[Row, ...] = (
         "2024-03-10T10:00",
         (("next saturday", "23 March 2024"), ("this saturday", "16 March 2024")),
     ),
+    # a weekday and day of the month fall in the month their sentence named before them
+    # (blind conversation 76: 15 April, the nearest Monday the 15th, said in May)
+    (
+        "it's in july starting monday 15th, and it pays well",
+        "2024-05-08T10:00",
+        (("monday 15th", "15 July 2024"),),
+    ),
     # a day after "until" is a bound still ahead (blind conversation 44, said in March)
     (
         "new permit is until september 30",
