@@ -795,17 +795,29 @@ def _said_of_that(
     fragment = None if of_that else _goes_on(turn.text)
     if not of_that and fragment is None:
         return written
-    day = day_label(turn.at)
-    before = _last_of(observations, previous, written, day)
-    if before is None:
+    last = _last_and_said(observations, previous, turn, written)
+    if last is None:
         return written
-    said = _opening(written[0].content, day, turn.speaker)
+    before, said = last
     if of_that and not _OF_THAT.match(said):
         return written  # what opened with "that" was phatic ("That's great! we ...")
     if fragment is not None and said.split(None, 1)[0] not in fragment.split():
         return written  # the fragment was phatic, and what follows it stands alone
     joined = f"{_finished(before.content)} {turn.speaker}: {said}"
     return _join_to_last(observations, joined, written[0], max_chars) or written
+
+
+def _last_and_said(
+    observations: list[Observation], source: Turn, turn: Turn, written: list[Observation]
+) -> tuple[Observation, str] | None:
+    """The last of ``observations`` when ``written`` (``turn``'s) may go on from it
+    (:func:`_last_of`: ``source``'s, of the same day), and what ``written`` says without its
+    header; None otherwise."""
+    day = day_label(turn.at)
+    before = _last_of(observations, source, written, day)
+    if before is None:
+        return None
+    return before, _opening(written[0].content, day, turn.speaker)
 
 
 def _told_on(
@@ -833,11 +845,10 @@ def _told_on(
         or not _cheers(previous.text, names)
     ):
         return written
-    day = day_label(turn.at)
-    before = _last_of(observations, earlier, written, day)
-    if before is None:
+    last = _last_and_said(observations, earlier, turn, written)
+    if last is None:
         return written
-    said = _opening(written[0].content, day, turn.speaker)
+    before, said = last
     if not _TAKES_UP.match(said):
         return written  # "Tell me everything!" "We're moving to Leeds": news of its own
     joined = f"{_finished(before.content)} {said}"
