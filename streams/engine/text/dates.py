@@ -684,39 +684,11 @@ def _resolve(
         )
         if numbered is not None and not _OF_AFTER.match(text, numbered.end()):
             end = numbered.end()  # "Thursday the 17th (17 March 2022)", not between the two
-            period = _in_the_month_named(period, int(numbered.group("n")), text, start, today)
         first, last, granularity = period
         if match.lastgroup in ("on_weekday", "lead_weekday") and found and first > today:
             first = last = _in_order(first, granularity, found[-1], text[found[-1].end : start])
         found.append(ResolvedDate(start, end, text[start:end], first, last, granularity))
     return _not_this_one(found, text)
-
-
-def _in_the_month_named(
-    period: _Period, number: int, text: str, start: int, today: date
-) -> _Period:
-    """``period``, a weekday and a day of the month ("monday 15th"), moved to the month said
-    in its sentence before it ("in july") when that month has that day on that weekday, the
-    year nearest the day said: "it's in july starting monday 15th", said in May, had been
-    15 April, the nearest Monday the 15th (blind conversation 76)."""
-    sentence = text[_sentence_start(text, start) : start]
-    months = [_month_named(m.group(1)) for m in _MONTH_SAID.finditer(sentence)]
-    month = next((m for m in reversed(months) if m is not None), None)
-    if month is None:
-        return period
-    weekday = period[0].weekday()
-    days = []
-    for year in (today.year - 1, today.year, today.year + 1):
-        try:
-            day = date(year, month, number)
-        except ValueError:  # the month has no such day
-            continue
-        if day.weekday() == weekday:
-            days.append(day)
-    if not days:
-        return period
-    day = min(days, key=lambda d: abs((d - today).days))
-    return day, day, "day"
 
 
 _MONTH_SAID = re.compile(
@@ -853,7 +825,7 @@ def _period(
         if numbered is not None:
             if _MONTH_AFTER.match(text, numbered.end()):
                 return None  # "Saturday the 19th of July": the day and month date it
-            return _numbered_weekday(match, kind, int(numbered.group("n")), today)
+            return _numbered_weekday(match, kind, int(numbered.group("n")), text, today)
     if kind == "weekday":
         name = text[match.start("wd_name") : match.end("wd_name")]
         if name.lower() in _CAPITALISED_ONLY and not name[0].isupper():
@@ -958,17 +930,28 @@ _MONTH_AFTER = re.compile(rf"[ \t]+(?:of[ \t]+)?(?:{_MONTH_WORD})\b", re.IGNOREC
 in March, had been 19 April, the next 19th on a Saturday; blind conversation 48)."""
 
 
-def _numbered_weekday(match: re.Match[str], kind: str, number: int, today: date) -> _Period | None:
+def _numbered_weekday(
+    match: re.Match[str], kind: str, number: int, text: str, today: date
+) -> _Period | None:
     """The day that a weekday and a day of the month name together ("saturday the 10th" said
     on Thursday 8 February 2024: Saturday 10 February): of this month and the months either
     side, the one with that number on that weekday nearest the day it was said, whatever the
     tense; None when none is (a slip of the writer's: which of the two they meant is open).
     The number says which week, where the weekday alone was dated by the tense ("saturday"
-    in a message about what was booked had been the Saturday before)."""
+    in a message about what was booked had been the Saturday before). A month said before
+    it in its sentence holds it when that month has it ("it's in july starting monday
+    15th", said in May, had been 15 April; blind conversation 76)."""
     target = _WEEKDAYS[match.group(_NAMING_A_WEEKDAY[kind]).lower()]
     candidates = [d for d in _numbered_days(number, today) if d.weekday() == target]
     if not candidates:
         return None
+    sentence = text[_sentence_start(text, match.start()) : match.start()]
+    months = [_month_named(m.group(1)) for m in _MONTH_SAID.finditer(sentence)]
+    month = next((m for m in reversed(months) if m is not None), None)
+    if month is not None:
+        candidates = [d for d in _around(month, number, today) if d.weekday() == target] or (
+            candidates
+        )
     day = min(candidates, key=lambda d: abs((d - today).days))
     return day, day, "day"
 
@@ -1015,12 +998,7 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
     if month is None:
         return None  # "they march 3 miles", "we may 2 of them"
     number = _day_number(match.group("c_day") or match.group("c_day2"))
-    candidates = []
-    for year in (today.year - 1, today.year, today.year + 1):
-        try:
-            candidates.append(date(year, month, number))
-        except ValueError:  # 30 February, or 29 February outside a leap year
-            continue
+    candidates = _around(month, number, today)
     if not candidates:
         return None
     named = _WEEKDAY_BEFORE.search(text, 0, match.start())
@@ -1030,19 +1008,22 @@ def _calendar_day(match: re.Match[str], text: str, today: date) -> _Period | Non
         weekday = _WEEKDAYS[named.group(1).lower()]
         near = [d for d in candidates if abs((d - today).days) <= _HALF_YEAR_DAYS]
         candidates = [d for d in near if d.weekday() == weekday] or candidates
-    if _RESCHEDULED.search(text, 0, match.start()) or _word_before(text, match.start()) in _UNTIL:
+    later = [d for d in candidates if d >= today]
+    if later and (
+        _RESCHEDULED.search(text, 0, match.start()) or _word_before(text, match.start()) in _UNTIL
+    ):
         # "the date's moved to 2nd September", "the new permit is until september 30"
-        later = [d for d in candidates if d >= today]
-        if later:
-            return later[0], later[0], "day"
+        return later[0], later[0], "day"
     day = min(candidates, key=lambda d: (abs((d - today).days), d))
-    if (today - day).days > _RECENT_DAYS and (
-        _ARRANGED_FOR.search(text, 0, match.start()) or _tense(match, text) == "future"
+    if (
+        later
+        and (today - day).days > _RECENT_DAYS
+        and (_ARRANGED_FOR.search(text, 0, match.start()) or _tense(match, text) == "future")
     ):
         # "now they fixed the wedding: 18 October", "the wedding will be on 18 October", said
-        # in February: the coming one, not the nearer one gone
-        day = next(d for d in candidates if d > today)
-        return day, day, "day"
+        # in February: the coming one, not the nearer one gone (none for a 29 February
+        # said in 2025: the last was in 2024)
+        return later[0], later[0], "day"
     if _word_before(text, match.start()) == "since":
         earlier = [d for d in candidates if d <= today]  # "since June 3rd": one gone by
         if earlier:
@@ -1553,6 +1534,16 @@ def _said_day(match: re.Match[str], today: date, tense: Tense) -> _Period | None
     if not candidates:
         return None
     return candidates[0], candidates[0], "day"
+
+
+def _around(month: int, number: int, today: date) -> list[date]:
+    """Day ``number`` of ``month`` in the years before, of and after ``today``'s, in order (a
+    year without it, as 29 February mostly, has none)."""
+    days = []
+    for year in (today.year - 1, today.year, today.year + 1):
+        if number <= _month_days(year, month):
+            days.append(date(year, month, number))
+    return days
 
 
 def _numbered_days(number: int, today: date) -> list[date]:

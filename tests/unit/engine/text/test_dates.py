@@ -432,6 +432,8 @@ TABLE: tuple[Row, ...] = (
         "2024-05-08T10:00",
         (("monday 15th", "15 July 2024"),),
     ),
+    # ... and a 29 February with none to come in the years around stays the nearer one
+    ("we will meet on 29 February", "2025-06-01T10:00", (("29 February", "29 February 2024"),)),
     # a day after "until" is a bound still ahead (blind conversation 44, said in March)
     (
         "new permit is until september 30",
